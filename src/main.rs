@@ -1,0 +1,35 @@
+//! The `ripe-cidr-collector` binary: parse the arguments, run the command, map the
+//! outcome to an exit code. Everything else lives in the library.
+
+use std::process::ExitCode;
+
+use ripe_cidr_collector::cli::{self, Outcome, Verbosity};
+
+fn main() -> ExitCode {
+    let parsed = cli::parse(std::env::args_os().skip(1), |k| std::env::var_os(k));
+    let cli = match parsed {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("ripe-cidr-collector: {e}\n\n{}", cli::USAGE);
+            return ExitCode::from(2);
+        }
+    };
+    let level = match cli.verbosity {
+        Verbosity::Quiet => log::LevelFilter::Warn,
+        Verbosity::Normal => log::LevelFilter::Info,
+        Verbosity::Verbose => log::LevelFilter::Debug,
+    };
+    // Logs go to stderr (procd puts them into logread); no timestamps, syslog adds them.
+    let _ = simple_logger::SimpleLogger::new()
+        .with_level(level)
+        .without_timestamps()
+        .init();
+    match cli::execute(&cli) {
+        Ok(Outcome::Success) => ExitCode::SUCCESS,
+        Ok(Outcome::SourcesFailed) => ExitCode::from(3),
+        Err(e) => {
+            log::error!("{e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}

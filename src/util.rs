@@ -1,0 +1,138 @@
+//! Small shared helpers: UTC timestamps and atomic file writes.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Seconds since the Unix epoch, now.
+pub fn unix_now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// Splits seconds since the epoch into (year, month, day, hour, minute, second), UTC.
+fn civil(secs: i64) -> (i64, u32, u32, u32, u32, u32) {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Howard Hinnant's days-to-civil algorithm: exact for the proleptic Gregorian calendar.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (
+        y,
+        m,
+        d,
+        (rem / 3600) as u32,
+        (rem % 3600 / 60) as u32,
+        (rem % 60) as u32,
+    )
+}
+
+/// Inverse of [`civil`]: seconds since the epoch of a UTC calendar time.
+pub fn unix_from_civil(y: i64, m: u32, d: u32, hh: u32, mm: u32, ss: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let m = i64::from(m);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    days * 86_400 + i64::from(hh) * 3600 + i64::from(mm) * 60 + i64::from(ss)
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` for the given Unix time: the form every stored and printed
+/// timestamp has, so that string comparison orders them in time.
+pub fn iso(secs: i64) -> String {
+    let (y, mo, d, h, mi, s) = civil(secs);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+}
+
+/// [`iso`] of the current time.
+pub fn now_iso() -> String {
+    iso(unix_now())
+}
+
+/// `YYYYMMDDTHHMMSSZ`, the suffix of moved-aside files (`*.migrated-<ts>`, `*.corrupt-<ts>`).
+pub fn compact_ts(secs: i64) -> String {
+    let (y, mo, d, h, mi, s) = civil(secs);
+    format!("{y:04}{mo:02}{d:02}T{h:02}{mi:02}{s:02}Z")
+}
+
+/// Parses the leading `YYYY-MM-DDTHH:MM:SS` of an ISO 8601 time (any fraction or zone
+/// suffix is ignored, a zone is taken as UTC) into Unix seconds.
+pub fn parse_iso(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || (b[10] != b'T' && b[10] != b' ') {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<u32>().ok();
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, se) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || se > 60 {
+        return None;
+    }
+    Some(unix_from_civil(i64::from(y), mo, d, h, mi, se))
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same directory is
+/// written, flushed to disk and renamed over the target, so a reader (or a power cut)
+/// sees either the old or the new content, never half of it.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let tmp = temp_sibling(path);
+    let result = (|| {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// `dir/.name.tmp-<pid>`: unique per process, hidden, on the same filesystem as `path`.
+fn temp_sibling(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "file".into());
+    path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_round_trips() {
+        assert_eq!(iso(0), "1970-01-01T00:00:00Z");
+        assert_eq!(iso(1_700_000_000), "2023-11-14T22:13:20Z");
+        assert_eq!(compact_ts(1_700_000_000), "20231114T221320Z");
+        for t in [0, 951_782_400, 1_700_000_000, 4_102_444_799] {
+            assert_eq!(parse_iso(&iso(t)), Some(t));
+        }
+        assert_eq!(parse_iso("2026-10-02T08:30:00.123456"), parse_iso("2026-10-02T08:30:00Z"));
+        assert_eq!(parse_iso("2026-13-02T08:30:00"), None);
+        assert_eq!(parse_iso("yesterday"), None);
+    }
+
+    #[test]
+    fn atomic_write_replaces() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.txt");
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"two");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}
