@@ -19,11 +19,8 @@ fn main() -> ExitCode {
         Verbosity::Normal => log::LevelFilter::Info,
         Verbosity::Verbose => log::LevelFilter::Debug,
     };
-    // Logs go to stderr (procd puts them into logread); no timestamps, syslog adds them.
-    let _ = simple_logger::SimpleLogger::new()
-        .with_level(level)
-        .without_timestamps()
-        .init();
+    // Logs go to stderr (procd puts them into logread, which adds the time).
+    let _ = simple_logger::SimpleLogger::new().with_level(level).init();
     match cli::execute(&cli) {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
         Ok(Outcome::SourcesFailed) => ExitCode::from(3),

@@ -1,0 +1,7 @@
+//! Integration tests: one test binary (fast builds) with a module per area. Library
+//! tests call the crate on temporary directories; black-box tests start the real
+//! binary and talk to it only over 127.0.0.1.
+
+mod common;
+// mod formats_real;
+mod storage;
