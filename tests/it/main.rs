@@ -2,6 +2,7 @@
 //! tests call the crate on temporary directories; black-box tests start the real
 //! binary and talk to it only over 127.0.0.1.
 
+mod collect;
 mod common;
 // mod formats_real;
 mod storage;

@@ -1,0 +1,42 @@
+//! Collection: RIPEstat and DNS clients, and the collection run.
+
+pub mod dns;
+pub mod http;
+pub mod ripe;
+pub mod run;
+
+pub use http::{CaRoots, Fetched, SourceError};
+
+use std::sync::atomic::{AtomicBool, AtomicU8};
+
+use crate::cli::{CliError, Outcome};
+use crate::config::{self, Paths};
+
+/// The `run` command: collect every source once, store, render the outputs when
+/// anything changed. `Outcome::SourcesFailed` (exit 3) when a source failed.
+pub fn run_command(paths: &Paths) -> Result<Outcome, CliError> {
+    let cfg = config::load_logged(&paths.config())?;
+    if cfg.asns.is_empty() && cfg.fqdns.is_empty() {
+        log::warn!(
+            "no sources configured in {}: add some with `asn add ASN` or `fqdn add NAME`",
+            paths.config().display()
+        );
+    }
+    let report = run::collect(paths, &cfg, None, &AtomicBool::new(false), &AtomicU8::new(0))
+        .map_err(|e| match e {
+            run::RunError::Store(s) => CliError::Store(s),
+            other => CliError::Other(other.to_string()),
+        })?;
+    run::log_report(&report);
+    if report.changed() {
+        let failed = crate::outputs::render_all(paths, &cfg.outputs);
+        if !failed.is_empty() {
+            return Err(CliError::Other(format!("{} output(s) failed", failed.len())));
+        }
+    }
+    Ok(if report.failures().next().is_some() {
+        Outcome::SourcesFailed
+    } else {
+        Outcome::Success
+    })
+}

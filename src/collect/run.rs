@@ -1,0 +1,276 @@
+//! One collection run: fetch every source (network work, outside any transaction),
+//! then one write transaction per kind that re-reads the configuration, merges each
+//! successful source and sweeps unconfigured ones.
+
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::thread;
+
+use crate::cli::display_source;
+use crate::config::{self, Config, Kind, Paths};
+use crate::db::{self, MergeStats, StoreError};
+use crate::util;
+
+use super::dns::DnsClient;
+use super::ripe::RipeClient;
+use super::{CaRoots, Fetched, SourceError};
+
+/// How many sources are fetched at the same time: enough to hide network latency,
+/// few enough to be polite to RIPEstat and light on a router.
+pub const PARALLEL_FETCHES: usize = 4;
+
+/// What a run is doing, so that a signal handler knows whether it may leave at once
+/// (fetching) or must wait for a commit (writing).
+pub const PHASE_IDLE: u8 = 0;
+/// Fetching sources: nothing is written, stopping now loses nothing.
+pub const PHASE_FETCHING: u8 = 1;
+/// Inside the write transactions: wait for them.
+pub const PHASE_WRITING: u8 = 2;
+
+/// What happened to one source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceReport {
+    /// Its kind.
+    pub kind: Kind,
+    /// The normalised source.
+    pub source: String,
+    /// Values in the answer (after normalisation) and how many were invalid.
+    pub fetched: usize,
+    /// Invalid values left out.
+    pub skipped: usize,
+    /// What the merge did, or why the source failed (its rows were left untouched).
+    pub outcome: Result<MergeStats, String>,
+}
+
+impl SourceReport {
+    /// `AS62041` or `example.com`.
+    pub fn name(&self) -> String {
+        display_source(self.kind, &self.source)
+    }
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunReport {
+    /// When it started.
+    pub started: String,
+    /// When it finished.
+    pub finished: String,
+    /// One entry per source, ASNs first.
+    pub sources: Vec<SourceReport>,
+    /// Rows of unconfigured sources deleted after expiry.
+    pub swept: usize,
+}
+
+impl RunReport {
+    /// The sources that failed.
+    pub fn failures(&self) -> impl Iterator<Item = &SourceReport> {
+        self.sources.iter().filter(|s| s.outcome.is_err())
+    }
+    /// Whether the stored data changed (so outputs need rendering again).
+    pub fn changed(&self) -> bool {
+        self.swept > 0
+            || self
+                .sources
+                .iter()
+                .any(|s| matches!(&s.outcome, Ok(m) if m.added > 0 || m.removed > 0))
+    }
+}
+
+/// Why a run as a whole failed.
+#[derive(Debug)]
+pub enum RunError {
+    /// Storage failed; nothing of this run was stored.
+    Store(StoreError),
+    /// The run was asked to stop before it wrote anything.
+    Stopped,
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Store(e) => e.fmt(f),
+            RunError::Stopped => f.write_str("stopped before storing anything"),
+        }
+    }
+}
+
+impl From<StoreError> for RunError {
+    fn from(e: StoreError) -> Self {
+        RunError::Store(e)
+    }
+}
+
+/// Fetches one source.
+fn fetch_one(ripe: &RipeClient, dns: &DnsClient, kind: Kind, source: &str) -> Result<Fetched, SourceError> {
+    match kind {
+        Kind::Asn => ripe.fetch(source),
+        Kind::Fqdn => dns.resolve(source),
+    }
+}
+
+/// Runs `f` over `items` on up to [`PARALLEL_FETCHES`] threads, keeping the order.
+/// Items not started when `stop` is set get `None`.
+fn parallel<T: Sync, R: Send>(items: &[T], stop: &AtomicBool, f: impl Fn(&T) -> R + Sync) -> Vec<Option<R>> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
+    let workers = PARALLEL_FETCHES.min(items.len());
+    thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= items.len() || stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let r = f(&items[i]);
+                results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
+            });
+        }
+    });
+    results.into_inner().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Collects the sources of `cfg` (all of them, or only those in `only`) and stores
+/// the results. `stop` ends the fetching early (nothing is stored then); `phase`
+/// tells observers whether a commit is under way.
+pub fn collect(
+    paths: &Paths,
+    cfg: &Config,
+    only: Option<&[(Kind, String)]>,
+    stop: &AtomicBool,
+    phase: &AtomicU8,
+) -> Result<RunReport, RunError> {
+    let started = util::unix_now();
+    let wanted: Vec<(Kind, String)> = match only {
+        Some(list) => list.to_vec(),
+        None => Kind::ALL
+            .iter()
+            .flat_map(|k| cfg.sources(*k).iter().map(move |s| (*k, s.clone())))
+            .collect(),
+    };
+    // Open (and, on a first start, migrate) the database before the network work, so
+    // that a storage problem is reported without fetching anything.
+    drop(db::open(paths)?);
+    phase.store(PHASE_FETCHING, Ordering::SeqCst);
+    let https = |u: &str| u.starts_with("https://");
+    let needs_roots = (cfg.asns.iter().len() > 0 && https(&cfg.ripe.url))
+        || (cfg.dns.resolver == config::Resolver::Doh && https(&cfg.dns.doh_url));
+    let roots = if needs_roots { CaRoots::system() } else { CaRoots::not_loaded() };
+    let ripe = RipeClient::with_roots(&cfg.ripe, &roots);
+    let dns = DnsClient::with_roots(&cfg.dns, &roots);
+    let results = parallel(&wanted, stop, |(kind, source)| {
+        let r = fetch_one(&ripe, &dns, *kind, source);
+        match &r {
+            Ok(f) => log::debug!("{}: fetched {} values", display_source(*kind, source), f.values.len()),
+            Err(e) => log::debug!("{}: {e}", display_source(*kind, source)),
+        }
+        r
+    });
+    if stop.load(Ordering::SeqCst) {
+        phase.store(PHASE_IDLE, Ordering::SeqCst);
+        return Err(RunError::Stopped);
+    }
+    phase.store(PHASE_WRITING, Ordering::SeqCst);
+    let stored = store(paths, cfg, only.is_none(), &wanted, results, started);
+    phase.store(PHASE_IDLE, Ordering::SeqCst);
+    stored
+}
+
+/// The write phase of [`collect`].
+fn store(
+    paths: &Paths,
+    cfg: &Config,
+    full: bool,
+    wanted: &[(Kind, String)],
+    results: Vec<Option<Result<Fetched, SourceError>>>,
+    started: i64,
+) -> Result<RunReport, RunError> {
+    let mut report = RunReport {
+        started: util::iso(started),
+        ..RunReport::default()
+    };
+    let mut db = db::open(paths)?;
+    for kind in Kind::ALL {
+        let tx = db.write()?;
+        // Re-read inside the transaction: a source removed while we were fetching is
+        // not written back. A config broken meanwhile falls back to the one we ran with.
+        let now_cfg = match config::load(&paths.config()) {
+            Ok(l) => l.config,
+            Err(e) => {
+                log::warn!("{e}; storing with the configuration the run started with");
+                cfg.clone()
+            }
+        };
+        let now = util::unix_now();
+        for ((k, source), result) in wanted.iter().zip(results.iter()) {
+            if *k != kind {
+                continue;
+            }
+            let name = display_source(kind, source);
+            let Some(result) = result else { continue };
+            if !now_cfg.sources(kind).contains(source) {
+                log::info!("{name}: removed from the configuration during the run; not stored");
+                continue;
+            }
+            let entry = match result {
+                Ok(f) => {
+                    let stats = tx.merge_source(kind, source, &f.values, now, now_cfg.ttl_days)?;
+                    SourceReport {
+                        kind,
+                        source: source.clone(),
+                        fetched: f.values.len(),
+                        skipped: f.skipped,
+                        outcome: Ok(stats),
+                    }
+                }
+                Err(e) => SourceReport {
+                    kind,
+                    source: source.clone(),
+                    fetched: 0,
+                    skipped: 0,
+                    outcome: Err(e.to_string()),
+                },
+            };
+            report.sources.push(entry);
+        }
+        if full {
+            report.swept += tx.sweep_unconfigured(kind, now_cfg.sources(kind), now, now_cfg.ttl_days)?;
+        }
+        tx.commit()?;
+    }
+    report.finished = util::now_iso();
+    Ok(report)
+}
+
+/// Logs one line per source and a summary line.
+pub fn log_report(report: &RunReport) {
+    for s in &report.sources {
+        let name = s.name();
+        match &s.outcome {
+            Ok(m) => {
+                let skipped = if s.skipped > 0 {
+                    format!(", {} invalid skipped", s.skipped)
+                } else {
+                    String::new()
+                };
+                log::info!(
+                    "{name}: {} values ({} new, {} expired{skipped})",
+                    s.fetched,
+                    m.added,
+                    m.removed
+                );
+            }
+            Err(e) => log::warn!("{name}: failed, stored values kept: {e}"),
+        }
+    }
+    let failed = report.failures().count();
+    let swept = if report.swept > 0 {
+        format!(", {} expired values of removed sources deleted", report.swept)
+    } else {
+        String::new()
+    };
+    log::info!(
+        "run finished: {} sources collected, {failed} failed{swept}",
+        report.sources.len() - failed
+    );
+}

@@ -1,0 +1,111 @@
+//! The daemon's `outputs`: render the stored addresses to files and run a command
+//! after each (e.g. `nft -f`), so that the firewall follows the list.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::config::{OutputConfig, Paths};
+use crate::db;
+
+/// Renders every output and runs its command. Returns the failures, keyed by path; a
+/// failing output never stops the others.
+pub fn render_all(paths: &Paths, outputs: &[OutputConfig]) -> Vec<(String, String)> {
+    let mut failures = Vec::new();
+    if outputs.is_empty() {
+        return failures;
+    }
+    let db = match db::open(paths) {
+        Ok(db) => db,
+        Err(e) => {
+            return outputs
+                .iter()
+                .map(|o| (o.path.display().to_string(), e.to_string()))
+                .collect()
+        }
+    };
+    for out in outputs {
+        let name = out.path.display().to_string();
+        match render_one(&db, out) {
+            Ok(()) => log::info!("output {name} written"),
+            Err(e) => {
+                log::error!("output {name}: {e}");
+                failures.push((name, e));
+            }
+        }
+    }
+    failures
+}
+
+fn render_one(db: &db::Db, out: &OutputConfig) -> Result<(), String> {
+    let bytes = crate::listing(db, &out.render).map_err(|e| e.to_string())?;
+    crate::util::write_atomic(&out.path, &bytes).map_err(|e| format!("writing: {e}"))?;
+    match &out.command {
+        Some(cmd) => run_command(cmd, Duration::from_secs(out.timeout_seconds)),
+        None => Ok(()),
+    }
+}
+
+/// Runs `cmd` with `/bin/sh -c`, killing it after `limit`. Its stderr (the last line)
+/// goes into the error message.
+pub fn run_command(cmd: &str, limit: Duration) -> Result<(), String> {
+    let mut child = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(cmd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("command {cmd:?} could not start: {e}"))?;
+    // Read stderr on the side so a chatty command cannot block on a full pipe.
+    let mut err = child.stderr.take();
+    let reader = thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(e) = err.as_mut() {
+            let _ = e.take(64 * 1024).read_to_end(&mut buf);
+        }
+        buf
+    });
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Some(s),
+            Ok(None) if start.elapsed() >= limit => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            Ok(None) => thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(format!("command {cmd:?}: {e}")),
+        }
+    };
+    let stderr = reader.join().unwrap_or_default();
+    let last = String::from_utf8_lossy(&stderr)
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| format!(": {}", l.trim()))
+        .unwrap_or_default();
+    match status {
+        None => Err(format!("command {cmd:?} killed after {} s", limit.as_secs())),
+        Some(s) if s.success() => Ok(()),
+        Some(s) => Err(format!("command {cmd:?} failed ({s}){last}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands() {
+        assert!(run_command("true", Duration::from_secs(5)).is_ok());
+        let e = run_command("echo nope >&2; exit 3", Duration::from_secs(5)).unwrap_err();
+        assert!(e.contains("exit status: 3") && e.ends_with(": nope"), "{e}");
+        let t = Instant::now();
+        let e = run_command("sleep 10", Duration::from_millis(300)).unwrap_err();
+        assert!(e.contains("killed"), "{e}");
+        assert!(t.elapsed() < Duration::from_secs(5));
+    }
+}
