@@ -1,0 +1,110 @@
+//! Collection benchmark: `run` collecting 200 ASNs × 500 prefixes from a fake
+//! RIPEstat on 127.0.0.1, measured with `/usr/bin/time -v` (wall time, CPU time, peak
+//! RSS of the collector alone; the fake server runs in this process). Two runs: into
+//! an empty database, then with every prefix present. Prints figures; asserts nothing.
+//!
+//! `cargo bench --bench collect`
+
+use std::process::Command;
+use std::sync::Arc;
+use std::thread;
+use std::time::Instant;
+
+const ASNS: u32 = 200;
+const PREFIXES: u32 = 500;
+
+fn body(asn: u32) -> String {
+    let mut s = String::from(r#"{"status":"ok","status_code":200,"data":{"prefixes":["#);
+    for i in 0..PREFIXES {
+        if i > 0 {
+            s.push(',');
+        }
+        // Distinct per ASN; a few IPv6 ones too.
+        if i % 10 == 9 {
+            s.push_str(&format!(r#"{{"prefix":"2001:db8:{asn:x}:{i:x}::/64","timelines":[]}}"#));
+        } else {
+            let n = asn * PREFIXES + i;
+            s.push_str(&format!(
+                r#"{{"prefix":"{}.{}.{}.0/24","timelines":[{{"starttime":"2026-11-13T08:00:00","endtime":"2026-11-27T08:00:00"}}]}}"#,
+                10 + (n >> 16),
+                (n >> 8) & 255,
+                n & 255
+            ));
+        }
+    }
+    s.push_str("]}}");
+    s
+}
+
+fn main() {
+    let server = Arc::new(tiny_http_fork::Server::http("127.0.0.1:0").unwrap());
+    let addr = *server.server_addr().to_ip().unwrap();
+    for _ in 0..4 {
+        let s = server.clone();
+        thread::spawn(move || {
+            for rq in s.incoming_requests() {
+                let Ok(rq) = rq else { continue };
+                let asn = rq
+                    .url()
+                    .split(['?', '&'])
+                    .find_map(|kv| kv.strip_prefix("resource=AS"))
+                    .and_then(|n| n.parse::<u32>().ok())
+                    .unwrap_or(0);
+                let _ = rq.respond(tiny_http_fork::Response::from_string(body(asn)));
+            }
+        });
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let asns: Vec<String> = (1..=ASNS).map(|a| (64_000 + a).to_string()).collect();
+    let cfg = serde_json::json!({
+        "asns": asns,
+        "ripe": {"url": format!("http://{addr}/data/announced-prefixes/data.json")}
+    });
+    std::fs::write(dir.path().join("config.json"), cfg.to_string()).unwrap();
+    let bin = env!("CARGO_BIN_EXE_ripe-cidr-collector");
+    let have_time = std::path::Path::new("/usr/bin/time").exists();
+    println!(
+        "collect {ASNS} ASNs x {PREFIXES} prefixes = {} prefixes from a local fake RIPEstat",
+        ASNS * PREFIXES
+    );
+    for label in ["into empty database", "all prefixes present"] {
+        let mut cmd = if have_time {
+            let mut c = Command::new("/usr/bin/time");
+            c.arg("-v").arg(bin);
+            c
+        } else {
+            Command::new(bin)
+        };
+        cmd.arg("-q").arg("--data-dir").arg(dir.path()).arg("run");
+        let t = Instant::now();
+        let out = cmd.output().unwrap();
+        let wall = t.elapsed();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let field = |name: &str| {
+            err.lines()
+                .find_map(|l| l.trim().strip_prefix(name).map(|v| v.trim().to_string()))
+                .unwrap_or_else(|| "?".into())
+        };
+        if !out.status.success() {
+            println!("{label}: run failed: {:?}\n{err}", out.status);
+            continue;
+        }
+        if have_time {
+            let user: f64 = field("User time (seconds):").parse().unwrap_or(f64::NAN);
+            let sys: f64 = field("System time (seconds):").parse().unwrap_or(f64::NAN);
+            let rss_kib: f64 = field("Maximum resident set size (kbytes):").parse().unwrap_or(f64::NAN);
+            let cpu = user + sys;
+            println!(
+                "{label:<22} wall {:>6.2} s   cpu {:>5.2} s (user {user:.2}, sys {sys:.2})   \
+                 cpu per 100k prefixes {:.2} s   peak RSS {:.1} MiB",
+                wall.as_secs_f64(),
+                cpu,
+                cpu / f64::from(ASNS * PREFIXES) * 100_000.0,
+                rss_kib / 1024.0
+            );
+        } else {
+            println!("{label:<22} wall {:>6.2} s (install GNU time for CPU and RSS)", wall.as_secs_f64());
+        }
+    }
+    server.unblock();
+}
