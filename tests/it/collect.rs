@@ -286,3 +286,37 @@ fn unsafe_kill(pid: u32, sig: &str) {
     let ok = std::process::Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status().unwrap();
     assert!(ok.success());
 }
+
+#[test]
+fn daemon_catch_up_only_when_due() {
+    let ripe = fake_ripe();
+    let t = TestDir::new();
+    let mut cfg = base_config(&ripe, &["62041"]);
+    cfg["schedule"] = json!({"interval_seconds": 3600});
+    cfg["outputs"] = json!([{"path": t.file("out.txt").to_str().unwrap()}]);
+    t.config(&cfg);
+    let now = ripe_cidr_collector::util::unix_now();
+    // Last success ten minutes ago: not due, but the outputs are rendered once at start.
+    fs::write(
+        t.file("status.json"),
+        json!({"last_success": ripe_cidr_collector::util::iso(now - 600)}).to_string(),
+    )
+    .unwrap();
+    {
+        let d = Proc(t.cmd().arg("daemon").stderr(std::process::Stdio::piped()).spawn().unwrap());
+        assert!(eventually(Duration::from_secs(10), || t.file("out.txt").exists()));
+        std::thread::sleep(Duration::from_secs(2));
+        assert!(ripe.requests().is_empty(), "no collection when the last one is recent");
+        let next = read_status(&t)["next_run"].as_str().unwrap().to_string();
+        assert_eq!(next, ripe_cidr_collector::util::iso(now - 600 + 3600));
+        drop(d);
+    }
+    // Last success two hours ago: collected at start.
+    fs::write(
+        t.file("status.json"),
+        json!({"last_success": ripe_cidr_collector::util::iso(now - 7200)}).to_string(),
+    )
+    .unwrap();
+    let _d = Proc(t.cmd().arg("daemon").stderr(std::process::Stdio::piped()).spawn().unwrap());
+    assert!(eventually(Duration::from_secs(10), || !ripe.requests().is_empty()));
+}
