@@ -294,7 +294,8 @@ impl Db {
         let mode: String = c.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
         if !mode.eq_ignore_ascii_case("wal") {
             log::warn!(
-                "{}: journal_mode is {mode}, not WAL (is it on a network filesystem?)",
+                "{}: journal_mode is {mode}, not WAL: readers may wait for a collection \
+                 (WAL needs a local filesystem with shared memory)",
                 self.path.display()
             );
         }

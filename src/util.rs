@@ -3,6 +3,7 @@
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Seconds since the Unix epoch, now.
@@ -100,13 +101,24 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     result
 }
 
-/// `dir/.name.tmp-<pid>`: unique per process, hidden, on the same filesystem as `path`.
+/// `dir/.name.tmp-<pid>-<n>`: unique per process and call, hidden, on the same
+/// filesystem as `path` (so the rename is atomic).
 fn temp_sibling(path: &Path) -> PathBuf {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "file".into());
-    path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    path.with_file_name(format!(".{name}.tmp-{}-{n}", process_id()))
+}
+
+/// The process id; WASI has none (std panics there), so 0 stands in.
+pub fn process_id() -> u32 {
+    #[cfg(target_os = "wasi")]
+    return 0;
+    #[cfg(not(target_os = "wasi"))]
+    return std::process::id();
 }
 
 #[cfg(test)]

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds the offline core (no network features) for wasm32-wasip1 and runs a few
+# commands under Node's WASI. Needs: rustup target wasm32-wasip1, `pip install ziglang
+# cargo-zigbuild`, node >= 20. Not part of CI (the downloads may be unavailable).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo zigbuild --release --target wasm32-wasip1 --no-default-features
+wasm=target/wasm32-wasip1/release/ripe-cidr-collector.wasm
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cp tests/fixtures/legacy/data.json tests/fixtures/legacy/fqdn_data.json "$dir/"
+run() { node --no-warnings cross/wasi-run.mjs "$wasm" "$dir" -- "$@"; }
+run asn add AS62041
+run fqdn add Example.com.
+run status
+out=$(run export --format json)
+echo "$out"
+case "$out" in *'"count":10'*) ;; *) echo "FAIL: expected the 10 imported values"; exit 1 ;; esac
+ls "$dir" | grep -q 'data.json.migrated-' || { echo "FAIL: legacy files not renamed"; exit 1; }
+echo "wasm32-wasip1: OK ($(stat -c %s "$wasm") bytes)"
