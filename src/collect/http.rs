@@ -1,0 +1,584 @@
+//! What the RIPEstat and DNS clients share: the result of one source
+//! ([`Fetched`]), why a source failed ([`SourceError`]), the root certificates for
+//! https ([`CaRoots`]) and the HTTP plumbing (agent, status and error mapping,
+//! size-capped body reading).
+//!
+//! Root certificates come from the system CA bundle rather than being compiled in:
+//! bundled webpki-roots made the release binary 57 KiB larger (41 KiB after xz), and
+//! OpenWrt keeps its `ca-bundle` package up to date independently of this program.
+
+use std::fmt;
+use std::fs;
+use std::io;
+use std::path::Path;
+use std::time::Duration;
+
+use ureq::http::Response;
+use ureq::tls::{PemItem, RootCerts, TlsConfig};
+use ureq::{Agent, Body};
+
+/// The values one source produced.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Fetched {
+    /// Normalised prefixes or addresses, sorted, without duplicates.
+    pub values: Vec<String>,
+    /// How many values in the answer were invalid and left out (each is logged).
+    pub skipped: usize,
+}
+
+impl Fetched {
+    /// Sorts and deduplicates `values`.
+    pub(crate) fn new(mut values: Vec<String>, skipped: usize) -> Fetched {
+        values.sort_unstable();
+        values.dedup();
+        Fetched { values, skipped }
+    }
+}
+
+/// Why one source could not be fetched. The messages do not name the source: the
+/// caller prefixes it (`AS62041: timed out after 30 s`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceError {
+    /// The connection failed: refused, reset, the server's name did not resolve, ...
+    Transport(String),
+    /// TLS failed, or https is needed and no CA certificates could be loaded.
+    Tls(String),
+    /// No answer within the timeout.
+    Timeout {
+        /// The timeout, in seconds.
+        seconds: u64,
+    },
+    /// The server answered with an HTTP status other than 2xx.
+    Http {
+        /// The status code.
+        status: u16,
+    },
+    /// The answer is not the expected JSON shape.
+    BadBody(String),
+    /// The answer is larger than allowed.
+    TooLarge {
+        /// The limit, in bytes.
+        limit: u64,
+    },
+    /// RIPEstat answered `"status": "error"`.
+    Upstream {
+        /// The HTTP status of the answer, when it was not 200.
+        status: Option<u16>,
+        /// What RIPEstat said (its `messages`).
+        message: String,
+    },
+    /// The host name does not exist.
+    NxDomain,
+    /// Any other DNS failure (SERVFAIL, resolver unreachable, ...).
+    Dns(String),
+    /// The source itself is not valid (not an ASN, not a host name).
+    Invalid(String),
+}
+
+impl SourceError {
+    /// Whether trying again soon may help: transport errors, timeouts, 429 and 5xx.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            SourceError::Transport(_) | SourceError::Timeout { .. } => true,
+            SourceError::Http { status } => *status == 429 || *status >= 500,
+            SourceError::Upstream {
+                status: Some(status),
+                ..
+            } => *status == 429 || *status >= 500,
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for SourceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SourceError::Transport(m) => write!(f, "connection failed: {m}"),
+            SourceError::Tls(m) => write!(f, "TLS: {m}"),
+            SourceError::Timeout { seconds } => write!(f, "timed out after {seconds} s"),
+            SourceError::Http { status } => write!(f, "HTTP status {status}"),
+            SourceError::BadBody(m) => write!(f, "unexpected answer: {m}"),
+            SourceError::TooLarge { limit } => {
+                write!(f, "answer larger than the limit of {}", human_bytes(*limit))
+            }
+            SourceError::Upstream {
+                status: Some(s),
+                message,
+            } => write!(f, "RIPEstat error (HTTP {s}): {message}"),
+            SourceError::Upstream {
+                status: None,
+                message,
+            } => write!(f, "RIPEstat error: {message}"),
+            SourceError::NxDomain => f.write_str("no such host name (NXDOMAIN)"),
+            SourceError::Dns(m) => write!(f, "DNS lookup failed: {m}"),
+            SourceError::Invalid(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for SourceError {}
+
+/// `16 MiB`, `1 KiB` or `1000 bytes`, for messages.
+fn human_bytes(n: u64) -> String {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+        format!("{} MiB", n >> 20)
+    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
+        format!("{} KiB", n >> 10)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// The CA bundle used when `$SSL_CERT_FILE` is not set; OpenWrt's `ca-bundle`
+/// package installs it, as do Debian, Ubuntu and Alpine.
+pub const DEFAULT_CA_FILE: &str = "/etc/ssl/certs/ca-certificates.crt";
+
+/// Other common places of a CA bundle, tried when [`DEFAULT_CA_FILE`] is missing.
+const OTHER_CA_FILES: &[&str] = &["/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem"];
+
+/// Root certificates for https, loaded from a PEM CA bundle, or why they could not be.
+///
+/// Loading never fails outright: an error is only reported when a request actually
+/// needs https, so that plain-http setups (a local DoH resolver) work without a CA
+/// bundle. Cloning is cheap (the certificates are shared), so one load can serve
+/// both the RIPEstat and the DoH client of a run.
+#[derive(Debug, Clone)]
+pub struct CaRoots {
+    roots: Result<RootCerts, String>,
+}
+
+impl CaRoots {
+    /// The system CA bundle: `$SSL_CERT_FILE`, else [`DEFAULT_CA_FILE`], else a few
+    /// other usual places.
+    pub fn system() -> CaRoots {
+        if let Some(path) = std::env::var_os("SSL_CERT_FILE").filter(|p| !p.is_empty()) {
+            return CaRoots::from_file(Path::new(&path));
+        }
+        let found = std::iter::once(DEFAULT_CA_FILE)
+            .chain(OTHER_CA_FILES.iter().copied())
+            .map(Path::new)
+            .find(|p| p.exists());
+        match found {
+            Some(path) => CaRoots::from_file(path),
+            None => CaRoots {
+                roots: Err(format!(
+                    "no CA certificates for https: {DEFAULT_CA_FILE} does not exist \
+                     (install the ca-bundle package or set SSL_CERT_FILE)"
+                )),
+            },
+        }
+    }
+
+    /// The certificates in the PEM file `path`.
+    pub fn from_file(path: &Path) -> CaRoots {
+        CaRoots {
+            roots: load_pem(path).map_err(|e| {
+                format!(
+                    "no CA certificates for https: {}: {e} \
+                     (install the ca-bundle package or set SSL_CERT_FILE)",
+                    path.display()
+                )
+            }),
+        }
+    }
+
+    /// No certificates, for clients of plain-http URLs: reading the bundle would
+    /// only cost memory. Should such a URL redirect to https, that fails with this
+    /// explanation.
+    pub fn not_loaded() -> CaRoots {
+        CaRoots {
+            roots: Err("CA certificates are only loaded for https:// URLs, \
+                        and this http:// URL redirected to https"
+                .into()),
+        }
+    }
+
+    /// Why no certificates are available, if so.
+    pub fn error(&self) -> Option<&str> {
+        self.roots.as_ref().err().map(String::as_str)
+    }
+}
+
+/// Reads the certificates of a PEM bundle; other PEM sections are ignored.
+fn load_pem(path: &Path) -> Result<RootCerts, String> {
+    let pem = fs::read(path).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => "does not exist".to_string(),
+        _ => e.to_string(),
+    })?;
+    let mut certs = Vec::new();
+    for item in ureq::tls::parse_pem(&pem) {
+        match item {
+            Ok(PemItem::Certificate(c)) => certs.push(c),
+            Ok(_) => {}
+            // A damaged bundle: keep what was read before the damage.
+            Err(e) => {
+                log::warn!(
+                    "{}: stopped reading at a bad PEM section: {e}",
+                    path.display()
+                );
+                break;
+            }
+        }
+    }
+    if certs.is_empty() {
+        return Err("contains no PEM certificates".into());
+    }
+    Ok(RootCerts::from(certs))
+}
+
+/// An HTTP client for one kind of source: an agent with the timeout of one request,
+/// statuses returned rather than turned into errors, and the CA roots.
+#[derive(Debug)]
+pub(crate) struct Http {
+    agent: Agent,
+    timeout: Duration,
+    roots_error: Option<String>,
+}
+
+impl Http {
+    /// A client whose requests each time out after `timeout` (end to end, from DNS
+    /// lookup to the end of the body).
+    pub(crate) fn new(timeout: Duration, roots: &CaRoots) -> Http {
+        // Without any roots the TLS handshake fails cleanly ("unknown issuer"); ureq's
+        // default (bundled webpki roots) is compiled out and would panic.
+        let root_certs = roots
+            .roots
+            .clone()
+            .unwrap_or_else(|_| RootCerts::from(Vec::new()));
+        let agent = Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(timeout))
+            .user_agent(concat!("ripe-cidr-collector/", env!("CARGO_PKG_VERSION")))
+            .max_redirects(5)
+            // One source at a time, a few requests per run: no pool worth keeping.
+            .max_idle_connections(2)
+            .tls_config(TlsConfig::builder().root_certs(root_certs).build())
+            .build()
+            .new_agent();
+        Http {
+            agent,
+            timeout,
+            roots_error: roots.error().map(str::to_owned),
+        }
+    }
+
+    /// Sends a GET request; any status is `Ok`.
+    pub(crate) fn get(
+        &self,
+        url: &str,
+        query: &[(&str, &str)],
+        headers: &[(&str, &str)],
+    ) -> Result<Response<Body>, SourceError> {
+        if let Some(e) = &self.roots_error {
+            if is_https(url) {
+                return Err(SourceError::Tls(e.clone()));
+            }
+        }
+        let mut req = self.agent.get(url);
+        for (k, v) in query {
+            req = req.query(k, v);
+        }
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        req.call().map_err(|e| self.error(e))
+    }
+
+    /// Maps a ureq error to a [`SourceError`].
+    pub(crate) fn error(&self, e: ureq::Error) -> SourceError {
+        let seconds = self.timeout.as_secs().max(1);
+        match e {
+            ureq::Error::Timeout(_) => SourceError::Timeout { seconds },
+            ureq::Error::Io(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+                ) =>
+            {
+                SourceError::Timeout { seconds }
+            }
+            // rustls reports handshake and certificate failures as InvalidData.
+            ureq::Error::Io(e) if e.kind() == io::ErrorKind::InvalidData => {
+                self.tls_error(e.to_string())
+            }
+            ureq::Error::Io(e) => SourceError::Transport(e.to_string()),
+            ureq::Error::BodyExceedsLimit(limit) => SourceError::TooLarge { limit },
+            ureq::Error::HostNotFound => {
+                SourceError::Transport("the server's host name does not resolve".into())
+            }
+            ureq::Error::Tls(m) => self.tls_error(m.to_string()),
+            ureq::Error::Rustls(e) => self.tls_error(e.to_string()),
+            ureq::Error::Pem(e) => self.tls_error(e.to_string()),
+            ureq::Error::BadUri(m) => SourceError::Transport(format!("bad URL: {m}")),
+            // Status codes are not errors with this agent; kept for completeness.
+            ureq::Error::StatusCode(status) => SourceError::Http { status },
+            other => SourceError::Transport(other.to_string()),
+        }
+    }
+
+    /// A TLS error, or the missing CA bundle when that is the likely cause (a
+    /// plain-http URL that redirected to https).
+    fn tls_error(&self, message: String) -> SourceError {
+        SourceError::Tls(self.roots_error.clone().unwrap_or(message))
+    }
+
+    /// Reads the whole body, failing with [`SourceError::TooLarge`] beyond `limit`.
+    pub(crate) fn read_body(
+        &self,
+        resp: &mut Response<Body>,
+        limit: u64,
+    ) -> Result<Vec<u8>, SourceError> {
+        // Refuse early when the server announces a body that is too large.
+        if resp.body().content_length().is_some_and(|n| n > limit) {
+            return Err(SourceError::TooLarge { limit });
+        }
+        resp.body_mut()
+            .with_config()
+            .limit(limit)
+            .read_to_vec()
+            .map_err(|e| self.error(e))
+    }
+}
+
+/// Whether `url` is an https URL (the only kind that needs CA certificates).
+pub fn is_https(url: &str) -> bool {
+    url.get(..6)
+        .is_some_and(|scheme| scheme.eq_ignore_ascii_case("https:"))
+}
+
+/// Seconds of a `Retry-After` header given as a number (the date form is ignored).
+pub(crate) fn retry_after(resp: &Response<Body>) -> Option<Duration> {
+    let v = resp.headers().get("retry-after")?.to_str().ok()?;
+    v.trim().parse::<u64>().ok().map(Duration::from_secs)
+}
+
+/// A short piece of a body for error messages: the start, as text.
+pub(crate) fn snippet(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&body[..body.len().min(60)]);
+    let one_line: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let one_line = one_line.trim();
+    if body.len() > 60 {
+        format!("{one_line:?}...")
+    } else {
+        format!("{one_line:?}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages() {
+        assert_eq!(
+            SourceError::TooLarge { limit: 16 << 20 }.to_string(),
+            "answer larger than the limit of 16 MiB"
+        );
+        assert_eq!(
+            SourceError::Timeout { seconds: 30 }.to_string(),
+            "timed out after 30 s"
+        );
+        assert_eq!(
+            SourceError::Upstream {
+                status: Some(400),
+                message: "bad".into()
+            }
+            .to_string(),
+            "RIPEstat error (HTTP 400): bad"
+        );
+        assert!(SourceError::Http { status: 503 }.is_transient());
+        assert!(SourceError::Http { status: 429 }.is_transient());
+        assert!(!SourceError::Http { status: 404 }.is_transient());
+        assert!(!SourceError::BadBody(String::new()).is_transient());
+    }
+
+    #[test]
+    fn ca_bundle_missing_or_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("none.crt");
+        let e = CaRoots::from_file(&missing).error().unwrap().to_string();
+        assert!(e.contains("none.crt: does not exist"), "{e}");
+        assert!(e.contains("ca-bundle"), "{e}");
+        let empty = dir.path().join("empty.crt");
+        fs::write(&empty, "not pem\n").unwrap();
+        let e = CaRoots::from_file(&empty).error().unwrap().to_string();
+        assert!(e.contains("contains no PEM certificates"), "{e}");
+
+        // https is refused with that message, before any connection is made.
+        let http = Http::new(Duration::from_secs(1), &CaRoots::from_file(&missing));
+        match http.get("https://127.0.0.1:9/x", &[], &[]) {
+            Err(SourceError::Tls(m)) => assert!(m.contains("none.crt"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// A real root certificate (ISRG Root X2, small), for a non-empty root store.
+    const TEST_CA: &str = "\
+-----BEGIN CERTIFICATE-----\n\
+MIICGzCCAaGgAwIBAgIQQdKd0XLq7qeAwSxs6S+HUjAKBggqhkjOPQQDAzBPMQsw\n\
+CQYDVQQGEwJVUzEpMCcGA1UEChMgSW50ZXJuZXQgU2VjdXJpdHkgUmVzZWFyY2gg\n\
+R3JvdXAxFTATBgNVBAMTDElTUkcgUm9vdCBYMjAeFw0yMDA5MDQwMDAwMDBaFw00\n\
+MDA5MTcxNjAwMDBaME8xCzAJBgNVBAYTAlVTMSkwJwYDVQQKEyBJbnRlcm5ldCBT\n\
+ZWN1cml0eSBSZXNlYXJjaCBHcm91cDEVMBMGA1UEAxMMSVNSRyBSb290IFgyMHYw\n\
+EAYHKoZIzj0CAQYFK4EEACIDYgAEzZvVn4CDCuwJSvMWSj5cz3es3mcFDR0HttwW\n\
++1qLFNvicWDEukWVEYmO6gbf9yoWHKS5xcUy4APgHoIYOIvXRdgKam7mAHf7AlF9\n\
+ItgKbppbd9/w+kHsOdx1ymgHDB/qo0IwQDAOBgNVHQ8BAf8EBAMCAQYwDwYDVR0T\n\
+AQH/BAUwAwEB/zAdBgNVHQ4EFgQUfEKWrt5LSDv6kviejM9ti6lyN5UwCgYIKoZI\n\
+zj0EAwMDaAAwZQIwe3lORlCEwkSHRhtFcP9Ymd70/aTSVaYgLXTWNLxBo1BfASdW\n\
+tL4ndQavEi51mI38AjEAi/V3bNTIZargCyzuFJ0nN6T5U6VR5CmD1/iQMVtCnwr1\n\
+/q4AaOeMSQ+2b1tbFfLn\n\
+-----END CERTIFICATE-----\n";
+
+    #[test]
+    fn https_handshake_failure_is_an_error_not_a_panic() {
+        // Guards the crypto provider and root store setup (ureq panics when either is
+        // missing): a server that answers the TLS hello with plain HTTP must give a
+        // clean TLS error.
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let t = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let _ = s.read(&mut [0; 512]);
+            let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let pem = dir.path().join("one.crt");
+        fs::write(&pem, TEST_CA).unwrap();
+        let roots = CaRoots::from_file(&pem);
+        assert_eq!(roots.error(), None);
+        let http = Http::new(Duration::from_secs(2), &roots);
+        match http.get(&format!("https://127.0.0.1:{port}/"), &[], &[]) {
+            Err(SourceError::Tls(_)) => {}
+            other => panic!("{other:?}"),
+        }
+        t.join().unwrap();
+    }
+
+    #[test]
+    fn snippets() {
+        assert_eq!(snippet(b"<html>\n<body>"), "\"<html> <body>\"");
+        assert!(snippet(&[b'x'; 100]).ends_with("..."));
+    }
+}
+
+/// A scripted HTTP server on 127.0.0.1 for the client tests.
+#[cfg(test)]
+pub(crate) mod fake {
+    use std::io::Cursor;
+    use std::sync::{Arc, Mutex};
+    use std::thread;
+    use std::time::Duration;
+
+    use tiny_http_fork::{Header, Response, Server, StatusCode};
+
+    /// One scripted answer.
+    #[derive(Clone)]
+    pub(crate) struct Reply {
+        pub status: u16,
+        pub body: Vec<u8>,
+        pub headers: Vec<String>,
+        pub delay: Duration,
+        /// Send without `Content-Length` (chunked).
+        pub chunked: bool,
+    }
+
+    impl Reply {
+        pub(crate) fn new(status: u16, body: impl Into<Vec<u8>>) -> Reply {
+            Reply {
+                status,
+                body: body.into(),
+                headers: Vec::new(),
+                delay: Duration::ZERO,
+                chunked: false,
+            }
+        }
+        pub(crate) fn header(mut self, h: &str) -> Reply {
+            self.headers.push(h.into());
+            self
+        }
+        pub(crate) fn delay(mut self, d: Duration) -> Reply {
+            self.delay = d;
+            self
+        }
+        pub(crate) fn chunked(mut self) -> Reply {
+            self.chunked = true;
+            self
+        }
+    }
+
+    /// What the server was asked.
+    #[derive(Debug, Clone)]
+    pub(crate) struct Seen {
+        pub url: String,
+        pub accept: Option<String>,
+    }
+
+    /// The server; stops when dropped.
+    pub(crate) struct FakeServer {
+        pub base: String,
+        seen: Arc<Mutex<Vec<Seen>>>,
+        server: Arc<Server>,
+    }
+
+    impl FakeServer {
+        /// Answers requests with `replies` in order, repeating the last one; `pick`
+        /// may choose by URL instead.
+        pub(crate) fn start(replies: Vec<Reply>) -> FakeServer {
+            FakeServer::start_with(move |i, _url| replies[i.min(replies.len() - 1)].clone())
+        }
+
+        /// Answers each request with `pick(index, url)`.
+        pub(crate) fn start_with(
+            pick: impl Fn(usize, &str) -> Reply + Send + 'static,
+        ) -> FakeServer {
+            let server = Arc::new(Server::http("127.0.0.1:0").unwrap());
+            let port = server.server_addr().to_ip().unwrap().port();
+            let seen = Arc::new(Mutex::new(Vec::new()));
+            let (s, log) = (server.clone(), seen.clone());
+            thread::spawn(move || {
+                for (i, req) in s.incoming_requests().enumerate() {
+                    let Ok(req) = req else { continue };
+                    let url = req.url().to_string();
+                    log.lock().unwrap().push(Seen {
+                        url: url.clone(),
+                        accept: req.headers().get("accept").map(|v| v.to_string()),
+                    });
+                    let r = pick(i, &url);
+                    thread::sleep(r.delay);
+                    let len = (!r.chunked).then_some(r.body.len());
+                    let mut resp = Response::new(
+                        StatusCode(r.status),
+                        Vec::<Header>::new().into(),
+                        Cursor::new(r.body),
+                        len,
+                        None,
+                    );
+                    for h in &r.headers {
+                        resp.add_header(h.parse::<Header>().unwrap());
+                    }
+                    let _ = req.respond(resp);
+                }
+            });
+            FakeServer {
+                base: format!("http://127.0.0.1:{port}"),
+                seen,
+                server,
+            }
+        }
+
+        /// The requests so far.
+        pub(crate) fn seen(&self) -> Vec<Seen> {
+            self.seen.lock().unwrap().clone()
+        }
+    }
+
+    impl Drop for FakeServer {
+        fn drop(&mut self) {
+            let _ = self.server.unblock();
+        }
+    }
+}
