@@ -21,7 +21,9 @@ fn body(asn: u32) -> String {
         }
         // Distinct per ASN; a few IPv6 ones too.
         if i % 10 == 9 {
-            s.push_str(&format!(r#"{{"prefix":"2001:db8:{asn:x}:{i:x}::/64","timelines":[]}}"#));
+            s.push_str(&format!(
+                r#"{{"prefix":"2001:db8:{asn:x}:{i:x}::/64","timelines":[]}}"#
+            ));
         } else {
             let n = asn * PREFIXES + i;
             s.push_str(&format!(
@@ -92,7 +94,9 @@ fn main() {
         if have_time {
             let user: f64 = field("User time (seconds):").parse().unwrap_or(f64::NAN);
             let sys: f64 = field("System time (seconds):").parse().unwrap_or(f64::NAN);
-            let rss_kib: f64 = field("Maximum resident set size (kbytes):").parse().unwrap_or(f64::NAN);
+            let rss_kib: f64 = field("Maximum resident set size (kbytes):")
+                .parse()
+                .unwrap_or(f64::NAN);
             let cpu = user + sys;
             println!(
                 "{label:<22} wall {:>6.2} s   cpu {:>5.2} s (user {user:.2}, sys {sys:.2})   \
@@ -103,8 +107,11 @@ fn main() {
                 rss_kib / 1024.0
             );
         } else {
-            println!("{label:<22} wall {:>6.2} s (install GNU time for CPU and RSS)", wall.as_secs_f64());
+            println!(
+                "{label:<22} wall {:>6.2} s (install GNU time for CPU and RSS)",
+                wall.as_secs_f64()
+            );
         }
     }
-    server.unblock();
+    let _ = server.unblock();
 }

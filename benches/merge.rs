@@ -48,7 +48,12 @@ fn main() {
     let values: Vec<String> = (0..N)
         .map(|i| {
             let x = (i as u32).wrapping_mul(2_654_435_761) >> 8;
-            format!("{}.{}.{}.0/24", 1 + (x >> 16) % 223, (x >> 8) & 255, x & 255)
+            format!(
+                "{}.{}.{}.0/24",
+                1 + (x >> 16) % 223,
+                (x >> 8) & 255,
+                x & 255
+            )
         })
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
@@ -72,10 +77,12 @@ fn main() {
         let paths = Paths::new(dir.path().join(format!("ours{round}")), None);
         let mut d = db::open(&paths).unwrap();
         let t = Instant::now();
-        d.merge_source(Kind::Asn, "62041", &shuffled, 1_800_000_000, 7).unwrap();
+        d.merge_source(Kind::Asn, "62041", &shuffled, 1_800_000_000, 7)
+            .unwrap();
         ours_empty.push(t.elapsed());
         let t = Instant::now();
-        d.merge_source(Kind::Asn, "62041", &shuffled, 1_800_021_600, 7).unwrap();
+        d.merge_source(Kind::Asn, "62041", &shuffled, 1_800_021_600, 7)
+            .unwrap();
         ours_full.push(t.elapsed());
 
         let py_db = dir.path().join(format!("py{round}.db"));
@@ -87,13 +94,19 @@ fn main() {
         match out {
             Ok(o) if o.status.success() => {
                 let text = String::from_utf8_lossy(&o.stdout);
-                let secs: Vec<f64> = text.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+                let secs: Vec<f64> = text
+                    .split_whitespace()
+                    .filter_map(|x| x.parse().ok())
+                    .collect();
                 if secs.len() == 2 {
                     py_empty.push(Duration::from_secs_f64(secs[0]));
                     py_full.push(Duration::from_secs_f64(secs[1]));
                 }
             }
-            Ok(o) => eprintln!("python baseline failed: {}", String::from_utf8_lossy(&o.stderr)),
+            Ok(o) => eprintln!(
+                "python baseline failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+            ),
             Err(e) => eprintln!("python3 not available, no baseline: {e}"),
         }
     }

@@ -148,7 +148,8 @@ where
     T::Err: fmt::Display,
 {
     let s = text(v, what)?;
-    s.parse::<T>().map_err(|e| UsageError(format!("{what}: {e}")))
+    s.parse::<T>()
+        .map_err(|e| UsageError(format!("{what}: {e}")))
 }
 
 /// Parses the arguments (without the program name). Global options may stand before
@@ -180,9 +181,10 @@ pub fn parse(
             Short('h') | Long("help") => help = true,
             Short('V') | Long("version") => version = true,
             Long("listen") => {
-                listen = Some(parsed::<String>(p.value()?, "--listen").and_then(|s| {
-                    config::parse_listen(&s).map_err(UsageError)
-                })?);
+                listen = Some(
+                    parsed::<String>(p.value()?, "--listen")
+                        .and_then(|s| config::parse_listen(&s).map_err(UsageError))?,
+                );
                 seen.push("--listen");
             }
             Long("type") => {
@@ -226,7 +228,11 @@ pub fn parse(
         }
     }
     let data_dir = data_dir
-        .or_else(|| env("RIPE_DATA_DIR").filter(|v| !v.is_empty()).map(PathBuf::from))
+        .or_else(|| {
+            env("RIPE_DATA_DIR")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        })
         .unwrap_or_else(|| PathBuf::from(config::DEFAULT_DATA_DIR));
     let db_path = db_path.or_else(|| env("RIPE_DB").filter(|v| !v.is_empty()).map(PathBuf::from));
     let paths = Paths::new(data_dir, db_path);
@@ -250,7 +256,15 @@ pub fn parse(
     let rest: Vec<String> = words.collect();
     let allowed: &[&str] = match cmd.as_str() {
         "daemon" | "serve" => &["--listen"],
-        "export" => &["--type", "--format", "--family", "--aggregate", "--table", "--set", "-o"],
+        "export" => &[
+            "--type",
+            "--format",
+            "--family",
+            "--aggregate",
+            "--table",
+            "--set",
+            "-o",
+        ],
         "asn" | "fqdn" => &["--purge"],
         "status" => &["--json"],
         _ => &[],
@@ -259,7 +273,9 @@ pub fn parse(
         return Err(UsageError(format!("{bad} does not go with `{cmd}`")));
     }
     let no_more = |rest: &[String]| match rest.first() {
-        Some(extra) => Err(UsageError(format!("unexpected argument {extra:?} after `{cmd}`"))),
+        Some(extra) => Err(UsageError(format!(
+            "unexpected argument {extra:?} after `{cmd}`"
+        ))),
         None => Ok(()),
     };
     let command = match cmd.as_str() {
@@ -297,7 +313,11 @@ pub fn parse(
                 [a] if a == "add" || a == "remove" => {
                     return Err(UsageError(format!("`{cmd} {a}` needs the {what} to {a}")))
                 }
-                [] => return Err(UsageError(format!("`{cmd}` needs list, add {what} or remove {what}"))),
+                [] => {
+                    return Err(UsageError(format!(
+                        "`{cmd}` needs list, add {what} or remove {what}"
+                    )))
+                }
                 [a, ..] if !["list", "add", "remove"].contains(&a.as_str()) => {
                     return Err(UsageError(format!(
                         "unknown `{cmd}` action {a:?}: expected list, add or remove"
@@ -391,7 +411,10 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
             match output {
                 Some(path) => crate::util::write_atomic(path, &bytes)
                     .map_err(|e| CliError::Other(format!("{}: {e}", path.display())))?,
-                None => std::io::stdout().lock().write_all(&bytes).map_err(out_err)?,
+                None => std::io::stdout()
+                    .lock()
+                    .write_all(&bytes)
+                    .map_err(out_err)?,
             }
             Ok(Outcome::Success)
         }
@@ -417,10 +440,12 @@ fn sources(paths: &Paths, kind: Kind, action: &SourceAction) -> Result<Outcome, 
         SourceAction::List => {
             let cfg = config::load_logged(&cfg_path)?;
             // Counts are a bonus: a storage problem must not hide the configured list.
-            let stored = db::open(paths).and_then(|db| db.sources(kind)).unwrap_or_else(|e| {
-                log::warn!("{e}");
-                Vec::new()
-            });
+            let stored = db::open(paths)
+                .and_then(|db| db.sources(kind))
+                .unwrap_or_else(|e| {
+                    log::warn!("{e}");
+                    Vec::new()
+                });
             let mut out = String::new();
             for s in cfg.sources(kind) {
                 match stored.iter().find(|x| &x.source == s) {
@@ -428,7 +453,10 @@ fn sources(paths: &Paths, kind: Kind, action: &SourceAction) -> Result<Outcome, 
                     None => out.push_str(&format!("{s}\t0\t-\n")),
                 }
             }
-            std::io::stdout().lock().write_all(out.as_bytes()).map_err(out_err)?;
+            std::io::stdout()
+                .lock()
+                .write_all(out.as_bytes())
+                .map_err(out_err)?;
             Ok(Outcome::Success)
         }
         SourceAction::Add(s) => {
@@ -453,7 +481,9 @@ fn sources(paths: &Paths, kind: Kind, action: &SourceAction) -> Result<Outcome, 
                 (false, None) => {
                     return Err(CliError::Other(format!("{shown} is not configured")));
                 }
-                (false, Some(n)) => log::info!("{shown} was not configured; deleted its {n} stored values"),
+                (false, Some(n)) => {
+                    log::info!("{shown} was not configured; deleted its {n} stored values")
+                }
                 (true, Some(n)) => log::info!("removed {shown} and deleted its {n} stored values"),
                 (true, None) => log::info!("removed {shown}; its values expire after ttl_days"),
             }
@@ -484,7 +514,9 @@ fn show_status(paths: &Paths, json: bool) -> Result<Outcome, CliError> {
             (Some(hb), Some(pid)) => {
                 let age = crate::util::parse_iso(hb).map(|t| crate::util::unix_now() - t);
                 match age {
-                    Some(a) if a <= 180 => format!("running (pid {pid}, heartbeat {hb}, {a} s ago)"),
+                    Some(a) if a <= 180 => {
+                        format!("running (pid {pid}, heartbeat {hb}, {a} s ago)")
+                    }
                     _ => format!("not running? last heartbeat {hb} (pid {pid})"),
                 }
             }
@@ -501,13 +533,19 @@ fn show_status(paths: &Paths, json: bool) -> Result<Outcome, CliError> {
             "last error:    {}\n",
             st.last_error.clone().unwrap_or_else(|| "none".into())
         ));
-        out.push_str(&format!("next run:      {}\n", st.next_run.clone().unwrap_or_else(|| "-".into())));
+        out.push_str(&format!(
+            "next run:      {}\n",
+            st.next_run.clone().unwrap_or_else(|| "-".into())
+        ));
         out.push_str(&format!(
             "sources:       {} ASNs, {} FQDNs\n",
             cfg.asns.len(),
             cfg.fqdns.len()
         ));
-        out.push_str(&format!("stored:        {} ASN values, {} FQDN values\n", counts.0, counts.1));
+        out.push_str(&format!(
+            "stored:        {} ASN values, {} FQDN values\n",
+            counts.0, counts.1
+        ));
         for (source, why) in &st.failures {
             out.push_str(&format!("failed:        {source}: {why}\n"));
         }
@@ -515,7 +553,10 @@ fn show_status(paths: &Paths, json: bool) -> Result<Outcome, CliError> {
             out.push_str(&format!("output failed: {path}: {why}\n"));
         }
     }
-    std::io::stdout().lock().write_all(out.as_bytes()).map_err(out_err)?;
+    std::io::stdout()
+        .lock()
+        .write_all(out.as_bytes())
+        .map_err(out_err)?;
     Ok(Outcome::Success)
 }
 
@@ -573,11 +614,27 @@ mod tests {
     fn parses_commands() {
         let c = p(&["--data-dir", "/d", "asn", "add", "AS1"]).unwrap();
         assert_eq!(c.paths.db, PathBuf::from("/d/ripe.db"));
-        assert_eq!(c.command, Command::Sources(Kind::Asn, SourceAction::Add("AS1".into())));
+        assert_eq!(
+            c.command,
+            Command::Sources(Kind::Asn, SourceAction::Add("AS1".into()))
+        );
         let c = p(&["fqdn", "remove", "x.org", "--purge", "-q"]).unwrap();
         assert_eq!(c.verbosity, Verbosity::Quiet);
-        assert!(matches!(c.command, Command::Sources(Kind::Fqdn, SourceAction::Remove { purge: true, .. })));
-        let c = p(&["export", "--format=nft", "--family", "6", "--set", "tg", "-o", "/tmp/x"]).unwrap();
+        assert!(matches!(
+            c.command,
+            Command::Sources(Kind::Fqdn, SourceAction::Remove { purge: true, .. })
+        ));
+        let c = p(&[
+            "export",
+            "--format=nft",
+            "--family",
+            "6",
+            "--set",
+            "tg",
+            "-o",
+            "/tmp/x",
+        ])
+        .unwrap();
         match c.command {
             Command::Export { options, output } => {
                 assert_eq!(options.format, Format::Nft);
@@ -617,6 +674,9 @@ mod tests {
         ] {
             assert!(p(args).is_err(), "{args:?}");
         }
-        assert!(p(&["export", "--format", "yaml"]).unwrap_err().0.contains("\"yaml\""));
+        assert!(p(&["export", "--format", "yaml"])
+            .unwrap_err()
+            .0
+            .contains("\"yaml\""));
     }
 }

@@ -299,9 +299,7 @@ pub fn normalize_asn(s: &str) -> Result<String, String> {
     match digits.parse::<u32>() {
         Ok(0) => Err(format!("invalid ASN {s:?}: AS0 is reserved")),
         Ok(n) => Ok(n.to_string()),
-        Err(_) => Err(format!(
-            "invalid ASN {s:?}: ASNs go up to 4294967295"
-        )),
+        Err(_) => Err(format!("invalid ASN {s:?}: ASNs go up to 4294967295")),
     }
 }
 
@@ -429,7 +427,11 @@ impl Reader<'_> {
         }
     }
 
-    fn object<'v>(&mut self, v: &'v Value, key: &str) -> Result<&'v Map<String, Value>, ConfigError> {
+    fn object<'v>(
+        &mut self,
+        v: &'v Value,
+        key: &str,
+    ) -> Result<&'v Map<String, Value>, ConfigError> {
         v.as_object()
             .ok_or_else(|| self.err(key, format!("expected an object, got {}", short(v))))
     }
@@ -437,12 +439,20 @@ impl Reader<'_> {
     /// Warns about keys of `obj` not in `known`.
     fn unknown(&mut self, obj: &Map<String, Value>, prefix: &str, known: &[&str]) {
         for k in obj.keys().filter(|k| !known.contains(&k.as_str())) {
-            self.warnings
-                .push(format!("unknown key {prefix}{k} is ignored (kept when the file is rewritten)"));
+            self.warnings.push(format!(
+                "unknown key {prefix}{k} is ignored (kept when the file is rewritten)"
+            ));
         }
     }
 
-    fn uint(&self, obj: &Map<String, Value>, prefix: &str, key: &str, min: u64, max: u64) -> Result<Option<u64>, ConfigError> {
+    fn uint(
+        &self,
+        obj: &Map<String, Value>,
+        prefix: &str,
+        key: &str,
+        min: u64,
+        max: u64,
+    ) -> Result<Option<u64>, ConfigError> {
         let full = format!("{prefix}{key}");
         match obj.get(key) {
             None | Some(Value::Null) => Ok(None),
@@ -450,13 +460,21 @@ impl Reader<'_> {
                 Some(n) if (min..=max).contains(&n) => Ok(Some(n)),
                 _ => Err(self.err(
                     &full,
-                    format!("expected a whole number from {min} to {max}, got {}", short(v)),
+                    format!(
+                        "expected a whole number from {min} to {max}, got {}",
+                        short(v)
+                    ),
                 )),
             },
         }
     }
 
-    fn string(&self, obj: &Map<String, Value>, prefix: &str, key: &str) -> Result<Option<String>, ConfigError> {
+    fn string(
+        &self,
+        obj: &Map<String, Value>,
+        prefix: &str,
+        key: &str,
+    ) -> Result<Option<String>, ConfigError> {
         match obj.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
@@ -467,10 +485,17 @@ impl Reader<'_> {
         }
     }
 
-    fn url(&self, obj: &Map<String, Value>, prefix: &str, key: &str) -> Result<Option<String>, ConfigError> {
+    fn url(
+        &self,
+        obj: &Map<String, Value>,
+        prefix: &str,
+        key: &str,
+    ) -> Result<Option<String>, ConfigError> {
         let s = self.string(obj, prefix, key)?;
         if let Some(u) = &s {
-            if !(u.starts_with("http://") || u.starts_with("https://")) || u.contains(char::is_whitespace) {
+            if !(u.starts_with("http://") || u.starts_with("https://"))
+                || u.contains(char::is_whitespace)
+            {
                 return Err(self.err(
                     &format!("{prefix}{key}"),
                     format!("expected an http:// or https:// URL, got {u:?}"),
@@ -491,11 +516,18 @@ impl Reader<'_> {
             Some(Value::Number(n)) => Some(n.to_string()),
             _ => self.string(obj, prefix, key)?,
         };
-        text.map(|s| s.parse::<T>().map_err(|e| self.err(&format!("{prefix}{key}"), e.0)))
-            .transpose()
+        text.map(|s| {
+            s.parse::<T>()
+                .map_err(|e| self.err(&format!("{prefix}{key}"), e.0))
+        })
+        .transpose()
     }
 
-    fn sources(&mut self, root: &Map<String, Value>, kind: Kind) -> Result<Vec<String>, ConfigError> {
+    fn sources(
+        &mut self,
+        root: &Map<String, Value>,
+        kind: Kind,
+    ) -> Result<Vec<String>, ConfigError> {
         let key = kind.key();
         let list = match root.get(key) {
             None | Some(Value::Null) => return Ok(Vec::new()),
@@ -513,8 +545,9 @@ impl Reader<'_> {
             }
             .map_err(|m| self.err(&format!("{key}[{i}]"), m))?;
             if out.contains(&norm) {
-                self.warnings
-                    .push(format!("{key}[{i}]: {norm} is listed twice; collected once"));
+                self.warnings.push(format!(
+                    "{key}[{i}]: {norm} is listed twice; collected once"
+                ));
             } else {
                 out.push(norm);
             }
@@ -544,11 +577,15 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
     r.unknown(
         root,
         "",
-        &["asns", "fqdns", "schedule", "ttl_days", "ripe", "dns", "api", "outputs"],
+        &[
+            "asns", "fqdns", "schedule", "ttl_days", "ripe", "dns", "api", "outputs",
+        ],
     );
-    let mut c = Config::default();
-    c.asns = r.sources(root, Kind::Asn)?;
-    c.fqdns = r.sources(root, Kind::Fqdn)?;
+    let mut c = Config {
+        asns: r.sources(root, Kind::Asn)?,
+        fqdns: r.sources(root, Kind::Fqdn)?,
+        ..Config::default()
+    };
     if let Some(n) = r.uint(root, "", "ttl_days", 0, 36_500)? {
         c.ttl_days = n as u32;
     }
@@ -565,15 +602,28 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
         r.unknown(
             o,
             "ripe.",
-            &["url", "min_peers_seeing", "sourceapp", "timeout_seconds", "retries"],
+            &[
+                "url",
+                "min_peers_seeing",
+                "sourceapp",
+                "timeout_seconds",
+                "retries",
+            ],
         );
         if let Some(u) = r.url(o, "ripe.", "url")? {
             c.ripe.url = u;
         }
         c.ripe.min_peers_seeing = r.uint(o, "ripe.", "min_peers_seeing", 0, 100_000)?;
         if let Some(s) = r.string(o, "ripe.", "sourceapp")? {
-            if s.is_empty() || !s.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b)) {
-                return Err(r.err("ripe.sourceapp", format!("expected letters, digits, '-', '_' or '.', got {s:?}")));
+            if s.is_empty()
+                || !s
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+            {
+                return Err(r.err(
+                    "ripe.sourceapp",
+                    format!("expected letters, digits, '-', '_' or '.', got {s:?}"),
+                ));
             }
             c.ripe.sourceapp = s;
         }
@@ -612,7 +662,10 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
         }
         c.api.token = r.string(o, "api.", "token")?;
         if c.api.token.as_deref() == Some("") {
-            return Err(r.err("api.token", "an empty token would let anyone in; use null to switch it off"));
+            return Err(r.err(
+                "api.token",
+                "an empty token would let anyone in; use null to switch it off",
+            ));
         }
     }
     match root.get("outputs") {
@@ -624,22 +677,41 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
                 r.unknown(
                     o,
                     &prefix,
-                    &["path", "format", "type", "command", "family", "aggregate", "table", "set", "timeout_seconds"],
+                    &[
+                        "path",
+                        "format",
+                        "type",
+                        "command",
+                        "family",
+                        "aggregate",
+                        "table",
+                        "set",
+                        "timeout_seconds",
+                    ],
                 );
                 let path = r
                     .string(o, &prefix, "path")?
                     .filter(|p| !p.is_empty())
                     .ok_or_else(|| r.err(&format!("{prefix}path"), "missing: the file to write"))?;
                 let mut render = RenderOptions {
-                    format: r.word::<Format>(o, &prefix, "format")?.unwrap_or(Format::Text),
-                    type_filter: r.word::<TypeFilter>(o, &prefix, "type")?.unwrap_or(TypeFilter::All),
+                    format: r
+                        .word::<Format>(o, &prefix, "format")?
+                        .unwrap_or(Format::Text),
+                    type_filter: r
+                        .word::<TypeFilter>(o, &prefix, "type")?
+                        .unwrap_or(TypeFilter::All),
                     family: r.word::<Family>(o, &prefix, "family")?,
                     ..RenderOptions::default()
                 };
                 match o.get("aggregate") {
                     None | Some(Value::Null) => {}
                     Some(Value::Bool(b)) => render.aggregate = *b,
-                    Some(v) => return Err(r.err(&format!("{prefix}aggregate"), format!("expected true or false, got {}", short(v)))),
+                    Some(v) => {
+                        return Err(r.err(
+                            &format!("{prefix}aggregate"),
+                            format!("expected true or false, got {}", short(v)),
+                        ))
+                    }
                 }
                 if let Some(t) = r.string(o, &prefix, "table")? {
                     render.table = t;
@@ -647,12 +719,18 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
                 if let Some(s) = r.string(o, &prefix, "set")? {
                     render.set = s;
                 }
-                render.check().map_err(|e| r.err(&format!("{prefix}table/set"), e.0))?;
+                render
+                    .check()
+                    .map_err(|e| r.err(&format!("{prefix}table/set"), e.0))?;
                 c.outputs.push(OutputConfig {
                     path: PathBuf::from(path),
                     render,
-                    command: r.string(o, &prefix, "command")?.filter(|s| !s.trim().is_empty()),
-                    timeout_seconds: r.uint(o, &prefix, "timeout_seconds", 1, 3600)?.unwrap_or(60),
+                    command: r
+                        .string(o, &prefix, "command")?
+                        .filter(|s| !s.trim().is_empty()),
+                    timeout_seconds: r
+                        .uint(o, &prefix, "timeout_seconds", 1, 3600)?
+                        .unwrap_or(60),
                 });
             }
         }
@@ -667,7 +745,9 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
 /// Parses a listen address such as `127.0.0.1:8080` or `[::1]:8080`.
 pub fn parse_listen(s: &str) -> Result<SocketAddr, String> {
     s.parse::<SocketAddr>().map_err(|_| {
-        format!("invalid listen address {s:?}: expected IP:PORT such as 127.0.0.1:8080 or [::1]:8080")
+        format!(
+            "invalid listen address {s:?}: expected IP:PORT such as 127.0.0.1:8080 or [::1]:8080"
+        )
     })
 }
 
@@ -736,11 +816,13 @@ fn update<T>(
 /// Adds a source (given as text) to the configuration at `path`, creating the file if
 /// needed. Returns the normalised source and whether it was new.
 pub fn add_source(path: &Path, kind: Kind, source: &str) -> Result<(String, bool), ConfigError> {
-    let norm = kind.normalize(source).map_err(|message| ConfigError::Invalid {
-        path: path.into(),
-        key: kind.key().into(),
-        message,
-    })?;
+    let norm = kind
+        .normalize(source)
+        .map_err(|message| ConfigError::Invalid {
+            path: path.into(),
+            key: kind.key().into(),
+            message,
+        })?;
     update(path, |root, before| {
         if before.sources(kind).contains(&norm) {
             return Ok(((norm.clone(), false), false));
@@ -761,11 +843,13 @@ pub fn add_source(path: &Path, kind: Kind, source: &str) -> Result<(String, bool
 /// Removes a source (given as text) from the configuration at `path`. Returns the
 /// normalised source and whether it was configured.
 pub fn remove_source(path: &Path, kind: Kind, source: &str) -> Result<(String, bool), ConfigError> {
-    let norm = kind.normalize(source).map_err(|message| ConfigError::Invalid {
-        path: path.into(),
-        key: kind.key().into(),
-        message,
-    })?;
+    let norm = kind
+        .normalize(source)
+        .map_err(|message| ConfigError::Invalid {
+            path: path.into(),
+            key: kind.key().into(),
+            message,
+        })?;
     update(path, |root, before| {
         if !before.sources(kind).contains(&norm) {
             return Ok(((norm.clone(), false), false));
@@ -797,13 +881,32 @@ mod tests {
         for s in ["62041", "AS62041", "as62041", "As62041", "062041"] {
             assert_eq!(normalize_asn(s).unwrap(), "62041", "{s}");
         }
-        assert_eq!(normalize_asn_value(&serde_json::json!(62041)).unwrap(), "62041");
+        assert_eq!(
+            normalize_asn_value(&serde_json::json!(62041)).unwrap(),
+            "62041"
+        );
         assert_eq!(normalize_asn("4294967295").unwrap(), "4294967295");
-        for bad in ["", "AS", "ASN62041", "62041a", " 62041", "-1", "4294967296", "0", "AS 1", "1.5"] {
+        for bad in [
+            "",
+            "AS",
+            "ASN62041",
+            "62041a",
+            " 62041",
+            "-1",
+            "4294967296",
+            "0",
+            "AS 1",
+            "1.5",
+        ] {
             let e = normalize_asn(bad).unwrap_err();
             assert!(e.contains(&format!("{bad:?}")), "{e}");
         }
-        for bad in [serde_json::json!(-5), serde_json::json!(1.5), serde_json::json!(null), serde_json::json!([1])] {
+        for bad in [
+            serde_json::json!(-5),
+            serde_json::json!(1.5),
+            serde_json::json!(null),
+            serde_json::json!([1]),
+        ] {
             assert!(normalize_asn_value(&bad).is_err(), "{bad}");
         }
     }
@@ -812,14 +915,37 @@ mod tests {
     fn fqdn_forms() {
         assert_eq!(normalize_fqdn("Example.COM.").unwrap(), "example.com");
         assert_eq!(normalize_fqdn("localhost").unwrap(), "localhost");
-        assert_eq!(normalize_fqdn("xn--bcher-kva.example").unwrap(), "xn--bcher-kva.example");
+        assert_eq!(
+            normalize_fqdn("xn--bcher-kva.example").unwrap(),
+            "xn--bcher-kva.example"
+        );
         let long_label = "a".repeat(64);
-        let long_name = ["a".repeat(63), "b".repeat(63), "c".repeat(63), "d".repeat(62)].join(".");
+        let long_name = [
+            "a".repeat(63),
+            "b".repeat(63),
+            "c".repeat(63),
+            "d".repeat(62),
+        ]
+        .join(".");
         assert_eq!(long_name.len(), 254);
         for bad in [
-            "", ".", "1.2.3.4", "::1", "2001:db8::1", "[::1]", "exa mple.com", "bücher.example",
-            "a..b", ".example.com", "-a.example", "a-.example", "ex/ample.com", "300.1.1.1",
-            &long_label, &long_name, "example.com..",
+            "",
+            ".",
+            "1.2.3.4",
+            "::1",
+            "2001:db8::1",
+            "[::1]",
+            "exa mple.com",
+            "bücher.example",
+            "a..b",
+            ".example.com",
+            "-a.example",
+            "a-.example",
+            "ex/ample.com",
+            "300.1.1.1",
+            &long_label,
+            &long_name,
+            "example.com..",
         ] {
             let e = normalize_fqdn(bad).unwrap_err();
             assert!(e.contains("invalid host name"), "{bad}: {e}");
@@ -833,7 +959,10 @@ mod tests {
         assert_eq!(c.ttl_days, 7);
         assert_eq!(c.schedule.interval_secs(), 360 * 60);
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(load(&dir.path().join("config.json")).unwrap().config, Config::default());
+        assert_eq!(
+            load(&dir.path().join("config.json")).unwrap().config,
+            Config::default()
+        );
     }
 
     #[test]
@@ -876,14 +1005,26 @@ mod tests {
             (r#"{"fqdns": ["1.2.3.4"]}"#, "fqdns[0]"),
             (r#"{"ttl_days": -1}"#, "ttl_days"),
             (r#"{"ttl_days": "7"}"#, "ttl_days"),
-            (r#"{"schedule": {"interval_minutes": 0}}"#, "schedule.interval_minutes"),
+            (
+                r#"{"schedule": {"interval_minutes": 0}}"#,
+                "schedule.interval_minutes",
+            ),
             (r#"{"ripe": {"url": "ftp://x"}}"#, "ripe.url"),
-            (r#"{"ripe": {"timeout_seconds": 0}}"#, "ripe.timeout_seconds"),
+            (
+                r#"{"ripe": {"timeout_seconds": 0}}"#,
+                "ripe.timeout_seconds",
+            ),
             (r#"{"dns": {"resolver": "udp"}}"#, "dns.resolver"),
             (r#"{"api": {"listen": "localhost"}}"#, "api.listen"),
             (r#"{"outputs": [{"format": "nft"}]}"#, "outputs[0].path"),
-            (r#"{"outputs": [{"path": "/x", "format": "yaml"}]}"#, "outputs[0].format"),
-            (r#"{"outputs": [{"path": "/x", "set": "bad name"}]}"#, "outputs[0].table/set"),
+            (
+                r#"{"outputs": [{"path": "/x", "format": "yaml"}]}"#,
+                "outputs[0].format",
+            ),
+            (
+                r#"{"outputs": [{"path": "/x", "set": "bad name"}]}"#,
+                "outputs[0].table/set",
+            ),
             ("[]", "(top level)"),
         ];
         for (text, key) in cases {
@@ -897,19 +1038,38 @@ mod tests {
             ConfigError::Syntax { line, column, .. } => assert_eq!((*line, *column), (3, 1)),
             other => panic!("{other:?}"),
         }
-        assert!(e.to_string().starts_with("config.json: invalid JSON at line 3, column 1"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("config.json: invalid JSON at line 3, column 1"),
+            "{e}"
+        );
     }
 
     #[test]
     fn add_remove_keep_unknown_keys() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config.json");
-        assert_eq!(add_source(&path, Kind::Asn, "AS62041").unwrap(), ("62041".into(), true));
-        assert_eq!(add_source(&path, Kind::Asn, "62041").unwrap(), ("62041".into(), false));
+        assert_eq!(
+            add_source(&path, Kind::Asn, "AS62041").unwrap(),
+            ("62041".into(), true)
+        );
+        assert_eq!(
+            add_source(&path, Kind::Asn, "62041").unwrap(),
+            ("62041".into(), false)
+        );
         fs::write(&path, r#"{"asns": ["AS62041", 13335], "mine": [1, 2]}"#).unwrap();
-        assert_eq!(add_source(&path, Kind::Fqdn, "Example.com").unwrap(), ("example.com".into(), true));
-        assert_eq!(remove_source(&path, Kind::Asn, "as62041").unwrap(), ("62041".into(), true));
-        assert_eq!(remove_source(&path, Kind::Asn, "1").unwrap(), ("1".into(), false));
+        assert_eq!(
+            add_source(&path, Kind::Fqdn, "Example.com").unwrap(),
+            ("example.com".into(), true)
+        );
+        assert_eq!(
+            remove_source(&path, Kind::Asn, "as62041").unwrap(),
+            ("62041".into(), true)
+        );
+        assert_eq!(
+            remove_source(&path, Kind::Asn, "1").unwrap(),
+            ("1".into(), false)
+        );
         let v: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(v["mine"], serde_json::json!([1, 2]));
         assert_eq!(v["asns"], serde_json::json!([13335]));
@@ -928,7 +1088,10 @@ mod tests {
         for bad in ["1.2.3.4", "a b", "é.com"] {
             assert!(add_source(&path, Kind::Fqdn, bad).is_err());
         }
-        assert_eq!(fs::read_to_string(&path).unwrap(), "{\"asns\": [\"62041\"]}");
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            "{\"asns\": [\"62041\"]}"
+        );
         // An invalid file is not rewritten either.
         fs::write(&path, "{\"ttl_days\": \"x\"}").unwrap();
         assert!(add_source(&path, Kind::Asn, "1").is_err());

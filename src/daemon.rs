@@ -182,7 +182,9 @@ impl Daemon {
                     log::info!("{} changed; reloaded", self.paths.config().display());
                     for kind in Kind::ALL {
                         for s in new.sources(kind) {
-                            if !self.cfg.sources(kind).contains(s) && !self.pending.contains(&(kind, s.clone())) {
+                            if !self.cfg.sources(kind).contains(s)
+                                && !self.pending.contains(&(kind, s.clone()))
+                            {
                                 self.pending.push((kind, s.clone()));
                             }
                         }
@@ -190,15 +192,25 @@ impl Daemon {
                     self.pending.retain(|(k, s)| new.sources(*k).contains(s));
                     if new.schedule != self.cfg.schedule {
                         // Keep the rhythm: the next run is one new interval after the last start.
-                        let last = self.status.last_run_started.as_deref().and_then(util::parse_iso);
-                        self.next_run = last.map_or(util::unix_now(), |t| t + new.schedule.interval_secs() as i64);
+                        let last = self
+                            .status
+                            .last_run_started
+                            .as_deref()
+                            .and_then(util::parse_iso);
+                        self.next_run = last.map_or(util::unix_now(), |t| {
+                            t + new.schedule.interval_secs() as i64
+                        });
                         self.status.next_run = Some(util::iso(self.next_run));
                     }
                 }
                 self.cfg = new;
             }
             Err(e) => {
-                let what = if first { "running with no sources until it is fixed" } else { "keeping the last good configuration" };
+                let what = if first {
+                    "running with no sources until it is fixed"
+                } else {
+                    "keeping the last good configuration"
+                };
                 self.record_error(format!("{e}; {what}"));
                 self.write_status();
             }
@@ -217,13 +229,24 @@ impl Daemon {
         }
         let handle = thread::spawn(move || {
             let (report, render) = match &kind {
-                JobKind::Full { render } => (Some(run::collect(&paths, &cfg, None, &stop, &job_phase)), *render),
-                JobKind::Partial(only) => (Some(run::collect(&paths, &cfg, Some(only), &stop, &job_phase)), false),
+                JobKind::Full { render } => (
+                    Some(run::collect(&paths, &cfg, None, &stop, &job_phase)),
+                    *render,
+                ),
+                JobKind::Partial(only) => (
+                    Some(run::collect(&paths, &cfg, Some(only), &stop, &job_phase)),
+                    false,
+                ),
                 JobKind::Render => (None, true),
             };
             let changed = matches!(&report, Some(Ok(r)) if r.changed());
-            let outputs = (render || changed).then(|| crate::outputs::render_all(&paths, &cfg.outputs));
-            JobResult { kind, report, outputs }
+            let outputs =
+                (render || changed).then(|| crate::outputs::render_all(&paths, &cfg.outputs));
+            JobResult {
+                kind,
+                report,
+                outputs,
+            }
         });
         self.job = Some(Job { handle, phase });
     }
@@ -250,13 +273,26 @@ impl Daemon {
                         }
                     }
                 }
-                let failed: Vec<String> = report.failures().map(|s| format!("{}: {}", s.name(), s.outcome.as_ref().err().map_or("", |e| e))).collect();
+                let failed: Vec<String> = report
+                    .failures()
+                    .map(|s| {
+                        format!(
+                            "{}: {}",
+                            s.name(),
+                            s.outcome.as_ref().err().map_or("", |e| e)
+                        )
+                    })
+                    .collect();
                 if failed.is_empty() {
                     if full {
                         self.status.last_success = Some(report.finished.clone());
                     }
                 } else {
-                    self.record_error(format!("{} source(s) failed: {}", failed.len(), failed.join("; ")));
+                    self.record_error(format!(
+                        "{} source(s) failed: {}",
+                        failed.len(),
+                        failed.join("; ")
+                    ));
                 }
             }
             Some(Err(RunError::Stopped)) => {}
@@ -306,7 +342,10 @@ impl Daemon {
                     let only = std::mem::take(&mut self.pending);
                     log::info!(
                         "collecting new sources: {}",
-                        only.iter().map(|(k, s)| display_source(*k, s)).collect::<Vec<_>>().join(", ")
+                        only.iter()
+                            .map(|(k, s)| display_source(*k, s))
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     );
                     self.start(JobKind::Partial(only));
                 } else if std::mem::take(&mut self.render_at_start) {

@@ -154,7 +154,9 @@ pub fn quarantine(db: &Path) -> std::io::Result<PathBuf> {
 fn classify(db: &Path, e: rusqlite::Error) -> StoreError {
     let code = e.sqlite_error_code();
     match code {
-        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Busy(e.to_string()),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
+            StoreError::Busy(e.to_string())
+        }
         Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => {
             let moved_to = match quarantine(db) {
                 Ok(p) => {
@@ -205,7 +207,11 @@ impl Row {
     fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
         let kind: String = r.get(0)?;
         Ok(Row {
-            kind: if kind == "fqdn" { Kind::Fqdn } else { Kind::Asn },
+            kind: if kind == "fqdn" {
+                Kind::Fqdn
+            } else {
+                Kind::Asn
+            },
             source: r.get(1)?,
             value: r.get(2)?,
             first_seen: r.get(3)?,
@@ -348,7 +354,13 @@ impl Db {
                            last_seen = max(last_seen, excluded.last_seen)",
                     )?;
                     for r in &batch.rows {
-                        ins.execute(params![r.kind.as_str(), r.source, r.value, r.first_seen, r.last_seen])?;
+                        ins.execute(params![
+                            r.kind.as_str(),
+                            r.source,
+                            r.value,
+                            r.first_seen,
+                            r.last_seen
+                        ])?;
                     }
                 }
                 if !batch.files.is_empty() {
@@ -435,8 +447,14 @@ impl Db {
     pub fn get_values(&self, filter: TypeFilter) -> Result<Vec<String>, StoreError> {
         let (sql, kind) = match filter {
             TypeFilter::All => ("SELECT DISTINCT value FROM addresses", None),
-            TypeFilter::Cidr => ("SELECT DISTINCT value FROM addresses WHERE kind = ?1", Some("asn")),
-            TypeFilter::Fqdn => ("SELECT DISTINCT value FROM addresses WHERE kind = ?1", Some("fqdn")),
+            TypeFilter::Cidr => (
+                "SELECT DISTINCT value FROM addresses WHERE kind = ?1",
+                Some("asn"),
+            ),
+            TypeFilter::Fqdn => (
+                "SELECT DISTINCT value FROM addresses WHERE kind = ?1",
+                Some("fqdn"),
+            ),
         };
         let run = || -> rusqlite::Result<Vec<String>> {
             let mut st = self.conn.prepare(sql)?;
@@ -600,10 +618,8 @@ impl WriteTx<'_> {
                 // Most of the source was seen again (the usual case): one UPDATE of the
                 // whole source and a restore of the few unseen values beats one UPDATE
                 // per value.
-                tx.prepare(
-                    "UPDATE addresses SET last_seen = ?3 WHERE kind = ?1 AND source = ?2",
-                )?
-                .execute([k, source, now])?;
+                tx.prepare("UPDATE addresses SET last_seen = ?3 WHERE kind = ?1 AND source = ?2")?
+                    .execute([k, source, now])?;
                 for (v, last) in &stored {
                     if let Some(last) = last {
                         one.execute([k, source, v.as_str(), last.as_str()])?;
@@ -699,17 +715,27 @@ mod tests {
     }
 
     fn values_of(db: &Db, kind: Kind, source: &str) -> Vec<String> {
-        db.rows(kind, source).unwrap().into_iter().map(|r| r.value).collect()
+        db.rows(kind, source)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.value)
+            .collect()
     }
 
     #[test]
     fn normalises_values() {
         assert_eq!(normalize_prefix("10.0.0.1/8").unwrap(), "10.0.0.0/8");
-        assert_eq!(normalize_prefix("2001:DB8:0:0::1/32").unwrap(), "2001:db8::/32");
+        assert_eq!(
+            normalize_prefix("2001:DB8:0:0::1/32").unwrap(),
+            "2001:db8::/32"
+        );
         assert_eq!(normalize_prefix("1.2.3.4").unwrap(), "1.2.3.4/32");
         assert!(normalize_prefix("1.2.3.4/33").is_err());
         assert!(normalize_prefix("garbage").is_err());
-        assert_eq!(normalize_address("2606:2800:0:0:0:0:0:1").unwrap(), "2606:2800::1");
+        assert_eq!(
+            normalize_address("2606:2800:0:0:0:0:0:1").unwrap(),
+            "2606:2800::1"
+        );
         assert!(normalize_address("1.2.3.0/24").is_err());
     }
 
@@ -734,7 +760,11 @@ mod tests {
         assert_eq!(cols, ["kind", "source", "value", "first_seen", "last_seen"]);
         let idx: String = db
             .conn
-            .query_row("SELECT sql FROM sqlite_master WHERE name='addresses_value'", [], |r| r.get(0))
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE name='addresses_value'",
+                [],
+                |r| r.get(0),
+            )
             .unwrap();
         assert!(idx.contains("(value)"));
         // The CHECK constraint holds.
@@ -748,23 +778,56 @@ mod tests {
     fn merge_and_ttl() {
         let (_d, paths) = setup();
         let mut db = open(&paths).unwrap();
-        let s = db.merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8", "11.0.0.0/8"]), T0, 7).unwrap();
-        assert_eq!(s, MergeStats { added: 2, refreshed: 0, removed: 0 });
-        db.merge_source(Kind::Asn, "2", &vals(&["12.0.0.0/8"]), T0, 7).unwrap();
+        let s = db
+            .merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8", "11.0.0.0/8"]), T0, 7)
+            .unwrap();
+        assert_eq!(
+            s,
+            MergeStats {
+                added: 2,
+                refreshed: 0,
+                removed: 0
+            }
+        );
+        db.merge_source(Kind::Asn, "2", &vals(&["12.0.0.0/8"]), T0, 7)
+            .unwrap();
         // A day later 11/8 is gone from the answer: still stored (not expired).
-        let s = db.merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8", "10.0.0.0/8"]), T0 + DAY, 7).unwrap();
-        assert_eq!(s, MergeStats { added: 0, refreshed: 1, removed: 0 });
+        let s = db
+            .merge_source(
+                Kind::Asn,
+                "1",
+                &vals(&["10.0.0.0/8", "10.0.0.0/8"]),
+                T0 + DAY,
+                7,
+            )
+            .unwrap();
+        assert_eq!(
+            s,
+            MergeStats {
+                added: 0,
+                refreshed: 1,
+                removed: 0
+            }
+        );
         let rows = db.rows(Kind::Asn, "1").unwrap();
         assert_eq!(rows[0].first_seen, util::iso(T0));
         assert_eq!(rows[0].last_seen, util::iso(T0 + DAY));
-        assert_eq!(rows[1].last_seen, util::iso(T0), "unseen value keeps its last_seen");
+        assert_eq!(
+            rows[1].last_seen,
+            util::iso(T0),
+            "unseen value keeps its last_seen"
+        );
         // Eight days after it was last seen, the next merge of source 1 expires it...
-        let s = db.merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8"]), T0 + 8 * DAY, 7).unwrap();
+        let s = db
+            .merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8"]), T0 + 8 * DAY, 7)
+            .unwrap();
         assert_eq!(s.removed, 1);
         assert_eq!(values_of(&db, Kind::Asn, "1"), ["10.0.0.0/8"]);
         // ...but source 2's equally old row stays until source 2 is merged.
         assert_eq!(values_of(&db, Kind::Asn, "2"), ["12.0.0.0/8"]);
-        let s = db.merge_source(Kind::Asn, "2", &[], T0 + 8 * DAY, 7).unwrap();
+        let s = db
+            .merge_source(Kind::Asn, "2", &[], T0 + 8 * DAY, 7)
+            .unwrap();
         assert_eq!(s.removed, 1);
         assert!(values_of(&db, Kind::Asn, "2").is_empty());
     }
@@ -773,10 +836,17 @@ mod tests {
     fn ttl_zero_keeps_everything() {
         let (_d, paths) = setup();
         let mut db = open(&paths).unwrap();
-        db.merge_source(Kind::Fqdn, "a.example", &vals(&["1.2.3.4"]), T0, 0).unwrap();
-        let s = db.merge_source(Kind::Fqdn, "a.example", &[], T0 + 3650 * DAY, 0).unwrap();
+        db.merge_source(Kind::Fqdn, "a.example", &vals(&["1.2.3.4"]), T0, 0)
+            .unwrap();
+        let s = db
+            .merge_source(Kind::Fqdn, "a.example", &[], T0 + 3650 * DAY, 0)
+            .unwrap();
         assert_eq!(s.removed, 0);
-        assert_eq!(db.sweep_unconfigured(Kind::Fqdn, &[], T0 + 3650 * DAY, 0).unwrap(), 0);
+        assert_eq!(
+            db.sweep_unconfigured(Kind::Fqdn, &[], T0 + 3650 * DAY, 0)
+                .unwrap(),
+            0
+        );
         assert_eq!(values_of(&db, Kind::Fqdn, "a.example"), ["1.2.3.4"]);
     }
 
@@ -787,12 +857,22 @@ mod tests {
         let mut db = open(&paths).unwrap();
         let all: Vec<String> = (0..200).map(|i| format!("10.{i}.0.0/16")).collect();
         db.merge_source(Kind::Asn, "1", &all, T0, 7).unwrap();
-        let s = db.merge_source(Kind::Asn, "1", &all[..150], T0 + DAY, 7).unwrap();
+        let s = db
+            .merge_source(Kind::Asn, "1", &all[..150], T0 + DAY, 7)
+            .unwrap();
         assert_eq!((s.added, s.refreshed), (0, 150));
-        let s = db.merge_source(Kind::Asn, "1", &all[..10], T0 + 2 * DAY, 7).unwrap();
+        let s = db
+            .merge_source(Kind::Asn, "1", &all[..10], T0 + 2 * DAY, 7)
+            .unwrap();
         assert_eq!((s.added, s.refreshed), (0, 10));
         let rows = db.rows(Kind::Asn, "1").unwrap();
-        let last = |v: &str| rows.iter().find(|r| r.value == v).unwrap().last_seen.clone();
+        let last = |v: &str| {
+            rows.iter()
+                .find(|r| r.value == v)
+                .unwrap()
+                .last_seen
+                .clone()
+        };
         assert_eq!(last("10.0.0.0/16"), util::iso(T0 + 2 * DAY));
         assert_eq!(last("10.100.0.0/16"), util::iso(T0 + DAY));
         assert_eq!(last("10.199.0.0/16"), util::iso(T0));
@@ -802,7 +882,8 @@ mod tests {
     fn failed_merge_leaves_rows_untouched() {
         let (_d, paths) = setup();
         let mut db = open(&paths).unwrap();
-        db.merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8", "11.0.0.0/8"]), T0, 7).unwrap();
+        db.merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8", "11.0.0.0/8"]), T0, 7)
+            .unwrap();
         let before = db.all_rows().unwrap();
         // Inject a failure in the middle of the next merge: inserting this value aborts.
         db.conn
@@ -812,7 +893,13 @@ mod tests {
             )
             .unwrap();
         let err = db
-            .merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8", "66.0.0.0/8"]), T0 + 30 * DAY, 7)
+            .merge_source(
+                Kind::Asn,
+                "1",
+                &vals(&["10.0.0.0/8", "66.0.0.0/8"]),
+                T0 + 30 * DAY,
+                7,
+            )
             .unwrap_err();
         assert!(err.to_string().contains("injected"), "{err}");
         assert_eq!(db.all_rows().unwrap(), before);
@@ -822,16 +909,31 @@ mod tests {
     fn purge_and_sweep() {
         let (_d, paths) = setup();
         let mut db = open(&paths).unwrap();
-        db.merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8"]), T0, 7).unwrap();
-        db.merge_source(Kind::Asn, "2", &vals(&["11.0.0.0/8", "12.0.0.0/8"]), T0, 7).unwrap();
-        db.merge_source(Kind::Fqdn, "x.example", &vals(&["1.1.1.1"]), T0, 7).unwrap();
+        db.merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8"]), T0, 7)
+            .unwrap();
+        db.merge_source(Kind::Asn, "2", &vals(&["11.0.0.0/8", "12.0.0.0/8"]), T0, 7)
+            .unwrap();
+        db.merge_source(Kind::Fqdn, "x.example", &vals(&["1.1.1.1"]), T0, 7)
+            .unwrap();
         assert_eq!(db.purge_source(Kind::Asn, "2").unwrap(), 2);
         assert!(values_of(&db, Kind::Asn, "2").is_empty());
         // Source 1 is no longer configured: kept while fresh, swept once expired.
-        assert_eq!(db.sweep_unconfigured(Kind::Asn, &[], T0 + 6 * DAY, 7).unwrap(), 0);
+        assert_eq!(
+            db.sweep_unconfigured(Kind::Asn, &[], T0 + 6 * DAY, 7)
+                .unwrap(),
+            0
+        );
         assert_eq!(values_of(&db, Kind::Asn, "1"), ["10.0.0.0/8"]);
-        assert_eq!(db.sweep_unconfigured(Kind::Asn, &vals(&["1"]), T0 + 8 * DAY, 7).unwrap(), 0);
-        assert_eq!(db.sweep_unconfigured(Kind::Asn, &[], T0 + 8 * DAY, 7).unwrap(), 1);
+        assert_eq!(
+            db.sweep_unconfigured(Kind::Asn, &vals(&["1"]), T0 + 8 * DAY, 7)
+                .unwrap(),
+            0
+        );
+        assert_eq!(
+            db.sweep_unconfigured(Kind::Asn, &[], T0 + 8 * DAY, 7)
+                .unwrap(),
+            1
+        );
         assert!(values_of(&db, Kind::Asn, "1").is_empty());
         // Other kinds are not touched by an ASN sweep.
         assert_eq!(values_of(&db, Kind::Fqdn, "x.example"), ["1.1.1.1"]);
@@ -842,9 +944,18 @@ mod tests {
     fn values_and_counts() {
         let (_d, paths) = setup();
         let mut db = open(&paths).unwrap();
-        db.merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8"]), T0, 7).unwrap();
-        db.merge_source(Kind::Asn, "2", &vals(&["10.0.0.0/8", "2001:db8::/32"]), T0, 7).unwrap();
-        db.merge_source(Kind::Fqdn, "x.example", &vals(&["1.1.1.1"]), T0, 7).unwrap();
+        db.merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8"]), T0, 7)
+            .unwrap();
+        db.merge_source(
+            Kind::Asn,
+            "2",
+            &vals(&["10.0.0.0/8", "2001:db8::/32"]),
+            T0,
+            7,
+        )
+        .unwrap();
+        db.merge_source(Kind::Fqdn, "x.example", &vals(&["1.1.1.1"]), T0, 7)
+            .unwrap();
         let mut all = db.get_values(TypeFilter::All).unwrap();
         all.sort();
         assert_eq!(all, ["1.1.1.1", "10.0.0.0/8", "2001:db8::/32"]);
@@ -856,8 +967,16 @@ mod tests {
     }
 
     fn copy_legacy(paths: &Paths) {
-        fs::write(paths.legacy(Kind::Asn), include_str!("../tests/fixtures/legacy/data.json")).unwrap();
-        fs::write(paths.legacy(Kind::Fqdn), include_str!("../tests/fixtures/legacy/fqdn_data.json")).unwrap();
+        fs::write(
+            paths.legacy(Kind::Asn),
+            include_str!("../tests/fixtures/legacy/data.json"),
+        )
+        .unwrap();
+        fs::write(
+            paths.legacy(Kind::Fqdn),
+            include_str!("../tests/fixtures/legacy/fqdn_data.json"),
+        )
+        .unwrap();
     }
 
     fn migrated(paths: &Paths) -> Vec<String> {
@@ -880,12 +999,20 @@ mod tests {
         assert_eq!(rows.len(), 10);
         assert_eq!(rows.iter().filter(|r| r.kind == Kind::Asn).count(), 7);
         let get = |v: &str| rows.iter().find(|r| r.value == v).unwrap();
-        assert_eq!((get("1.1.1.0/24").first_seen.as_str(), get("1.1.1.0/24").last_seen.as_str()),
-                   ("2026-09-01T00:00:00", "2026-10-02T08:30:00"));
+        assert_eq!(
+            (
+                get("1.1.1.0/24").first_seen.as_str(),
+                get("1.1.1.0/24").last_seen.as_str()
+            ),
+            ("2026-09-01T00:00:00", "2026-10-02T08:30:00")
+        );
         assert_eq!(get("104.16.0.0/13").first_seen, "2026-09-15T00:00:00");
         assert_eq!(get("149.154.167.99").last_seen, "2026-10-03T00:00:00");
         assert_eq!(get("91.108.4.0/22").first_seen, "2026-10-01T12:00:00");
-        assert_eq!(get("2606:4700::/32").first_seen, "2026-10-02T08:30:00.123456");
+        assert_eq!(
+            get("2606:4700::/32").first_seen,
+            "2026-10-02T08:30:00.123456"
+        );
         assert!(get("91.108.4.0/22").last_seen >= before);
         assert_eq!(get("93.184.216.34").source, "example.com");
         let names = migrated(&paths);
@@ -908,9 +1035,16 @@ mod tests {
         let e = open(&paths).unwrap_err();
         assert!(matches!(e, StoreError::Legacy(_)), "{e}");
         assert!(e.to_string().contains("data.json"), "{e}");
-        assert_eq!(fs::read_to_string(paths.legacy(Kind::Asn)).unwrap(), "{\"1\": {");
+        assert_eq!(
+            fs::read_to_string(paths.legacy(Kind::Asn)).unwrap(),
+            "{\"1\": {"
+        );
         // Once the file is fixed, the import happens.
-        fs::write(paths.legacy(Kind::Asn), r#"{"1": {"prefixes": ["10.0.0.0/8"], "last_updated": "2026-01-01T00:00:00"}}"#).unwrap();
+        fs::write(
+            paths.legacy(Kind::Asn),
+            r#"{"1": {"prefixes": ["10.0.0.0/8"], "last_updated": "2026-01-01T00:00:00"}}"#,
+        )
+        .unwrap();
         assert_eq!(open(&paths).unwrap().all_rows().unwrap().len(), 1);
     }
 
@@ -937,7 +1071,9 @@ mod tests {
     fn corruption_found_while_using() {
         let (_d, paths) = setup();
         let mut db = open(&paths).unwrap();
-        let many: Vec<String> = (0..5000).map(|i| format!("10.{}.{}.0/24", i / 256, i % 256)).collect();
+        let many: Vec<String> = (0..5000)
+            .map(|i| format!("10.{}.{}.0/24", i / 256, i % 256))
+            .collect();
         db.merge_source(Kind::Asn, "1", &many, T0, 7).unwrap();
         drop(db);
         // Checkpoint so the data is in the main file, then damage its pages.
@@ -950,7 +1086,9 @@ mod tests {
             *b = 0x55;
         }
         fs::write(&paths.db, &bytes).unwrap();
-        let e = open(&paths).and_then(|db| db.all_rows().map(|_| ())).unwrap_err();
+        let e = open(&paths)
+            .and_then(|db| db.all_rows().map(|_| ()))
+            .unwrap_err();
         assert!(e.is_corrupt(), "{e}");
         assert!(!paths.db.exists());
     }
@@ -960,7 +1098,8 @@ mod tests {
         let (_d, paths) = setup();
         {
             let c = Connection::open(&paths.db).unwrap();
-            c.execute_batch("CREATE TABLE future (x); PRAGMA user_version = 7;").unwrap();
+            c.execute_batch("CREATE TABLE future (x); PRAGMA user_version = 7;")
+                .unwrap();
         }
         let before = fs::read(&paths.db).unwrap();
         let e = open(&paths).unwrap_err();

@@ -160,13 +160,30 @@ mod tests {
     fn fixture_rows() {
         let mut rows = Vec::new();
         let now = "2026-11-30T00:00:00Z";
-        parse(Kind::Asn, include_str!("../tests/fixtures/legacy/data.json"), "data.json", now, &mut rows).unwrap();
-        parse(Kind::Fqdn, include_str!("../tests/fixtures/legacy/fqdn_data.json"), "fqdn_data.json", now, &mut rows).unwrap();
+        parse(
+            Kind::Asn,
+            include_str!("../tests/fixtures/legacy/data.json"),
+            "data.json",
+            now,
+            &mut rows,
+        )
+        .unwrap();
+        parse(
+            Kind::Fqdn,
+            include_str!("../tests/fixtures/legacy/fqdn_data.json"),
+            "fqdn_data.json",
+            now,
+            &mut rows,
+        )
+        .unwrap();
         assert_eq!(rows.len(), 10);
         let get = |v: &str| rows.iter().find(|r| r.value == v).unwrap();
         assert_eq!(get("1.1.1.0/24").first_seen, "2026-09-01T00:00:00");
         assert_eq!(get("1.1.1.0/24").last_seen, "2026-10-02T08:30:00");
-        assert_eq!(get("2606:4700::/32").first_seen, "2026-10-02T08:30:00.123456");
+        assert_eq!(
+            get("2606:4700::/32").first_seen,
+            "2026-10-02T08:30:00.123456"
+        );
         assert_eq!(get("2606:4700::/32").last_seen, now);
         assert_eq!(get("149.154.167.99").first_seen, "2026-08-01T00:00:00");
         assert_eq!(get("93.184.216.34").source, "example.com");
@@ -180,7 +197,14 @@ mod tests {
         assert!(e.0.contains("data.json: invalid JSON at line 1"), "{e}");
         assert!(parse(Kind::Asn, "[]", "data.json", "x", &mut rows).is_err());
         let text = r#"{"ASX": {"prefixes": ["1.0.0.0/8"]}, "7": {"prefixes": ["bogus", 5, "10.1.2.3/8"], "last_updated": "junk"}, "8": 5}"#;
-        parse(Kind::Asn, text, "data.json", "2026-01-01T00:00:00Z", &mut rows).unwrap();
+        parse(
+            Kind::Asn,
+            text,
+            "data.json",
+            "2026-01-01T00:00:00Z",
+            &mut rows,
+        )
+        .unwrap();
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].value, "10.0.0.0/8");
         assert_eq!(rows[0].first_seen, "2026-01-01T00:00:00Z");

@@ -88,7 +88,10 @@ pub fn run_command(cmd: &str, limit: Duration) -> Result<(), String> {
         .map(|l| format!(": {}", l.trim()))
         .unwrap_or_default();
     match status {
-        None => Err(format!("command {cmd:?} killed after {} s", limit.as_secs())),
+        None => Err(format!(
+            "command {cmd:?} killed after {} s",
+            limit.as_secs()
+        )),
         Some(s) if s.success() => Ok(()),
         Some(s) => Err(format!("command {cmd:?} failed ({s}){last}")),
     }

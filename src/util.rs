@@ -133,7 +133,10 @@ mod tests {
         for t in [0, 951_782_400, 1_700_000_000, 4_102_444_799] {
             assert_eq!(parse_iso(&iso(t)), Some(t));
         }
-        assert_eq!(parse_iso("2026-10-02T08:30:00.123456"), parse_iso("2026-10-02T08:30:00Z"));
+        assert_eq!(
+            parse_iso("2026-10-02T08:30:00.123456"),
+            parse_iso("2026-10-02T08:30:00Z")
+        );
         assert_eq!(parse_iso("2026-13-02T08:30:00"), None);
         assert_eq!(parse_iso("yesterday"), None);
     }

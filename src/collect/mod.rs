@@ -22,16 +22,25 @@ pub fn run_command(paths: &Paths) -> Result<Outcome, CliError> {
             paths.config().display()
         );
     }
-    let report = run::collect(paths, &cfg, None, &AtomicBool::new(false), &AtomicU8::new(0))
-        .map_err(|e| match e {
-            run::RunError::Store(s) => CliError::Store(s),
-            other => CliError::Other(other.to_string()),
-        })?;
+    let report = run::collect(
+        paths,
+        &cfg,
+        None,
+        &AtomicBool::new(false),
+        &AtomicU8::new(0),
+    )
+    .map_err(|e| match e {
+        run::RunError::Store(s) => CliError::Store(s),
+        other => CliError::Other(other.to_string()),
+    })?;
     run::log_report(&report);
     if report.changed() {
         let failed = crate::outputs::render_all(paths, &cfg.outputs);
         if !failed.is_empty() {
-            return Err(CliError::Other(format!("{} output(s) failed", failed.len())));
+            return Err(CliError::Other(format!(
+                "{} output(s) failed",
+                failed.len()
+            )));
         }
     }
     Ok(if report.failures().next().is_some() {

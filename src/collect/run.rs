@@ -102,7 +102,12 @@ impl From<StoreError> for RunError {
 }
 
 /// Fetches one source.
-fn fetch_one(ripe: &RipeClient, dns: &DnsClient, kind: Kind, source: &str) -> Result<Fetched, SourceError> {
+fn fetch_one(
+    ripe: &RipeClient,
+    dns: &DnsClient,
+    kind: Kind,
+    source: &str,
+) -> Result<Fetched, SourceError> {
     match kind {
         Kind::Asn => ripe.fetch(source),
         Kind::Fqdn => dns.resolve(source),
@@ -111,7 +116,11 @@ fn fetch_one(ripe: &RipeClient, dns: &DnsClient, kind: Kind, source: &str) -> Re
 
 /// Runs `f` over `items` on up to [`PARALLEL_FETCHES`] threads, keeping the order.
 /// Items not started when `stop` is set get `None`.
-fn parallel<T: Sync, R: Send>(items: &[T], stop: &AtomicBool, f: impl Fn(&T) -> R + Sync) -> Vec<Option<R>> {
+fn parallel<T: Sync, R: Send>(
+    items: &[T],
+    stop: &AtomicBool,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<Option<R>> {
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
     let workers = PARALLEL_FETCHES.min(items.len());
@@ -155,13 +164,21 @@ pub fn collect(
     let https = |u: &str| u.starts_with("https://");
     let needs_roots = (cfg.asns.iter().len() > 0 && https(&cfg.ripe.url))
         || (cfg.dns.resolver == config::Resolver::Doh && https(&cfg.dns.doh_url));
-    let roots = if needs_roots { CaRoots::system() } else { CaRoots::not_loaded() };
+    let roots = if needs_roots {
+        CaRoots::system()
+    } else {
+        CaRoots::not_loaded()
+    };
     let ripe = RipeClient::with_roots(&cfg.ripe, &roots);
     let dns = DnsClient::with_roots(&cfg.dns, &roots);
     let results = parallel(&wanted, stop, |(kind, source)| {
         let r = fetch_one(&ripe, &dns, *kind, source);
         match &r {
-            Ok(f) => log::debug!("{}: fetched {} values", display_source(*kind, source), f.values.len()),
+            Ok(f) => log::debug!(
+                "{}: fetched {} values",
+                display_source(*kind, source),
+                f.values.len()
+            ),
             Err(e) => log::debug!("{}: {e}", display_source(*kind, source)),
         }
         r
@@ -234,7 +251,8 @@ fn store(
             report.sources.push(entry);
         }
         if full {
-            report.swept += tx.sweep_unconfigured(kind, now_cfg.sources(kind), now, now_cfg.ttl_days)?;
+            report.swept +=
+                tx.sweep_unconfigured(kind, now_cfg.sources(kind), now, now_cfg.ttl_days)?;
         }
         tx.commit()?;
     }
@@ -265,7 +283,10 @@ pub fn log_report(report: &RunReport) {
     }
     let failed = report.failures().count();
     let swept = if report.swept > 0 {
-        format!(", {} expired values of removed sources deleted", report.swept)
+        format!(
+            ", {} expired values of removed sources deleted",
+            report.swept
+        )
     } else {
         String::new()
     };

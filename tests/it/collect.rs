@@ -48,10 +48,16 @@ fn fake_ripe() -> FakeServer {
             }
             Some("64502") => Reply::json(200, "<html>not json</html>"),
             Some("64503") => Reply::json(400, ERROR),
-            Some("64504") => Reply::json(200, ripe_body(&["198.51.100.0/24".into()])).delayed(Duration::from_secs(4)),
+            Some("64504") => Reply::json(200, ripe_body(&["198.51.100.0/24".into()]))
+                .delayed(Duration::from_secs(4)),
             Some("64505") => Reply::json(
                 200,
-                ripe_body(&["not-a-prefix".into(), "10.1.2.3/8".into(), "2001:DB8::1/32".into(), "300.1.1.0/24".into()]),
+                ripe_body(&[
+                    "not-a-prefix".into(),
+                    "10.1.2.3/8".into(),
+                    "2001:DB8::1/32".into(),
+                    "300.1.1.0/24".into(),
+                ]),
             ),
             Some("64506") => Reply::json(200, r#"{"status":"ok","data":{"something":"else"}}"#),
             _ => Reply::json(404, "{}"),
@@ -75,7 +81,12 @@ fn run_normal_answer() {
     let t = TestDir::new();
     t.config(&base_config(&ripe, &["AS62041", "64496"]));
     let out = t.run(&["run"]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v = values(&t, Kind::Asn, "62041");
     assert!(v.contains(&"91.108.4.0/22".to_string()), "{v:?}");
     assert!(v.iter().any(|p| p.contains(':')), "IPv6 stored too: {v:?}");
@@ -101,35 +112,68 @@ fn failures_keep_rows_and_exit_3() {
     {
         let mut d = db::open(&t.paths()).unwrap();
         for (i, asn) in asns.iter().enumerate() {
-            d.merge_source(Kind::Asn, asn, &[format!("100.{i}.0.0/16")], old(), 0).unwrap();
+            d.merge_source(Kind::Asn, asn, &[format!("100.{i}.0.0/16")], old(), 0)
+                .unwrap();
         }
     }
-    let before: HashMap<&str, Vec<Row>> = failing.iter().map(|a| (*a, rows(&t, Kind::Asn, a))).collect();
+    let before: HashMap<&str, Vec<Row>> = failing
+        .iter()
+        .map(|a| (*a, rows(&t, Kind::Asn, a)))
+        .collect();
     let out = t.run(&["run"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{err}");
     for a in failing {
         assert_eq!(rows(&t, Kind::Asn, a), before[a], "AS{a} untouched");
-        assert!(err.contains(&format!("AS{a}: failed")), "AS{a} named in the log: {err}");
+        assert!(
+            err.contains(&format!("AS{a}: failed")),
+            "AS{a} named in the log: {err}"
+        );
     }
     assert!(err.contains("HTTP status 500"), "{err}");
     assert!(err.contains("timed out"), "{err}");
-    assert!(err.contains("The parameter 'resource' is required."), "{err}");
+    assert!(
+        err.contains("The parameter 'resource' is required."),
+        "{err}"
+    );
     // The good sources were merged: old rows expired, new ones stored.
     assert!(values(&t, Kind::Asn, "62041").contains(&"91.108.4.0/22".to_string()));
     assert!(!values(&t, Kind::Asn, "62041").contains(&"100.0.0.0/16".to_string()));
-    assert_eq!(values(&t, Kind::Asn, "64501"), ["203.0.113.0/24"], "429 then success");
-    assert_eq!(values(&t, Kind::Asn, "64505"), ["10.0.0.0/8", "2001:db8::/32"], "invalid skipped, host bits cleared");
+    assert_eq!(
+        values(&t, Kind::Asn, "64501"),
+        ["203.0.113.0/24"],
+        "429 then success"
+    );
+    assert_eq!(
+        values(&t, Kind::Asn, "64505"),
+        ["10.0.0.0/8", "2001:db8::/32"],
+        "invalid skipped, host bits cleared"
+    );
     // 500 is retried (retries: 1 → two requests); 400 is not.
-    let count = |asn: &str| ripe.requests().iter().filter(|s| s.url.contains(&format!("AS{asn}&"))).count();
+    let count = |asn: &str| {
+        ripe.requests()
+            .iter()
+            .filter(|s| s.url.contains(&format!("AS{asn}&")))
+            .count()
+    };
     assert_eq!(count("64500"), 2);
     assert_eq!(count("64503"), 1);
 }
 
 fn fake_doh() -> FakeServer {
     FakeServer::start(|rq| {
-        let name = rq.url.split(['?', '&']).find_map(|kv| kv.strip_prefix("name=")).unwrap_or("").to_string();
-        let ty = rq.url.split(['?', '&']).find_map(|kv| kv.strip_prefix("type=")).unwrap_or("").to_string();
+        let name = rq
+            .url
+            .split(['?', '&'])
+            .find_map(|kv| kv.strip_prefix("name="))
+            .unwrap_or("")
+            .to_string();
+        let ty = rq
+            .url
+            .split(['?', '&'])
+            .find_map(|kv| kv.strip_prefix("type="))
+            .unwrap_or("")
+            .to_string();
         if rq.header("accept") != Some("application/dns-json") {
             return Reply::json(415, "{}");
         }
@@ -157,20 +201,35 @@ fn dns_doh_and_system() {
     }));
     {
         let mut d = db::open(&t.paths()).unwrap();
-        d.merge_source(Kind::Fqdn, "gone.example.test", &["192.0.2.99".to_string()], old(), 0).unwrap();
+        d.merge_source(
+            Kind::Fqdn,
+            "gone.example.test",
+            &["192.0.2.99".to_string()],
+            old(),
+            0,
+        )
+        .unwrap();
     }
     let before = rows(&t, Kind::Fqdn, "gone.example.test");
     let out = t.run(&["run"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{err}");
     assert!(err.contains("gone.example.test: failed"), "{err}");
-    assert_eq!(values(&t, Kind::Fqdn, "www.example.test"), ["192.0.2.10", "192.0.2.11", "2001:db8::10"]);
+    assert_eq!(
+        values(&t, Kind::Fqdn, "www.example.test"),
+        ["192.0.2.10", "192.0.2.11", "2001:db8::10"]
+    );
     assert_eq!(rows(&t, Kind::Fqdn, "gone.example.test"), before);
 
     let t = TestDir::new();
     t.config(&json!({"fqdns": ["localhost"]}));
     let out = t.run(&["run"]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v = values(&t, Kind::Fqdn, "localhost");
     assert!(v.iter().any(|a| a == "127.0.0.1" || a == "::1"), "{v:?}");
 }
@@ -182,15 +241,29 @@ fn source_removed_during_run_is_not_written() {
     let mut cfg = base_config(&ripe, &["62041", "64504"]);
     cfg["ripe"]["timeout_seconds"] = json!(10);
     t.config(&cfg);
-    let mut child = Proc(t.cmd().arg("run").stderr(std::process::Stdio::piped()).spawn().unwrap());
+    let mut child = Proc(
+        t.cmd()
+            .arg("run")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     // AS64504 answers after 4 s; remove it meanwhile.
-    assert!(eventually(Duration::from_secs(5), || ripe.requests().iter().any(|s| s.url.contains("AS64504"))));
+    assert!(eventually(Duration::from_secs(5), || ripe
+        .requests()
+        .iter()
+        .any(|s| s.url.contains("AS64504"))));
     assert!(t.run(&["asn", "remove", "64504"]).status.success());
-    let status = child.wait_exit(Duration::from_secs(20)).expect("run finished");
+    let status = child
+        .wait_exit(Duration::from_secs(20))
+        .expect("run finished");
     let err = child.stderr();
     assert!(status.success(), "{err}");
     assert!(values(&t, Kind::Asn, "64504").is_empty(), "{err}");
-    assert!(err.contains("AS64504: removed from the configuration during the run"), "{err}");
+    assert!(
+        err.contains("AS64504: removed from the configuration during the run"),
+        "{err}"
+    );
     assert!(!values(&t, Kind::Asn, "62041").is_empty());
 }
 
@@ -210,32 +283,56 @@ fn daemon_lifecycle() {
     cfg["outputs"] = json!([{"path": t.file("out.txt").to_str().unwrap(), "format": "text", "type": "cidr",
                              "command": format!("touch {}", t.file("command-ran").display())}]);
     t.config(&cfg);
-    let mut d = Proc(t.cmd().arg("daemon").stderr(std::process::Stdio::piped()).spawn().unwrap());
+    let mut d = Proc(
+        t.cmd()
+            .arg("daemon")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     // Collection at start, then the outputs.
-    assert!(eventually(Duration::from_secs(10), || !values(&t, Kind::Asn, "62041").is_empty()));
-    assert!(eventually(Duration::from_secs(10), || t.file("command-ran").exists()));
+    assert!(eventually(Duration::from_secs(10), || !values(
+        &t,
+        Kind::Asn,
+        "62041"
+    )
+    .is_empty()));
+    assert!(eventually(Duration::from_secs(10), || t
+        .file("command-ran")
+        .exists()));
     let out = fs::read_to_string(t.file("out.txt")).unwrap();
     assert!(out.starts_with("91.108.4.0/22\n"), "{out}");
     let st = read_status(&t);
     assert_eq!(st["pid"], json!(d.pid()));
     assert!(st["heartbeat"].is_string());
-    assert!(eventually(Duration::from_secs(5), || read_status(&t)["last_success"].is_string()));
+    assert!(eventually(Duration::from_secs(5), || read_status(&t)
+        ["last_success"]
+        .is_string()));
     assert!(read_status(&t)["next_run"].is_string());
 
     // A new source is picked up without waiting for the interval.
     assert!(t.run(&["asn", "add", "64501"]).status.success());
-    assert!(eventually(Duration::from_secs(15), || !values(&t, Kind::Asn, "64501").is_empty()));
+    assert!(eventually(Duration::from_secs(15), || !values(
+        &t,
+        Kind::Asn,
+        "64501"
+    )
+    .is_empty()));
 
     // A broken config is recorded and survived; the last good one stays in force.
     fs::write(t.file("config.json"), "{\"asns\": [").unwrap();
-    assert!(eventually(Duration::from_secs(10), || read_status(&t)["last_error"]
+    assert!(eventually(Duration::from_secs(10), || read_status(&t)
+        ["last_error"]
         .as_str()
         .is_some_and(|e| e.contains("config.json"))));
     assert!(d.0.try_wait().unwrap().is_none(), "daemon still running");
     let mut fixed = cfg.clone();
     fixed["asns"] = json!(["62041", "64501", "64496"]);
     t.config(&fixed);
-    assert!(eventually(Duration::from_secs(15), || ripe.requests().iter().any(|s| s.url.contains("AS64496"))));
+    assert!(eventually(Duration::from_secs(15), || ripe
+        .requests()
+        .iter()
+        .any(|s| s.url.contains("AS64496"))));
 
     // SIGTERM: out within 5 s, exit 0.
     let start = std::time::Instant::now();
@@ -255,12 +352,24 @@ fn daemon_stops_promptly_while_fetching() {
     cfg["asns"] = json!(["64504"]);
     cfg["ripe"]["timeout_seconds"] = json!(30);
     t.config(&cfg);
-    let mut d = Proc(t.cmd().arg("daemon").stderr(std::process::Stdio::piped()).spawn().unwrap());
-    assert!(eventually(Duration::from_secs(5), || !ripe.requests().is_empty()));
+    let mut d = Proc(
+        t.cmd()
+            .arg("daemon")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    assert!(eventually(Duration::from_secs(5), || !ripe
+        .requests()
+        .is_empty()));
     let start = std::time::Instant::now();
     unsafe_kill(d.pid(), "INT");
     let status = d.wait_exit(Duration::from_secs(6)).expect("daemon stopped");
-    assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
     assert!(status.success());
 }
 
@@ -272,18 +381,37 @@ fn daemon_survives_corrupt_database() {
     cfg["schedule"] = json!({"interval_seconds": 2});
     t.config(&cfg);
     fs::write(t.file("ripe.db"), vec![0x42u8; 8192]).unwrap();
-    let _d = Proc(t.cmd().arg("daemon").stderr(std::process::Stdio::piped()).spawn().unwrap());
-    assert!(eventually(Duration::from_secs(10), || read_status(&t)["last_error"]
+    let _d = Proc(
+        t.cmd()
+            .arg("daemon")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    assert!(eventually(Duration::from_secs(10), || read_status(&t)
+        ["last_error"]
         .as_str()
         .is_some_and(|e| e.contains("corrupt"))));
     // The next run starts a fresh database and succeeds.
-    assert!(eventually(Duration::from_secs(90), || t.file("ripe.db").exists()
-        && db::open(&t.paths()).map(|d| d.count_values(Kind::Asn).unwrap_or(0) > 0).unwrap_or(false)));
-    assert!(fs::read_dir(t.path()).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().starts_with("ripe.db.corrupt-")));
+    assert!(eventually(Duration::from_secs(90), || t
+        .file("ripe.db")
+        .exists()
+        && db::open(&t.paths())
+            .map(|d| d.count_values(Kind::Asn).unwrap_or(0) > 0)
+            .unwrap_or(false)));
+    assert!(fs::read_dir(t.path()).unwrap().any(|e| e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .starts_with("ripe.db.corrupt-")));
 }
 
 fn unsafe_kill(pid: u32, sig: &str) {
-    let ok = std::process::Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status().unwrap();
+    let ok = std::process::Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
     assert!(ok.success());
 }
 
@@ -303,10 +431,21 @@ fn daemon_catch_up_only_when_due() {
     )
     .unwrap();
     {
-        let d = Proc(t.cmd().arg("daemon").stderr(std::process::Stdio::piped()).spawn().unwrap());
-        assert!(eventually(Duration::from_secs(10), || t.file("out.txt").exists()));
+        let d = Proc(
+            t.cmd()
+                .arg("daemon")
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        assert!(eventually(Duration::from_secs(10), || t
+            .file("out.txt")
+            .exists()));
         std::thread::sleep(Duration::from_secs(2));
-        assert!(ripe.requests().is_empty(), "no collection when the last one is recent");
+        assert!(
+            ripe.requests().is_empty(),
+            "no collection when the last one is recent"
+        );
         let next = read_status(&t)["next_run"].as_str().unwrap().to_string();
         assert_eq!(next, ripe_cidr_collector::util::iso(now - 600 + 3600));
         drop(d);
@@ -317,6 +456,14 @@ fn daemon_catch_up_only_when_due() {
         json!({"last_success": ripe_cidr_collector::util::iso(now - 7200)}).to_string(),
     )
     .unwrap();
-    let _d = Proc(t.cmd().arg("daemon").stderr(std::process::Stdio::piped()).spawn().unwrap());
-    assert!(eventually(Duration::from_secs(10), || !ripe.requests().is_empty()));
+    let _d = Proc(
+        t.cmd()
+            .arg("daemon")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    assert!(eventually(Duration::from_secs(10), || !ripe
+        .requests()
+        .is_empty()));
 }

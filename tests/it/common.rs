@@ -38,7 +38,11 @@ impl TestDir {
     }
     /// Writes `config.json`.
     pub fn config(&self, json: &serde_json::Value) {
-        std::fs::write(self.file("config.json"), serde_json::to_string_pretty(json).unwrap()).unwrap();
+        std::fs::write(
+            self.file("config.json"),
+            serde_json::to_string_pretty(json).unwrap(),
+        )
+        .unwrap();
     }
     /// The binary with `--data-dir` set to this directory, environment cleaned.
     pub fn cmd(&self) -> Command {
@@ -93,7 +97,11 @@ impl Proc {
 
 /// A port that was free a moment ago.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// Waits until something accepts connections on `addr`.
@@ -193,9 +201,12 @@ impl FakeServer {
                 thread::spawn(move || {
                     let reply = handler(&info);
                     thread::sleep(reply.delay);
-                    let mut resp = tiny_http_fork::Response::from_data(reply.body).with_status_code(reply.status);
+                    let mut resp = tiny_http_fork::Response::from_data(reply.body)
+                        .with_status_code(reply.status);
                     for (k, v) in reply.headers {
-                        if let Ok(h) = tiny_http_fork::Header::from_bytes(k.as_bytes(), v.as_bytes()) {
+                        if let Ok(h) =
+                            tiny_http_fork::Header::from_bytes(k.as_bytes(), v.as_bytes())
+                        {
                             resp.add_header(h);
                         }
                     }
@@ -226,7 +237,11 @@ impl Drop for FakeServer {
 pub fn resource_of(url: &str) -> Option<String> {
     url.split(['?', '&'])
         .find_map(|kv| kv.strip_prefix("resource="))
-        .map(|r| r.trim_start_matches("AS").trim_start_matches("as").to_string())
+        .map(|r| {
+            r.trim_start_matches("AS")
+                .trim_start_matches("as")
+                .to_string()
+        })
 }
 
 /// A RIPEstat `announced-prefixes` answer holding `prefixes`.

@@ -14,11 +14,18 @@ fn copy_legacy(t: &TestDir, extra_asns: usize) {
     // A larger file keeps the first import busy long enough for the second process to
     // collide with it.
     for i in 0..extra_asns {
-        let prefixes: Vec<String> = (0..200).map(|j| format!("10.{}.{}.0/24", i % 256, j)).collect();
-        data[format!("{}", 100_000 + i)] = serde_json::json!({"prefixes": prefixes, "last_updated": "2026-10-01T12:00:00"});
+        let prefixes: Vec<String> = (0..200)
+            .map(|j| format!("10.{}.{}.0/24", i % 256, j))
+            .collect();
+        data[format!("{}", 100_000 + i)] =
+            serde_json::json!({"prefixes": prefixes, "last_updated": "2026-10-01T12:00:00"});
     }
     fs::write(t.file("data.json"), data.to_string()).unwrap();
-    fs::copy("tests/fixtures/legacy/fqdn_data.json", t.file("fqdn_data.json")).unwrap();
+    fs::copy(
+        "tests/fixtures/legacy/fqdn_data.json",
+        t.file("fqdn_data.json"),
+    )
+    .unwrap();
 }
 
 #[test]
@@ -37,8 +44,12 @@ fn two_processes_import_once() {
             )
         };
         let (mut a, mut b) = (spawn(), spawn());
-        let sa = a.wait_exit(Duration::from_secs(60)).expect("first process finished");
-        let sb = b.wait_exit(Duration::from_secs(60)).expect("second process finished");
+        let sa = a
+            .wait_exit(Duration::from_secs(60))
+            .expect("first process finished");
+        let sb = b
+            .wait_exit(Duration::from_secs(60))
+            .expect("second process finished");
         let (ea, eb) = (a.stderr(), b.stderr());
         assert!(sa.success() && sb.success(), "{ea}\n{eb}");
         let imports = ea.matches("imported ").count() + eb.matches("imported ").count();
@@ -48,7 +59,13 @@ fn two_processes_import_once() {
         assert_eq!(d.count_values(Kind::Fqdn).unwrap(), 3);
         let migrated = fs::read_dir(t.path())
             .unwrap()
-            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".migrated-"))
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .contains(".migrated-")
+            })
             .count();
         assert_eq!(migrated, 2);
         assert!(!ea.contains("could not rename") && !eb.contains("could not rename"));
@@ -63,7 +80,8 @@ fn source_commands() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("added AS62041"));
     assert!(t.run(&["asn", "add", "as62041"]).status.success());
     assert!(t.run(&["fqdn", "add", "Example.COM."]).status.success());
-    let cfg: serde_json::Value = serde_json::from_slice(&fs::read(t.file("config.json")).unwrap()).unwrap();
+    let cfg: serde_json::Value =
+        serde_json::from_slice(&fs::read(t.file("config.json")).unwrap()).unwrap();
     assert_eq!(cfg["asns"], serde_json::json!(["62041"]));
     assert_eq!(cfg["fqdns"], serde_json::json!(["example.com"]));
     let list = t.run(&["asn", "list"]);
@@ -72,18 +90,43 @@ fn source_commands() {
     // Stored values show in the list, survive a plain remove and go with --purge.
     {
         let mut d = db::open(&t.paths()).unwrap();
-        d.merge_source(Kind::Asn, "62041", &["91.108.4.0/22".to_string()], 1_790_000_000, 7).unwrap();
+        d.merge_source(
+            Kind::Asn,
+            "62041",
+            &["91.108.4.0/22".to_string()],
+            1_790_000_000,
+            7,
+        )
+        .unwrap();
     }
     let list = t.run(&["asn", "list"]);
     assert!(String::from_utf8_lossy(&list.stdout).starts_with("62041\t1\t2026-"));
     assert!(t.run(&["asn", "remove", "AS62041"]).status.success());
-    assert_eq!(db::open(&t.paths()).unwrap().count_values(Kind::Asn).unwrap(), 1);
+    assert_eq!(
+        db::open(&t.paths())
+            .unwrap()
+            .count_values(Kind::Asn)
+            .unwrap(),
+        1
+    );
     let again = t.run(&["asn", "remove", "62041"]);
     assert_eq!(again.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&again.stderr).contains("AS62041 is not configured"));
-    assert!(t.run(&["asn", "remove", "62041", "--purge"]).status.success());
-    assert_eq!(db::open(&t.paths()).unwrap().count_values(Kind::Asn).unwrap(), 0);
-    assert!(t.run(&["fqdn", "remove", "example.com", "--purge"]).status.success());
+    assert!(t
+        .run(&["asn", "remove", "62041", "--purge"])
+        .status
+        .success());
+    assert_eq!(
+        db::open(&t.paths())
+            .unwrap()
+            .count_values(Kind::Asn)
+            .unwrap(),
+        0
+    );
+    assert!(t
+        .run(&["fqdn", "remove", "example.com", "--purge"])
+        .status
+        .success());
 }
 
 #[test]
@@ -93,14 +136,26 @@ fn bad_input_exit_codes() {
     for bad in ["ASX", "AS-1", "99999999999", ""] {
         let out = t.run(&["asn", "add", bad]);
         assert_eq!(out.status.code(), Some(1), "{bad}");
-        assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("{bad:?}")), "{out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(&format!("{bad:?}")),
+            "{out:?}"
+        );
     }
     for bad in ["1.2.3.4", "bad name.com", "ü.example", &"a".repeat(64)] {
         let out = t.run(&["fqdn", "add", bad]);
         assert_eq!(out.status.code(), Some(1), "{bad}");
     }
-    assert_eq!(fs::read_to_string(t.file("config.json")).unwrap(), "{\"asns\": [\"62041\"]}");
-    for args in [&["frobnicate"][..], &[], &["asn", "add"], &["export", "--format", "yaml"], &["status", "--purge"]] {
+    assert_eq!(
+        fs::read_to_string(t.file("config.json")).unwrap(),
+        "{\"asns\": [\"62041\"]}"
+    );
+    for args in [
+        &["frobnicate"][..],
+        &[],
+        &["asn", "add"],
+        &["export", "--format", "yaml"],
+        &["status", "--purge"],
+    ] {
         let out = t.run(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(String::from_utf8_lossy(&out.stderr).contains("Usage:"));
@@ -135,11 +190,19 @@ fn corrupt_database_exit_1_then_fresh() {
 fn db_location_from_env_and_flag() {
     let t = TestDir::new();
     let elsewhere = t.file("ram/r.db");
-    let out = t.cmd().env("RIPE_DB", &elsewhere).args(["status"]).output().unwrap();
+    let out = t
+        .cmd()
+        .env("RIPE_DB", &elsewhere)
+        .args(["status"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{out:?}");
     assert!(elsewhere.exists());
     assert!(!t.file("ripe.db").exists());
     let other = t.file("flag.db");
-    assert!(t.run(&["--db", other.to_str().unwrap(), "status", "--json"]).status.success());
+    assert!(t
+        .run(&["--db", other.to_str().unwrap(), "status", "--json"])
+        .status
+        .success());
     assert!(other.exists());
 }
