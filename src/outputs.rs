@@ -50,9 +50,13 @@ fn render_one(db: &db::Db, out: &OutputConfig) -> Result<(), String> {
 /// Runs `cmd` with `/bin/sh -c`, killing it after `limit`. Its stderr (the last line)
 /// goes into the error message.
 pub fn run_command(cmd: &str, limit: Duration) -> Result<(), String> {
-    let mut child = Command::new("/bin/sh")
-        .arg("-c")
-        .arg(cmd)
+    let mut command = Command::new("/bin/sh");
+    command.arg("-c").arg(cmd);
+    // Its own process group, so that a timeout kills what the shell started too (a
+    // hung `nft` would otherwise outlive the shell and keep our pipe open).
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -72,6 +76,7 @@ pub fn run_command(cmd: &str, limit: Duration) -> Result<(), String> {
         match child.try_wait() {
             Ok(Some(s)) => break Some(s),
             Ok(None) if start.elapsed() >= limit => {
+                kill_group(child.id());
                 let _ = child.kill();
                 let _ = child.wait();
                 break None;
@@ -94,6 +99,18 @@ pub fn run_command(cmd: &str, limit: Duration) -> Result<(), String> {
         )),
         Some(s) if s.success() => Ok(()),
         Some(s) => Err(format!("command {cmd:?} failed ({s}){last}")),
+    }
+}
+
+/// Kills the process group led by `pid`.
+fn kill_group(pid: u32) {
+    #[cfg(unix)]
+    if let Ok(pid) = libc::pid_t::try_from(pid) {
+        // SAFETY: kill(2) with a negative pid signals that process group; no memory
+        // is involved.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Seconds since the Unix epoch, now.
@@ -104,7 +104,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// `dir/.name.tmp-<pid>-<n>`: unique per process and call, hidden, on the same
 /// filesystem as `path` (so the rename is atomic).
 fn temp_sibling(path: &Path) -> PathBuf {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

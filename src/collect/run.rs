@@ -162,7 +162,7 @@ pub fn collect(
     drop(db::open(paths)?);
     phase.store(PHASE_FETCHING, Ordering::SeqCst);
     let https = |u: &str| u.starts_with("https://");
-    let needs_roots = (cfg.asns.iter().len() > 0 && https(&cfg.ripe.url))
+    let needs_roots = (!cfg.asns.is_empty() && https(&cfg.ripe.url))
         || (cfg.dns.resolver == config::Resolver::Doh && https(&cfg.dns.doh_url));
     let roots = if needs_roots {
         CaRoots::system()
