@@ -177,6 +177,24 @@ fn classify(db: &Path, e: rusqlite::Error) -> StoreError {
     }
 }
 
+/// Switches the connection to WAL. SQLite answers a concurrent switch (another
+/// process converting the same fresh database, or importing right after) with BUSY
+/// without calling the busy handler, so this waits and retries itself.
+fn set_wal(c: &Connection) -> rusqlite::Result<String> {
+    let start = std::time::Instant::now();
+    loop {
+        match c.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)) {
+            Err(e)
+                if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy)
+                    && start.elapsed() < Duration::from_secs(120) =>
+            {
+                std::thread::sleep(Duration::from_millis(25));
+            }
+            other => return other,
+        }
+    }
+}
+
 /// What one merge did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MergeStats {
@@ -297,7 +315,7 @@ impl Db {
                 found: version,
             }));
         }
-        let mode: String = c.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+        let mode = set_wal(c)?;
         if !mode.eq_ignore_ascii_case("wal") {
             log::warn!(
                 "{}: journal_mode is {mode}, not WAL: readers may wait for a collection \

@@ -2,6 +2,8 @@
 //! tests call the crate on temporary directories; black-box tests start the real
 //! binary and talk to it only over 127.0.0.1.
 
+#[cfg(feature = "api")]
+mod api;
 #[cfg(feature = "collect")]
 mod collect;
 mod common;

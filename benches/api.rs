@@ -1,0 +1,318 @@
+//! HTTP API benchmark. Prints figures; asserts nothing. Run with `benches/api.sh` (or
+//! `cargo bench --bench api`); the bench profile is the release profile.
+//!
+//! 1. Fills a database with 100,000 values through the library.
+//! 2. Starts the real binary's `serve` and times `GET /addresses?format=text` (median
+//!    of [`RUNS`], each on a new connection, body read to the end) beside the
+//!    `sqlite3` command-line tool printing the same values
+//!    (`SELECT DISTINCT value FROM addresses`) into a pipe, in the same run.
+//! 3. Shows where the API's time goes: the same steps called in-process.
+//! 4. Measures `GET /health` requests per second: with `wrk` when installed, else
+//!    with a simple loop of keep-alive requests.
+//! 5. Opens 256 idle connections and reports the server's memory (VmRSS) and thread
+//!    count from `/proc/PID/status`, and how long `/health` takes meanwhile.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use ripe_cidr_collector::config::{Kind, Paths};
+use ripe_cidr_collector::db;
+use ripe_cidr_collector::format::{self, RenderOptions, TypeFilter};
+
+const VALUES: usize = 100_000;
+const RUNS: usize = 21;
+const IDLE: usize = 256;
+
+/// The server, killed when dropped.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+/// 90,000 IPv4 /24s and 10,000 IPv6 /48s in 100 sources of 1,000, like a list of
+/// ASNs of different sizes.
+fn fill(paths: &Paths) {
+    let mut d = db::open(paths).unwrap();
+    let now = ripe_cidr_collector::util::unix_now();
+    for s in 0..100u32 {
+        let values: Vec<String> = (0..1000u32)
+            .map(|i| {
+                let n = s * 1000 + i;
+                if n < 90_000 {
+                    format!("{}.{}.{}.0/24", 11 + n / 65_536, (n / 256) % 256, n % 256)
+                } else {
+                    format!("2001:db8:{:x}::/48", n - 90_000 + 1)
+                }
+            })
+            .collect();
+        d.merge_source(Kind::Asn, &(64_512 + s).to_string(), &values, now, 7)
+            .unwrap();
+    }
+    assert_eq!(d.count_values(Kind::Asn).unwrap(), VALUES as u64);
+}
+
+/// One request on a new connection; returns the status line and the body length.
+fn fetch(addr: SocketAddr, target: &str) -> (String, usize) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "GET {target} HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut buf = Vec::with_capacity(2 << 20);
+    s.read_to_end(&mut buf).unwrap();
+    let head_end = buf
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or(buf.len());
+    let status = String::from_utf8_lossy(&buf[..head_end])
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_string();
+    (status, buf.len().saturating_sub(head_end + 4))
+}
+
+fn proc_status(pid: u32) -> (String, String) {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        s.lines()
+            .find(|l| l.starts_with(name))
+            .map(|l| l[name.len()..].trim().to_string())
+            .unwrap_or_else(|| "?".into())
+    };
+    (field("VmRSS:"), field("Threads:"))
+}
+
+fn have(cmd: &str, arg: &str) -> bool {
+    Command::new(cmd)
+        .arg(arg)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
+}
+
+fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = Paths::new(dir.path(), None);
+    let t = Instant::now();
+    fill(&paths);
+    println!("filled {VALUES} values in {}", ms(t.elapsed()));
+
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let mut server = Server(
+        Command::new(env!("CARGO_BIN_EXE_ripe-cidr-collector"))
+            .args(["-q", "--data-dir"])
+            .arg(dir.path())
+            .args(["serve", "--listen", &addr.to_string()])
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let start = Instant::now();
+    while TcpStream::connect(addr).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "serve did not start"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+    let pid = server.0.id();
+    println!("serve pid {pid} on {addr}; {RUNS} runs each, median:");
+
+    // The API beside sqlite3, interleaved so that both see the same machine state.
+    let target = "/addresses?format=text";
+    let (status, len) = fetch(addr, target);
+    assert!(status.contains(" 200 "), "{status}");
+    let sqlite = have("sqlite3", "-version");
+    let db_path = dir.path().join("ripe.db");
+    let (mut api, mut cli) = (Vec::new(), Vec::new());
+    let mut cli_len = 0;
+    for _ in 0..RUNS {
+        let t = Instant::now();
+        let (_, n) = fetch(addr, target);
+        api.push(t.elapsed());
+        assert_eq!(n, len);
+        if sqlite {
+            let t = Instant::now();
+            let out = Command::new("sqlite3")
+                .arg(&db_path)
+                .arg("SELECT DISTINCT value FROM addresses")
+                .stderr(Stdio::inherit())
+                .output()
+                .unwrap();
+            cli.push(t.elapsed());
+            cli_len = out.stdout.len();
+        }
+    }
+    let api_med = median(api);
+    println!("  GET {target}: {} ({len} bytes)", ms(api_med));
+    if sqlite {
+        let cli_med = median(cli);
+        println!(
+            "  sqlite3 ripe.db \"SELECT DISTINCT value FROM addresses\": {} ({cli_len} bytes)",
+            ms(cli_med)
+        );
+        println!(
+            "  API / sqlite3: {:.2}x",
+            api_med.as_secs_f64() / cli_med.as_secs_f64()
+        );
+    } else {
+        println!("  sqlite3 not installed: no baseline");
+    }
+    breakdown(&paths);
+    health_rate(addr);
+    idle_connections(addr, pid);
+    // Still alive after all that?
+    let (status, _) = fetch(addr, "/health");
+    println!("after the idle connections: /health {status}");
+    let _ = server.0.kill();
+}
+
+/// The steps of `GET /addresses` in-process, to show where the time goes.
+fn breakdown(paths: &Paths) {
+    let (mut open, mut query, mut render) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..RUNS {
+        let t = Instant::now();
+        let d = db::open(paths).unwrap();
+        open.push(t.elapsed());
+        let t = Instant::now();
+        let values = d.get_values(TypeFilter::All).unwrap();
+        query.push(t.elapsed());
+        let t = Instant::now();
+        let body = format::render(&values, &RenderOptions::default());
+        render.push(t.elapsed());
+        std::hint::black_box(body);
+    }
+    println!(
+        "  in-process: db::open {}, get_values {}, render {}",
+        ms(median(open)),
+        ms(median(query)),
+        ms(median(render))
+    );
+    // What GET /health does: open, then count each kind.
+    let mut health = Vec::new();
+    for _ in 0..RUNS {
+        let t = Instant::now();
+        let d = db::open(paths).unwrap();
+        std::hint::black_box((
+            d.count_values(Kind::Asn).unwrap(),
+            d.count_values(Kind::Fqdn).unwrap(),
+        ));
+        health.push(t.elapsed());
+    }
+    println!(
+        "  in-process /health work: db::open + count_values x2 {}",
+        ms(median(health))
+    );
+}
+
+fn health_rate(addr: SocketAddr) {
+    let url = format!("http://{addr}/health");
+    if have("wrk", "-v") {
+        let out = Command::new("wrk")
+            .args(["-t2", "-c8", "-d5s", &url])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        println!("wrk -t2 -c8 -d5s {url}:");
+        for l in text.lines().filter(|l| {
+            l.contains("Requests/sec") || l.contains("Latency") || l.contains("requests in")
+        }) {
+            println!("  {}", l.trim());
+        }
+        if text.contains("Non-2xx") || text.contains("Socket errors") {
+            println!("  {}", text.trim());
+        }
+    } else {
+        println!("wrk not installed: simple loops");
+    }
+    // A keep-alive loop on one connection, and new connections one after the other.
+    let mut s = TcpStream::connect(addr).unwrap();
+    let mut buf = vec![0u8; 4096];
+    let (t, mut n) = (Instant::now(), 0u32);
+    while t.elapsed() < Duration::from_secs(2) {
+        s.write_all(b"GET /health HTTP/1.1\r\nHost: bench\r\n\r\n")
+            .unwrap();
+        // The answer is small: one read gets it whole.
+        let got = s.read(&mut buf).unwrap();
+        assert!(got > 0 && buf.starts_with(b"HTTP/1.1 200"));
+        n += 1;
+    }
+    println!(
+        "  one keep-alive connection: {:.0} requests/s",
+        f64::from(n) / t.elapsed().as_secs_f64()
+    );
+    let (t, mut n) = (Instant::now(), 0u32);
+    while t.elapsed() < Duration::from_secs(2) {
+        fetch(addr, "/health");
+        n += 1;
+    }
+    println!(
+        "  a new connection per request: {:.0} requests/s",
+        f64::from(n) / t.elapsed().as_secs_f64()
+    );
+}
+
+fn idle_connections(addr: SocketAddr, pid: u32) {
+    let (rss, threads) = proc_status(pid);
+    println!("{IDLE} idle connections (server VmRSS, Threads):");
+    println!("  before: {rss}, {threads} threads");
+    let idle: Vec<TcpStream> = (0..IDLE)
+        .filter_map(|_| TcpStream::connect(addr).ok())
+        .collect();
+    thread::sleep(Duration::from_secs(1));
+    let (rss, threads) = proc_status(pid);
+    println!("  with {} open: {rss}, {threads} threads", idle.len());
+    let t = Instant::now();
+    let (status, _) = fetch(addr, "/health");
+    println!(
+        "  GET /health meanwhile: {status} after {}",
+        ms(t.elapsed())
+    );
+    let mut peak = 0;
+    let t = Instant::now();
+    let mut freed = None;
+    while t.elapsed() < Duration::from_secs(25) {
+        let (_, threads) = proc_status(pid);
+        let n: usize = threads.parse().unwrap_or(0);
+        peak = peak.max(n);
+        if n <= 3 {
+            freed = Some(t.elapsed());
+            break;
+        }
+        thread::sleep(Duration::from_millis(100));
+    }
+    match freed {
+        Some(d) => println!(
+            "  all idle connections dropped by the server after {:.1} s more (peak {peak} threads)",
+            d.as_secs_f64()
+        ),
+        None => println!("  idle connections still open after 25 s"),
+    }
+    drop(idle);
+    let (rss, threads) = proc_status(pid);
+    println!("  after: {rss}, {threads} threads");
+}

@@ -1,0 +1,210 @@
+//! The API's one error type and the one place that turns errors into status codes and
+//! bodies.
+
+use std::fmt;
+
+use crate::config::ConfigError;
+use crate::db::StoreError;
+
+/// Longest error message sent to a client, in characters: messages quote what the
+/// client sent, and a megabyte of query string must not come back as a megabyte of
+/// error.
+const MAX_MESSAGE: usize = 300;
+
+/// Everything a request can fail with.
+#[derive(Debug)]
+pub enum ApiError {
+    /// A parameter, path segment or body the client got wrong; the message names it.
+    BadRequest(String),
+    /// `api.token` is set and the request did not present it.
+    Unauthorized,
+    /// No such resource.
+    NotFound(String),
+    /// The path exists but not with this method; the methods it takes.
+    MethodNotAllowed(&'static str),
+    /// The body is larger than [`super::MAX_BODY`].
+    PayloadTooLarge,
+    /// The database failed; details are logged, never sent.
+    Storage(StoreError),
+    /// `GET /health` found the database failing: 503 with the health fields beside the
+    /// error, so that a monitor sees `"status":"error"` and the daemon's last times.
+    Unhealthy {
+        /// What failed.
+        error: StoreError,
+        /// The JSON object to send (already holding `"status":"error"`).
+        body: serde_json::Map<String, serde_json::Value>,
+    },
+    /// `config.json` could not be read or written: a problem on the server's side, so
+    /// 503 with a generic message; details are logged.
+    Config(ConfigError),
+    /// The server is stopping and takes no more requests.
+    ShuttingDown,
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ApiError::BadRequest(m) | ApiError::NotFound(m) => f.write_str(m),
+            ApiError::Unauthorized => f.write_str("unauthorized"),
+            ApiError::MethodNotAllowed(allow) => write!(f, "method not allowed (allowed: {allow})"),
+            ApiError::PayloadTooLarge => f.write_str("payload too large"),
+            ApiError::Storage(e) | ApiError::Unhealthy { error: e, .. } => e.fmt(f),
+            ApiError::Config(e) => e.fmt(f),
+            ApiError::ShuttingDown => f.write_str("shutting down"),
+        }
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        ApiError::Storage(e)
+    }
+}
+
+impl From<ConfigError> for ApiError {
+    fn from(e: ConfigError) -> Self {
+        ApiError::Config(e)
+    }
+}
+
+/// What an error becomes on the wire.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorReply {
+    /// The status code.
+    pub status: u16,
+    /// Extra headers (`Allow`, `WWW-Authenticate`, `Retry-After`).
+    pub headers: Vec<(&'static str, String)>,
+    /// The JSON body, newline-terminated.
+    pub body: Vec<u8>,
+}
+
+impl ApiError {
+    /// The status code, extra headers and body of this error: the only mapping from
+    /// errors to statuses in the API. Server-side failures are logged here with their
+    /// details, and the client gets a generic message.
+    pub fn reply(self) -> ErrorReply {
+        let mut headers = Vec::new();
+        let (status, message) = match self {
+            ApiError::BadRequest(m) => (400, m),
+            ApiError::Unauthorized => {
+                headers.push(("WWW-Authenticate", "Bearer".to_string()));
+                (
+                    401,
+                    "missing or wrong bearer token (Authorization: Bearer <api.token>)".into(),
+                )
+            }
+            ApiError::NotFound(m) => (404, m),
+            ApiError::MethodNotAllowed(allow) => {
+                headers.push(("Allow", allow.to_string()));
+                (405, format!("method not allowed; use {allow}"))
+            }
+            ApiError::PayloadTooLarge => (
+                413,
+                format!("request body larger than {} bytes", super::MAX_BODY),
+            ),
+            ApiError::Storage(e) => {
+                log::error!("api: {e}");
+                if matches!(e, StoreError::Busy(_)) {
+                    headers.push(("Retry-After", "1".to_string()));
+                }
+                (503, "storage unavailable".into())
+            }
+            ApiError::Unhealthy { error, mut body } => {
+                log::error!("api: health: {error}");
+                body.insert("error".into(), "storage unavailable".into());
+                return ErrorReply {
+                    status: 503,
+                    headers,
+                    body: json_line(&serde_json::Value::Object(body)),
+                };
+            }
+            ApiError::Config(e) => {
+                log::error!("api: {e}");
+                (503, "configuration unavailable".into())
+            }
+            ApiError::ShuttingDown => (503, "shutting down".into()),
+        };
+        let body = json_line(&serde_json::json!({ "error": clip(&message) }));
+        ErrorReply {
+            status,
+            headers,
+            body,
+        }
+    }
+}
+
+/// `value` as JSON with a trailing newline (so that `curl` output ends its line).
+pub fn json_line(value: &serde_json::Value) -> Vec<u8> {
+    let mut out = serde_json::to_vec(value).unwrap_or_default();
+    out.push(b'\n');
+    out
+}
+
+/// `message` cut to [`MAX_MESSAGE`] characters.
+fn clip(message: &str) -> String {
+    match message.char_indices().nth(MAX_MESSAGE) {
+        Some((i, _)) => format!("{}...", &message[..i]),
+        None => message.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(r: &ErrorReply) -> serde_json::Value {
+        serde_json::from_slice(&r.body).unwrap()
+    }
+
+    #[test]
+    fn statuses() {
+        let cases: Vec<(ApiError, u16)> = vec![
+            (ApiError::BadRequest("x".into()), 400),
+            (ApiError::Unauthorized, 401),
+            (ApiError::NotFound("x".into()), 404),
+            (ApiError::MethodNotAllowed("GET, HEAD"), 405),
+            (ApiError::PayloadTooLarge, 413),
+            (
+                ApiError::Storage(StoreError::Other("disk on fire at /secret".into())),
+                503,
+            ),
+            (ApiError::ShuttingDown, 503),
+        ];
+        for (e, status) in cases {
+            let r = e.reply();
+            assert_eq!(r.status, status);
+            let v = parse(&r);
+            let msg = v["error"].as_str().unwrap();
+            assert!(!msg.contains("/secret"), "{msg}");
+            assert!(r.body.ends_with(b"}\n"));
+        }
+        let r = ApiError::MethodNotAllowed("DELETE").reply();
+        assert_eq!(r.headers, vec![("Allow", "DELETE".to_string())]);
+        let r = ApiError::Storage(StoreError::Busy("locked".into())).reply();
+        assert_eq!(r.headers, vec![("Retry-After", "1".to_string())]);
+    }
+
+    #[test]
+    fn unhealthy_keeps_fields_and_hides_details() {
+        let mut body = serde_json::Map::new();
+        body.insert("status".into(), "error".into());
+        body.insert("heartbeat".into(), serde_json::Value::Null);
+        let r = ApiError::Unhealthy {
+            error: StoreError::Other("/var/lib/x: permission denied".into()),
+            body,
+        }
+        .reply();
+        assert_eq!(r.status, 503);
+        let v = parse(&r);
+        assert_eq!(v["status"], "error");
+        assert_eq!(v["error"], "storage unavailable");
+        assert!(v.as_object().unwrap().contains_key("heartbeat"));
+    }
+
+    #[test]
+    fn long_messages_are_clipped() {
+        let r = ApiError::BadRequest(format!("invalid {}", "é".repeat(10_000))).reply();
+        let v = parse(&r);
+        assert!(v["error"].as_str().unwrap().chars().count() <= MAX_MESSAGE + 3);
+    }
+}

@@ -1,0 +1,324 @@
+//! Small HTTP helpers that need no server: request-target parsing, percent-decoding,
+//! query parameters, ETags and token comparison. Pure functions, unit-tested here.
+
+use super::error::ApiError;
+
+/// Longest parameter name or value quoted back in an error message.
+const MAX_QUOTED: usize = 64;
+
+/// `s` quoted for an error message (`"..."`, escaped), cut to [`MAX_QUOTED`] characters.
+pub fn quoted(s: &str) -> String {
+    match s.char_indices().nth(MAX_QUOTED) {
+        Some((i, _)) => format!("{:?}...", &s[..i]),
+        None => format!("{s:?}"),
+    }
+}
+
+/// Splits a request target into its path and its query (without the `?`).
+pub fn split_target(target: &str) -> (&str, Option<&str>) {
+    match target.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (target, None),
+    }
+}
+
+fn hex(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// Percent-decodes `s` (and `+` as a space when `plus_is_space`, as in query strings).
+/// A `%` not followed by two hex digits, or bytes that are not UTF-8 once decoded, are
+/// errors naming `what`.
+pub fn percent_decode(s: &str, plus_is_space: bool, what: &str) -> Result<String, ApiError> {
+    if !s.contains(['%', '+']) {
+        return Ok(s.to_string());
+    }
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                let pair = bytes
+                    .get(i + 1)
+                    .copied()
+                    .and_then(hex)
+                    .zip(bytes.get(i + 2).copied().and_then(hex));
+                let Some((hi, lo)) = pair else {
+                    return Err(ApiError::BadRequest(format!(
+                        "invalid percent-encoding in {what} {}: '%' must be followed by two hex digits",
+                        quoted(s)
+                    )));
+                };
+                out.push((hi << 4) | lo);
+                i += 3;
+            }
+            b'+' if plus_is_space => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).map_err(|_| {
+        ApiError::BadRequest(format!(
+            "{what} {} is not UTF-8 once percent-decoded",
+            quoted(s)
+        ))
+    })
+}
+
+/// The decoded segments of an absolute path: `/asns/AS1` → `["asns", "AS1"]`, `/` → `[]`.
+/// Segments are decoded one by one, so an encoded `/` (`%2F`) stays inside its
+/// segment instead of making a new one.
+pub fn path_segments(path: &str) -> Result<Vec<String>, ApiError> {
+    let Some(rest) = path.strip_prefix('/') else {
+        return Err(ApiError::NotFound(format!("no such path {}", quoted(path))));
+    };
+    if rest.is_empty() {
+        return Ok(Vec::new());
+    }
+    rest.split('/')
+        .map(|seg| percent_decode(seg, false, "path segment"))
+        .collect()
+}
+
+/// The decoded parameters of a query string, checked against `allowed`: an unknown or
+/// repeated parameter is an error naming it, so that a typo such as `formt=nft` never
+/// silently gives the default. Empty pieces (`a=1&&b=2`, a trailing `&`) are skipped; a
+/// parameter without `=` has the empty value.
+pub fn parse_query(
+    query: Option<&str>,
+    allowed: &[&str],
+) -> Result<Vec<(String, String)>, ApiError> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let Some(query) = query else {
+        return Ok(out);
+    };
+    for piece in query.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = piece.split_once('=').unwrap_or((piece, ""));
+        let key = percent_decode(k, true, "query parameter")?;
+        if !allowed.contains(&key.as_str()) {
+            let expected = if allowed.is_empty() {
+                "this path takes no parameters".to_string()
+            } else {
+                format!("expected {}", allowed.join(", "))
+            };
+            return Err(ApiError::BadRequest(format!(
+                "unknown query parameter {}; {expected}",
+                quoted(&key)
+            )));
+        }
+        if out.iter().any(|(seen, _)| *seen == key) {
+            return Err(ApiError::BadRequest(format!(
+                "query parameter {key} given more than once"
+            )));
+        }
+        let value = percent_decode(v, true, &format!("query parameter {key}"))?;
+        out.push((key, value));
+    }
+    Ok(out)
+}
+
+/// A yes/no query parameter: `1`, `true`, `0` or `false`.
+pub fn parse_bool(name: &str, value: &str) -> Result<bool, ApiError> {
+    match value {
+        "1" | "true" => Ok(true),
+        "0" | "false" => Ok(false),
+        other => Err(ApiError::BadRequest(format!(
+            "invalid {name} {}: expected 1, 0, true or false",
+            quoted(other)
+        ))),
+    }
+}
+
+/// FNV-1a, 64 bits, byte by byte (the base of the word-wise [`body_hash`], and fine
+/// for short inputs).
+pub fn fnv1a64(data: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in data {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// A 64-bit non-cryptographic hash of a body for its ETag: FNV-1a's structure
+/// applied to 8-byte words (with a rotation, so that high bits feed back into low
+/// ones) and a final avalanche. About eight times faster than byte-wise FNV-1a: a
+/// 1.5 MB listing hashes in about 0.2 ms instead of 1.5 ms. Not for security: an
+/// ETag only has to change when the body changes.
+pub fn body_hash(data: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut chunks = data.chunks_exact(8);
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ (data.len() as u64).wrapping_mul(K);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K).rotate_left(29);
+    }
+    h ^= fnv1a64(chunks.remainder());
+    // splitmix64's finaliser.
+    h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^ (h >> 31)
+}
+
+/// The strong ETag of a body: `"<16 hex digits>-<length in hex>"`. The length makes a
+/// collision need two bodies of the same size.
+pub fn etag(body: &[u8]) -> String {
+    format!("\"{:016x}-{:x}\"", body_hash(body), body.len())
+}
+
+/// Whether an `If-None-Match` header value matches `tag`: `*`, or a comma-separated
+/// list of tags compared weakly (a `W/` prefix is ignored), as RFC 9110 asks for
+/// `If-None-Match`.
+pub fn none_match(header: &str, tag: &str) -> bool {
+    header
+        .split(',')
+        .map(str::trim)
+        .any(|t| t == "*" || t.strip_prefix("W/").unwrap_or(t) == tag)
+}
+
+/// The token of an `Authorization: Bearer <token>` header value (scheme matched
+/// without regard to case, as HTTP asks).
+pub fn bearer(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
+/// Compares two secrets in time that depends on their lengths only, not on where they
+/// first differ, so that response timing does not reveal a token byte by byte.
+pub fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = u8::from(a.len() != b.len());
+    let n = a.len().max(b.len());
+    for i in 0..n {
+        let x = a.get(i).copied().unwrap_or(0);
+        let y = b.get(i).copied().unwrap_or(0);
+        diff |= x ^ y;
+    }
+    // black_box keeps the optimiser from turning the loop into an early-exit compare.
+    std::hint::black_box(diff) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(e: ApiError) -> String {
+        match e {
+            ApiError::BadRequest(m) | ApiError::NotFound(m) => m,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn decoding() {
+        assert_eq!(percent_decode("a%20b+c", true, "x").unwrap(), "a b c");
+        assert_eq!(percent_decode("a%20b+c", false, "x").unwrap(), "a b+c");
+        assert_eq!(percent_decode("%41%c3%a9", false, "x").unwrap(), "Aé");
+        assert_eq!(percent_decode("%00", false, "x").unwrap(), "\0");
+        for bad in ["%", "%4", "%zz", "a%g1", "%c3", "%ff%fe", "%%"] {
+            let m = msg(percent_decode(bad, true, "query parameter").unwrap_err());
+            assert!(m.contains("query parameter"), "{bad}: {m}");
+        }
+    }
+
+    #[test]
+    fn segments() {
+        assert_eq!(path_segments("/").unwrap(), Vec::<String>::new());
+        assert_eq!(path_segments("/asns/AS1").unwrap(), ["asns", "AS1"]);
+        assert_eq!(path_segments("/asns/a%2Fb").unwrap(), ["asns", "a/b"]);
+        assert_eq!(path_segments("/asns/").unwrap(), ["asns", ""]);
+        assert_eq!(path_segments("/%2e%2e/etc").unwrap(), ["..", "etc"]);
+        assert!(path_segments("http://x/health").is_err());
+        assert!(path_segments("").is_err());
+        assert!(path_segments("/a%zz").is_err());
+    }
+
+    #[test]
+    fn queries() {
+        let allowed = ["type", "format"];
+        assert_eq!(parse_query(None, &allowed).unwrap(), vec![]);
+        assert_eq!(
+            parse_query(Some("type=cidr&&format=nft&"), &allowed).unwrap(),
+            vec![
+                ("type".to_string(), "cidr".to_string()),
+                ("format".to_string(), "nft".to_string())
+            ]
+        );
+        assert_eq!(parse_query(Some("type"), &allowed).unwrap()[0].1, "");
+        assert_eq!(
+            parse_query(Some("t%79pe=a+b"), &allowed).unwrap()[0],
+            ("type".into(), "a b".into())
+        );
+        let m = msg(parse_query(Some("formt=nft"), &allowed).unwrap_err());
+        assert!(m.contains("\"formt\"") && m.contains("type, format"), "{m}");
+        let m = msg(parse_query(Some("type=all&type=cidr"), &allowed).unwrap_err());
+        assert!(m.contains("type") && m.contains("more than once"), "{m}");
+        let m =
+            msg(parse_query(Some(&format!("{}=1", "x".repeat(100_000))), &allowed).unwrap_err());
+        assert!(m.len() < 200, "{m}");
+        let m = msg(parse_query(Some("x=1"), &[]).unwrap_err());
+        assert!(m.contains("no parameters"), "{m}");
+    }
+
+    #[test]
+    fn bools() {
+        assert!(parse_bool("aggregate", "1").unwrap());
+        assert!(parse_bool("aggregate", "true").unwrap());
+        assert!(!parse_bool("aggregate", "0").unwrap());
+        assert!(!parse_bool("aggregate", "false").unwrap());
+        for bad in ["", "yes", "TRUE", "2"] {
+            assert!(msg(parse_bool("aggregate", bad).unwrap_err()).contains("aggregate"));
+        }
+    }
+
+    #[test]
+    fn etags() {
+        // Reference values of FNV-1a 64.
+        assert_eq!(fnv1a64(b""), 0xcbf29ce484222325);
+        assert_eq!(fnv1a64(b"a"), 0xaf63dc4c8601ec8c);
+        assert_eq!(fnv1a64(b"foobar"), 0x85944171f73967e8);
+        // One changed bit anywhere, or one byte less, changes the hash.
+        let base = vec![b'x'; 1000];
+        let h = body_hash(&base);
+        for i in [0, 7, 8, 500, 991, 992, 999] {
+            let mut m = base.clone();
+            m[i] ^= 1;
+            assert_ne!(body_hash(&m), h, "{i}");
+        }
+        assert_ne!(body_hash(&base[..999]), h);
+        assert_ne!(body_hash(b""), body_hash(b"\0"));
+        let t = etag(b"1.2.3.0/24\n");
+        assert!(t.starts_with('"') && t.ends_with('"'));
+        assert_ne!(t, etag(b"1.2.3.0/25\n"));
+        assert!(none_match(&t, &t));
+        assert!(none_match("*", &t));
+        assert!(none_match(&format!("\"x\", W/{t}"), &t));
+        assert!(none_match(&format!(" \"x\" ,{t} "), &t));
+        assert!(!none_match("\"x\"", &t));
+        assert!(!none_match("", &t));
+    }
+
+    #[test]
+    fn tokens() {
+        assert_eq!(bearer("Bearer abc"), Some("abc"));
+        assert_eq!(bearer("bearer  abc "), Some("abc"));
+        assert_eq!(bearer("Basic abc"), None);
+        assert_eq!(bearer("Bearer"), None);
+        assert!(same_secret(b"s3cret", b"s3cret"));
+        assert!(!same_secret(b"s3cret", b"s3cres"));
+        assert!(!same_secret(b"s3cret", b"s3cre"));
+        assert!(!same_secret(b"", b"x"));
+        assert!(same_secret(b"", b""));
+    }
+}
