@@ -496,7 +496,7 @@ fn show_status(paths: &Paths, json: bool) -> Result<Outcome, CliError> {
     let cfg = config::load_logged(&paths.config())?;
     let st = status::read(&paths.status()).map_err(CliError::Other)?;
     let db = db::open(paths)?;
-    let counts = (db.count_values(Kind::Asn)?, db.count_values(Kind::Fqdn)?);
+    let counts = db.counts()?;
     let mut out = String::new();
     if json {
         let v = serde_json::json!({

@@ -484,6 +484,45 @@ impl Db {
         run().map_err(|e| self.err(e))
     }
 
+    /// Calls `f` with every stored value of the selected sources, duplicates included
+    /// and in no particular order, without allocating per value: the fast path behind
+    /// the listings (which sort and de-duplicate anyway).
+    pub fn for_each_value(
+        &self,
+        filter: TypeFilter,
+        mut f: impl FnMut(&str),
+    ) -> Result<(), StoreError> {
+        let kind = match filter {
+            TypeFilter::All => None,
+            TypeFilter::Cidr => Some("asn"),
+            TypeFilter::Fqdn => Some("fqdn"),
+        };
+        let mut run = || -> rusqlite::Result<()> {
+            let mut st = match kind {
+                // Both read a covering index, never the table.
+                None => self
+                    .conn
+                    .prepare("SELECT value FROM addresses INDEXED BY addresses_value")?,
+                Some(_) => self
+                    .conn
+                    .prepare("SELECT value FROM addresses WHERE kind = ?1")?,
+            };
+            let mut rows = match kind {
+                None => st.query([])?,
+                Some(k) => st.query([k])?,
+            };
+            while let Some(r) = rows.next()? {
+                if let rusqlite::types::ValueRef::Text(t) = r.get_ref(0)? {
+                    if let Ok(v) = std::str::from_utf8(t) {
+                        f(v);
+                    }
+                }
+            }
+            Ok(())
+        };
+        run().map_err(|e| self.err(e))
+    }
+
     /// The number of stored rows (source, value pairs) of a kind.
     pub fn count_values(&self, kind: Kind) -> Result<u64, StoreError> {
         self.conn
@@ -494,6 +533,27 @@ impl Db {
             )
             .map(|n| n as u64)
             .map_err(|e| self.err(e))
+    }
+
+    /// The number of stored rows of each kind, `(asn, fqdn)`, in one pass over the
+    /// primary-key index.
+    pub fn counts(&self) -> Result<(u64, u64), StoreError> {
+        let run = || -> rusqlite::Result<(u64, u64)> {
+            let mut st = self
+                .conn
+                .prepare("SELECT kind, COUNT(*) FROM addresses GROUP BY kind")?;
+            let mut rows = st.query([])?;
+            let mut out = (0, 0);
+            while let Some(r) = rows.next()? {
+                let n = r.get::<_, i64>(1)? as u64;
+                match r.get_ref(0)?.as_str()? {
+                    "asn" => out.0 = n,
+                    _ => out.1 = n,
+                }
+            }
+            Ok(out)
+        };
+        run().map_err(|e| self.err(e))
     }
 
     /// Every stored source of a kind with its count and newest `last_seen`.

@@ -436,6 +436,81 @@ fn digits(s: &[u8]) -> Option<(u16, usize)> {
     Some((v, n))
 }
 
+/// Collects values one at a time, so that a caller streaming rows from the database
+/// needs no `String` per value. [`Collector::finish`] gives the [`Prepared`] lists.
+#[derive(Debug, Default)]
+pub struct Collector {
+    family: Option<Family>,
+    // IPv4 is collected as packed integers (address, length, bare: in sort order),
+    // because sorting plain `u64`s is several times faster than sorting structs and
+    // sorting is the largest cost for big lists.
+    v4: Vec<u64>,
+    v6: Vec<Entry<Ipv6Net>>,
+}
+
+impl Collector {
+    /// A collector keeping `family` only (both when `None`).
+    pub fn new(family: Option<Family>) -> Collector {
+        Collector {
+            family,
+            ..Collector::default()
+        }
+    }
+
+    /// A collector with room for `n` values.
+    pub fn with_capacity(family: Option<Family>, n: usize) -> Collector {
+        let mut c = Collector::new(family);
+        if family != Some(Family::V6) {
+            c.v4.reserve(n);
+        }
+        c
+    }
+
+    /// Adds one value; invalid ones and those of the other family are skipped.
+    pub fn push(&mut self, value: &str) {
+        match parse(value) {
+            Some(Parsed::V4(e)) if self.family != Some(Family::V6) => {
+                self.v4.push((e.net.key() << 1) | u64::from(e.bare));
+            }
+            Some(Parsed::V6(e)) if self.family != Some(Family::V4) => self.v6.push(e),
+            _ => {}
+        }
+    }
+
+    /// Sorts, removes duplicates and, with `aggregate`, merges overlapping and
+    /// adjacent prefixes.
+    pub fn finish(self, aggregate: bool) -> Prepared {
+        let mut v4 = self.v4;
+        v4.sort_unstable();
+        // Keys differing only in the `bare` bit are the same network: keep the first,
+        // the prefix form.
+        v4.dedup_by_key(|k| *k >> 1);
+        let mut out = Prepared {
+            v4: v4
+                .into_iter()
+                .filter_map(|k| {
+                    let net = Ipv4Net::new(Ipv4Addr::from((k >> 9) as u32), (k >> 1) as u8).ok()?;
+                    Some(Entry {
+                        net,
+                        bare: k & 1 == 1,
+                    })
+                })
+                .collect(),
+            v6: self.v6,
+        };
+        if aggregate {
+            aggregate_family(&mut out.v4);
+            aggregate_family(&mut out.v6);
+        } else {
+            // `bare == false` sorts first, so dedup keeps the prefix form of a network
+            // stored both ways, whatever the input order.
+            out.v6.sort_unstable_by_key(|e| (e.net.key(), e.bare));
+            out.v6.dedup_by(|later, first| later.net == first.net);
+        }
+        out
+    }
+}
+
 /// Parses, filters, sorts and de-duplicates `values`; with `aggregate`, merges
 /// overlapping and adjacent networks into the fewest covering prefixes.
 ///
@@ -446,51 +521,11 @@ fn digits(s: &[u8]) -> Option<(u16, usize)> {
 ///   (`93.184.216.34/32`): after merging, an entry no longer stands for one stored
 ///   value, and uniform CIDR is the easiest to consume.
 pub fn prepare(values: &[String], family: Option<Family>, aggregate: bool) -> Prepared {
-    // IPv4 is collected as packed integers (address, length, bare: in sort order),
-    // because sorting plain `u64`s is several times faster than sorting structs and
-    // sorting is the largest cost for big lists.
-    let mut v4: Vec<u64> = Vec::with_capacity(if family == Some(Family::V6) {
-        0
-    } else {
-        values.len()
-    });
-    let mut v6 = Vec::new();
-    for value in values {
-        match parse(value) {
-            Some(Parsed::V4(e)) if family != Some(Family::V6) => {
-                v4.push((e.net.key() << 1) | u64::from(e.bare));
-            }
-            Some(Parsed::V6(e)) if family != Some(Family::V4) => v6.push(e),
-            _ => {}
-        }
+    let mut c = Collector::with_capacity(family, values.len());
+    for v in values {
+        c.push(v);
     }
-    v4.sort_unstable();
-    // Keys differing only in the `bare` bit are the same network: keep the first,
-    // the prefix form.
-    v4.dedup_by_key(|k| *k >> 1);
-    let mut out = Prepared {
-        v4: v4
-            .into_iter()
-            .filter_map(|k| {
-                let net = Ipv4Net::new(Ipv4Addr::from((k >> 9) as u32), (k >> 1) as u8).ok()?;
-                Some(Entry {
-                    net,
-                    bare: k & 1 == 1,
-                })
-            })
-            .collect(),
-        v6,
-    };
-    if aggregate {
-        aggregate_family(&mut out.v4);
-        aggregate_family(&mut out.v6);
-    } else {
-        // `bare == false` sorts first, so dedup keeps the prefix form of a network
-        // stored both ways, whatever the input order.
-        out.v6.sort_unstable_by_key(|e| (e.net.key(), e.bare));
-        out.v6.dedup_by(|later, first| later.net == first.net);
-    }
-    out
+    c.finish(aggregate)
 }
 
 /// Replaces one family by the fewest prefixes that cover exactly the same addresses.
@@ -555,8 +590,18 @@ pub fn content_type(format: Format) -> &'static str {
 /// `opts.table` and `opts.set` are written unquoted: callers validate them first with
 /// [`RenderOptions::check`].
 pub fn render(values: &[String], opts: &RenderOptions) -> Vec<u8> {
-    let aggregate = opts.aggregate || opts.format == Format::Nft;
-    let p = prepare(values, opts.family, aggregate);
+    let p = prepare(values, opts.family, needs_aggregate(opts));
+    render_prepared(&p, opts)
+}
+
+/// Whether `opts` asks for aggregated lists: when requested, and always for `nft`
+/// (interval sets must not overlap).
+pub fn needs_aggregate(opts: &RenderOptions) -> bool {
+    opts.aggregate || opts.format == Format::Nft
+}
+
+/// [`render`] of lists already prepared (with [`needs_aggregate`] honoured).
+pub fn render_prepared(p: &Prepared, opts: &RenderOptions) -> Vec<u8> {
     let v4 = opts.family != Some(Family::V6);
     let v6 = opts.family != Some(Family::V4);
     // About the longest line per entry, so that the buffer is allocated once.

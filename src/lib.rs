@@ -25,6 +25,8 @@ pub mod daemon;
 /// Renders the stored values selected by `options`: the one code path behind both
 /// `GET /addresses` and `export`, so their bytes are the same.
 pub fn listing(db: &db::Db, options: &format::RenderOptions) -> Result<Vec<u8>, db::StoreError> {
-    let values = db.get_values(options.type_filter)?;
-    Ok(format::render(&values, options))
+    let mut values = format::Collector::new(options.family);
+    db.for_each_value(options.type_filter, |v| values.push(v))?;
+    let prepared = values.finish(format::needs_aggregate(options));
+    Ok(format::render_prepared(&prepared, options))
 }

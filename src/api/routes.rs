@@ -313,12 +313,9 @@ fn health(ctx: &Context) -> Result<Reply, ApiError> {
             None
         })
         .unwrap_or_default();
-    let counts = db::open(&ctx.paths).and_then(|db| {
-        Ok(Counts {
-            asn: db.count_values(Kind::Asn)?,
-            fqdn: db.count_values(Kind::Fqdn)?,
-        })
-    });
+    let counts = db::open(&ctx.paths)
+        .and_then(|db| db.counts())
+        .map(|(asn, fqdn)| Counts { asn, fqdn });
     match counts {
         Ok(counts) => {
             let h = Health {
