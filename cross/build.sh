@@ -20,7 +20,7 @@ set -euo pipefail
 target=${1:?usage: cross/build.sh TARGET [cargo args...]}
 shift
 cd "$(dirname "$0")/.."
-flags="-C link-self-contained=no -Zunstable-options -Cpanic=immediate-abort"
+flags="-C link-self-contained=no -Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none -Zfmt-debug=shallow"
 case "$target" in
   mips*) flags="$flags -C target-feature=+crt-static -C relocation-model=static" ;;
 esac
