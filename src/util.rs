@@ -87,7 +87,19 @@ pub fn parse_iso(s: &str) -> Option<i64> {
 /// Writes `bytes` to `path` atomically: a temporary file in the same directory is
 /// written, flushed to disk and renamed over the target, so a reader (or a power cut)
 /// sees either the old or the new content, never half of it.
+///
+/// When `path` is a symbolic link, the file it points to is replaced and the link
+/// stays: on OpenWrt the data directory lives in RAM and `config.json` links to
+/// flash, where changes must survive a reboot.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let resolved;
+    let path = match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            resolved = fs::canonicalize(path)?;
+            resolved.as_path()
+        }
+        _ => path,
+    };
     let tmp = temp_sibling(path);
     let result = (|| {
         let mut f = fs::File::create(&tmp)?;
@@ -149,5 +161,18 @@ mod tests {
         write_atomic(&p, b"two").unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"two");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn atomic_write_keeps_symlinks() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("flash.json");
+        let link = dir.path().join("config.json");
+        fs::write(&target, b"old").unwrap();
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        write_atomic(&link, b"new").unwrap();
+        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(fs::read(&target).unwrap(), b"new");
     }
 }
