@@ -40,7 +40,7 @@ Options:
   --data-dir DIR   data directory (config.json, status.json); default $RIPE_DATA_DIR,
                    else /var/lib/ripe-cidr-collector
   --db FILE        SQLite database; default $RIPE_DB, else DIR/ripe.db
-  -v, --verbose    more log output (debug)
+  -v, --verbose    more log output (debug; release builds keep info and above)
   -q, --quiet      only warnings and errors
   -h, --help       this text
   -V, --version    the version
@@ -48,6 +48,11 @@ Options:
 Exit codes: 0 success, 1 error (config, storage, I/O), 2 usage error,
 3 `run` finished but at least one source failed.
 ";
+
+/// What a usage error prints after its message.
+pub const USAGE_HINT: &str =
+    "Usage: ripe-cidr-collector [--data-dir DIR] [--db FILE] [-v | -q] COMMAND
+Run `ripe-cidr-collector --help` for the commands and options.";
 
 /// How chatty the log is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -227,6 +232,12 @@ pub fn parse(
             other => return Err(other.unexpected().into()),
         }
     }
+    if data_dir.as_ref().is_some_and(|d| d.as_os_str().is_empty()) {
+        return Err(UsageError("--data-dir must not be empty".into()));
+    }
+    if db_path.as_ref().is_some_and(|d| d.as_os_str().is_empty()) {
+        return Err(UsageError("--db must not be empty".into()));
+    }
     let data_dir = data_dir
         .or_else(|| {
             env("RIPE_DATA_DIR")
@@ -305,9 +316,9 @@ pub fn parse(
             let what = kind.as_str().to_ascii_uppercase();
             let action = match rest.as_slice() {
                 [a] if a == "list" => SourceAction::List,
-                [a, s] if a == "add" => SourceAction::Add(s.clone()),
+                [a, s] if a == "add" => SourceAction::Add(kind.normalize(s).map_err(UsageError)?),
                 [a, s] if a == "remove" => SourceAction::Remove {
-                    source: s.clone(),
+                    source: kind.normalize(s).map_err(UsageError)?,
                     purge,
                 },
                 [a] if a == "add" || a == "remove" => {
@@ -393,9 +404,35 @@ fn out_err(e: std::io::Error) -> CliError {
     CliError::Other(format!("writing output: {e}"))
 }
 
+/// Commands that only read refuse a data directory (or database directory) that does
+/// not exist instead of creating it: a typo in `--data-dir` must not export an empty
+/// list that a firewall would then load.
+fn require_existing(paths: &Paths) -> Result<(), CliError> {
+    let db_dir = paths
+        .db
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    for dir in [paths.data_dir.as_path(), db_dir] {
+        if !dir.is_dir() {
+            return Err(CliError::Other(format!(
+                "data directory {} does not exist (check --data-dir/--db; `asn add` or `run` create it)",
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Runs a parsed command.
 pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
     let paths = &cli.paths;
+    if matches!(
+        cli.command,
+        Command::Export { .. } | Command::Status { .. } | Command::Sources(_, SourceAction::List)
+    ) {
+        require_existing(paths)?;
+    }
     match &cli.command {
         Command::Help => {
             print!("{USAGE}");
@@ -492,34 +529,48 @@ fn sources(paths: &Paths, kind: Kind, action: &SourceAction) -> Result<Outcome, 
     }
 }
 
+/// Shows what is known even when the configuration or the database is broken (that
+/// is when an administrator asks), then exits 1 if something was.
 fn show_status(paths: &Paths, json: bool) -> Result<Outcome, CliError> {
-    let cfg = config::load_logged(&paths.config())?;
-    let st = status::read(&paths.status()).map_err(CliError::Other)?;
-    let db = db::open(paths)?;
-    let counts = db.counts()?;
+    let mut problems: Vec<String> = Vec::new();
+    let cfg = config::load_logged(&paths.config())
+        .map_err(|e| problems.push(format!("config: {e}")))
+        .ok();
+    let st = status::read(&paths.status())
+        .map_err(|e| problems.push(format!("status: {e}")))
+        .ok()
+        .flatten();
+    let counts = db::open(paths)
+        .and_then(|db| db.counts())
+        .map_err(|e| problems.push(format!("database: {e}")))
+        .ok();
     let mut out = String::new();
     if json {
         let v = serde_json::json!({
             "status": st,
-            "counts": {"asn": counts.0, "fqdn": counts.1},
-            "asns": cfg.asns,
-            "fqdns": cfg.fqdns,
+            "counts": counts.map(|c| serde_json::json!({"asn": c.0, "fqdn": c.1})),
+            "asns": cfg.as_ref().map(|c| &c.asns),
+            "fqdns": cfg.as_ref().map(|c| &c.fqdns),
+            "errors": problems,
         });
         out = v.to_string();
         out.push('\n');
     } else {
         let st = st.unwrap_or_default();
         let or_never = |v: &Option<String>| v.clone().unwrap_or_else(|| "never".into());
-        let daemon = match (&st.heartbeat, st.pid) {
-            (Some(hb), Some(pid)) => {
-                let age = crate::util::parse_iso(hb).map(|t| crate::util::unix_now() - t);
-                match age {
-                    Some(a) if a <= 180 => {
-                        format!("running (pid {pid}, heartbeat {hb}, {a} s ago)")
-                    }
-                    _ => format!("not running? last heartbeat {hb} (pid {pid})"),
-                }
+        let age = st
+            .heartbeat
+            .as_deref()
+            .and_then(crate::util::parse_iso)
+            .map(|t| crate::util::unix_now() - t);
+        let daemon = match (&st.heartbeat, st.pid, age) {
+            (Some(hb), Some(pid), Some(a)) if a <= 180 => {
+                format!("running (pid {pid}, heartbeat {hb}, {a} s ago)")
             }
+            (Some(hb), Some(pid), _) => {
+                format!("not responding? last heartbeat {hb} (pid {pid})")
+            }
+            (Some(hb), None, _) => format!("stopped (last heartbeat {hb})"),
             _ => "no heartbeat recorded".into(),
         };
         out.push_str(&format!("daemon:        {daemon}\n"));
@@ -537,27 +588,34 @@ fn show_status(paths: &Paths, json: bool) -> Result<Outcome, CliError> {
             "next run:      {}\n",
             st.next_run.clone().unwrap_or_else(|| "-".into())
         ));
-        out.push_str(&format!(
-            "sources:       {} ASNs, {} FQDNs\n",
-            cfg.asns.len(),
-            cfg.fqdns.len()
-        ));
-        out.push_str(&format!(
-            "stored:        {} ASN values, {} FQDN values\n",
-            counts.0, counts.1
-        ));
+        if let Some(cfg) = &cfg {
+            out.push_str(&format!(
+                "sources:       {} ASNs, {} FQDNs\n",
+                cfg.asns.len(),
+                cfg.fqdns.len()
+            ));
+        }
+        if let Some((a, f)) = counts {
+            out.push_str(&format!("stored:        {a} ASN values, {f} FQDN values\n"));
+        }
         for (source, why) in &st.failures {
             out.push_str(&format!("failed:        {source}: {why}\n"));
         }
         for (path, why) in &st.output_failures {
             out.push_str(&format!("output failed: {path}: {why}\n"));
         }
+        for p in &problems {
+            out.push_str(&format!("problem:       {p}\n"));
+        }
     }
     std::io::stdout()
         .lock()
         .write_all(out.as_bytes())
         .map_err(out_err)?;
-    Ok(Outcome::Success)
+    match problems.len() {
+        0 => Ok(Outcome::Success),
+        n => Err(CliError::Other(format!("{n} problem(s), see above"))),
+    }
 }
 
 /// The commands that need the network features; without them they say so.
@@ -616,7 +674,7 @@ mod tests {
         assert_eq!(c.paths.db, PathBuf::from("/d/ripe.db"));
         assert_eq!(
             c.command,
-            Command::Sources(Kind::Asn, SourceAction::Add("AS1".into()))
+            Command::Sources(Kind::Asn, SourceAction::Add("1".into()))
         );
         let c = p(&["fqdn", "remove", "x.org", "--purge", "-q"]).unwrap();
         assert_eq!(c.verbosity, Verbosity::Quiet);
@@ -664,6 +722,10 @@ mod tests {
             &["asn", "add"],
             &["asn", "delete", "1"],
             &["asn", "list", "--purge"],
+            &["asn", "add", "ASX"],
+            &["fqdn", "add", "1.2.3.4"],
+            &["fqdn", "remove", "bad name"],
+            &["--db", "", "status"],
             &["export", "--format", "yaml"],
             &["export", "--family", "5"],
             &["export", "--set", "bad name"],

@@ -329,8 +329,11 @@ pub fn normalize_fqdn(s: &str) -> Result<String, String> {
     if !name.is_ascii() {
         return bad("not ASCII; give internationalised names in their xn-- form");
     }
-    if name.parse::<IpAddr>().is_ok() || s.contains(':') {
+    if name.parse::<IpAddr>().is_ok() {
         return bad("an IP address, not a host name");
+    }
+    if s.contains(':') {
+        return bad("':' is not allowed (no port, no IPv6 address)");
     }
     if name.len() > 253 {
         return bad("longer than 253 bytes");
@@ -408,6 +411,10 @@ fn read_value(text: &str, path: &Path) -> Result<Value, ConfigError> {
 
 /// Parses and validates the text of a configuration file (`path` is for messages).
 pub fn parse(text: &str, path: &Path) -> Result<Loaded, ConfigError> {
+    // An empty file (`touch config.json`) is the empty configuration, like a missing one.
+    if text.trim().is_empty() {
+        return from_value(&Value::Object(Map::new()), path);
+    }
     let value = read_value(text, path)?;
     from_value(&value, path)
 }
@@ -789,6 +796,7 @@ fn update<T>(
     }
     let _guard = lock(path)?;
     let mut doc = match fs::read_to_string(path) {
+        Ok(text) if text.trim().is_empty() => Value::Object(Map::new()),
         Ok(text) => read_value(&text, path)?,
         Err(e) if e.kind() == io::ErrorKind::NotFound => Value::Object(Map::new()),
         Err(source) => {
@@ -802,7 +810,19 @@ fn update<T>(
     let root = doc.as_object_mut().expect("validated as an object");
     let (result, changed) = change(root, &before)?;
     if changed {
-        from_value(&doc, path)?;
+        let after = from_value(&doc, path)?.config;
+        // Store every source in its normalised form ("62041", lower case), once.
+        for kind in Kind::ALL {
+            if root_has(&doc, kind.key()) {
+                let list = after
+                    .sources(kind)
+                    .iter()
+                    .cloned()
+                    .map(Value::String)
+                    .collect();
+                doc[kind.key()] = Value::Array(list);
+            }
+        }
         let mut text = serde_json::to_string_pretty(&doc).expect("a JSON value serialises");
         text.push('\n');
         crate::util::write_atomic(path, text.as_bytes()).map_err(|source| ConfigError::Io {
@@ -811,6 +831,10 @@ fn update<T>(
         })?;
     }
     Ok(result)
+}
+
+fn root_has(doc: &Value, key: &str) -> bool {
+    doc.get(key).is_some_and(|v| !v.is_null())
 }
 
 /// Adds a source (given as text) to the configuration at `path`, creating the file if
@@ -1072,7 +1096,8 @@ mod tests {
         );
         let v: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(v["mine"], serde_json::json!([1, 2]));
-        assert_eq!(v["asns"], serde_json::json!([13335]));
+        // Rewrites store every source in its normalised form.
+        assert_eq!(v["asns"], serde_json::json!(["13335"]));
         assert_eq!(v["fqdns"], serde_json::json!(["example.com"]));
     }
 

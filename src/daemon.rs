@@ -3,20 +3,22 @@
 //!
 //! The main thread only keeps time: it watches the configuration, writes the
 //! heartbeat and starts jobs (a collection run, then the outputs) on a worker thread,
-//! so that a long run never delays the heartbeat or a signal. While a job fetches,
-//! a stop request ends the daemon at once (nothing is written yet); while it writes,
-//! the daemon waits for the commit.
+//! so that a long run never delays the heartbeat or a signal. The job reports its
+//! collection as soon as it is stored and its outputs when they are done. While a job
+//! fetches, a stop request ends the daemon at once (nothing is written yet); while it
+//! writes, the daemon waits for the commit.
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::cli::{display_source, CliError, Outcome};
-use crate::collect::run::{self, RunError, RunReport, PHASE_WRITING};
+use crate::collect::run::{self, RunError, RunReport, PHASE_FETCHING, PHASE_WRITING};
 use crate::config::{self, Config, Kind, Paths};
 use crate::status::{self, Status};
 use crate::util;
@@ -27,31 +29,40 @@ const TICK: Duration = Duration::from_millis(200);
 const CONFIG_CHECK: Duration = Duration::from_secs(2);
 /// How often the heartbeat is written (the contract asks for at least every 60 s).
 const HEARTBEAT: Duration = Duration::from_secs(30);
-/// After a run that failed as a whole (storage), the next try comes this soon.
+/// After a run that failed as a whole (storage), or outputs that failed, the next
+/// try comes this soon.
 const RETRY_AFTER_FAILURE: i64 = 60;
-/// How long a stop waits for a job that is still fetching (nothing to lose).
+/// How long a stop waits for a job that is not committing (nothing to lose).
 const STOP_GRACE: Duration = Duration::from_secs(3);
+/// The job's phase while it renders the outputs (after its commit).
+const PHASE_OUTPUTS: u8 = 3;
 
-/// What a job does.
+/// What a job collects.
 #[derive(Debug, Clone)]
-enum JobKind {
-    /// Every source, then the outputs when anything changed (or `render` is set).
-    Full { render: bool },
+enum Collect {
+    /// Every source.
+    All,
     /// Only newly added sources.
-    Partial(Vec<(Kind, String)>),
-    /// Only the outputs (at start when no run is due).
-    Render,
+    Only(Vec<(Kind, String)>),
+    /// Nothing: only the outputs.
+    Nothing,
 }
 
-struct JobResult {
-    kind: JobKind,
-    report: Option<Result<RunReport, RunError>>,
-    outputs: Option<Vec<(String, String)>>,
+/// What a job tells the main loop, in this order.
+enum Msg {
+    /// The collection is stored (or failed); `None` for an outputs-only job.
+    Collected(bool, Option<Result<RunReport, RunError>>),
+    /// The outputs were rendered: the failures, by path. Not sent when the job did
+    /// not render.
+    Rendered(Vec<(String, String)>),
 }
 
 struct Job {
-    handle: JoinHandle<JobResult>,
+    handle: JoinHandle<()>,
     phase: Arc<AtomicU8>,
+    /// Whether this job was asked to render the outputs whatever happens.
+    forced_render: bool,
+    rendered: bool,
 }
 
 /// The configuration file as last seen: its metadata (cheap to compare) and text.
@@ -68,13 +79,17 @@ fn stamp_meta(paths: &Paths) -> Option<(SystemTime, u64)> {
 
 struct Daemon {
     paths: Paths,
-    cfg: Config,
+    /// The last good configuration; `None` until one could be read.
+    cfg: Option<Config>,
     stamp: Stamp,
     status: Status,
     next_run: i64,
     pending: Vec<(Kind, String)>,
-    render_at_start: bool,
+    /// When the outputs are to be rendered even if nothing changed: at start, after
+    /// the outputs' configuration changed, and to retry failed ones.
+    render_due: Option<i64>,
     job: Option<Job>,
+    messages: (Sender<Msg>, Receiver<Msg>),
     stop: Arc<AtomicBool>,
     last_heartbeat: Instant,
     last_config_check: Instant,
@@ -87,7 +102,7 @@ pub fn run(paths: &Paths, listen: Option<SocketAddr>) -> Result<Outcome, CliErro
         signal_hook::flag::register(sig, stop.clone())
             .map_err(|e| CliError::Other(format!("cannot handle signals: {e}")))?;
     }
-    let mut d = Daemon::new(paths.clone(), stop);
+    // The API first: when its address is taken, fail before claiming status.json.
     #[cfg(feature = "api")]
     let _api = match listen {
         Some(addr) => {
@@ -103,6 +118,7 @@ pub fn run(paths: &Paths, listen: Option<SocketAddr>) -> Result<Outcome, CliErro
             "--listen is not available: this binary was built without the `api` feature".into(),
         ));
     }
+    let mut d = Daemon::new(paths.clone(), stop);
     d.main_loop();
     Ok(Outcome::Success)
 }
@@ -118,36 +134,66 @@ impl Daemon {
         status.next_run = None;
         let mut d = Daemon {
             paths,
-            cfg: Config::default(),
+            cfg: None,
             stamp: Stamp::default(),
             status,
-            next_run: 0,
+            next_run: i64::MAX,
             pending: Vec::new(),
-            render_at_start: true,
+            render_due: Some(util::unix_now()),
             job: None,
+            messages: mpsc::channel(),
             stop,
             last_heartbeat: Instant::now(),
             last_config_check: Instant::now(),
         };
-        // A broken configuration at start: run on the empty one (nothing is collected
-        // or swept) until the file is fixed, with the error in status.json.
-        d.reload_config(true);
-        // Catch up: collect now when the last successful run is older than the interval.
-        let interval = d.cfg.schedule.interval_secs() as i64;
-        let last_ok = d.status.last_success.as_deref().and_then(util::parse_iso);
-        d.next_run = match last_ok {
-            Some(t) if util::unix_now() - t < interval => t + interval,
-            _ => util::unix_now(),
-        };
-        d.status.next_run = Some(util::iso(d.next_run));
+        d.reload_config();
+        if d.cfg.is_none() {
+            log::warn!("nothing is collected or swept until the configuration is fixed");
+        }
         d.write_status();
-        log::info!(
-            "daemon started (pid {}), collecting every {} s, next run {}",
-            std::process::id(),
-            interval,
-            util::iso(d.next_run)
-        );
+        log::info!("daemon started (pid {})", std::process::id());
         d
+    }
+
+    /// The first schedule, once a configuration is known: collect now when the last
+    /// successful run is older than the interval, or when the database is missing or
+    /// empty while sources are configured (a database kept in RAM after a reboot, or
+    /// one moved aside), so that the lists come back as soon as possible.
+    fn first_schedule(&mut self, cfg: &Config) {
+        let now = util::unix_now();
+        let interval = cfg.schedule.interval_secs() as i64;
+        let last_ok = self
+            .status
+            .last_success
+            .as_deref()
+            .and_then(util::parse_iso);
+        let has_sources = !cfg.asns.is_empty() || !cfg.fqdns.is_empty();
+        let stored = match crate::db::open(&self.paths).and_then(|db| db.counts()) {
+            Ok((a, f)) => a + f,
+            Err(e) => {
+                self.record_error(format!("database: {e}"));
+                0
+            }
+        };
+        let empty = has_sources && stored == 0;
+        self.next_run = match last_ok {
+            Some(t) if now - t < interval && !empty => t + interval,
+            _ => now,
+        };
+        self.status.next_run = Some(util::iso(self.next_run));
+        log::info!(
+            "collecting every {interval} s, next run {}",
+            util::iso(self.next_run)
+        );
+    }
+
+    /// How soon a failure is retried: a minute, or the interval when that is shorter.
+    fn retry_after(&self) -> i64 {
+        let interval = self
+            .cfg
+            .as_ref()
+            .map_or(RETRY_AFTER_FAILURE, |c| c.schedule.interval_secs() as i64);
+        RETRY_AFTER_FAILURE.min(interval)
     }
 
     fn record_error(&mut self, message: String) {
@@ -164,9 +210,11 @@ impl Daemon {
     }
 
     /// Reads `config.json` when it changed. New sources are queued for a run of their
-    /// own; a broken file keeps the last good configuration.
-    fn reload_config(&mut self, first: bool) {
+    /// own; changed outputs are rendered; a broken file keeps the last good
+    /// configuration (at start: nothing runs until it is fixed).
+    fn reload_config(&mut self) {
         let meta = stamp_meta(&self.paths);
+        let first = self.stamp == Stamp::default() && self.cfg.is_none();
         if !first && meta == self.stamp.meta {
             return;
         }
@@ -176,100 +224,118 @@ impl Daemon {
             return;
         }
         self.stamp.text = text;
-        match config::load_logged(&self.paths.config()) {
-            Ok(new) => {
-                if !first {
-                    log::info!("{} changed; reloaded", self.paths.config().display());
-                    for kind in Kind::ALL {
-                        for s in new.sources(kind) {
-                            if !self.cfg.sources(kind).contains(s)
-                                && !self.pending.contains(&(kind, s.clone()))
-                            {
-                                self.pending.push((kind, s.clone()));
-                            }
-                        }
-                    }
-                    self.pending.retain(|(k, s)| new.sources(*k).contains(s));
-                    if new.schedule != self.cfg.schedule {
-                        // Keep the rhythm: the next run is one new interval after the last start.
-                        let last = self
-                            .status
-                            .last_run_started
-                            .as_deref()
-                            .and_then(util::parse_iso);
-                        self.next_run = last.map_or(util::unix_now(), |t| {
-                            t + new.schedule.interval_secs() as i64
-                        });
-                        self.status.next_run = Some(util::iso(self.next_run));
-                    }
-                }
-                self.cfg = new;
-            }
+        let new = match config::load_logged(&self.paths.config()) {
+            Ok(new) => new,
             Err(e) => {
-                let what = if first {
-                    "running with no sources until it is fixed"
-                } else {
+                let what = if self.cfg.is_some() {
                     "keeping the last good configuration"
+                } else {
+                    "nothing is collected until it is fixed"
                 };
                 self.record_error(format!("{e}; {what}"));
                 self.write_status();
+                return;
+            }
+        };
+        match self.cfg.take() {
+            None => {
+                if !first {
+                    log::info!("{} is valid now", self.paths.config().display());
+                }
+                self.first_schedule(&new);
+            }
+            Some(old) => {
+                log::info!("{} changed; reloaded", self.paths.config().display());
+                for kind in Kind::ALL {
+                    for s in new.sources(kind) {
+                        let item = (kind, s.clone());
+                        if !old.sources(kind).contains(s) && !self.pending.contains(&item) {
+                            self.pending.push(item);
+                        }
+                    }
+                }
+                self.pending.retain(|(k, s)| new.sources(*k).contains(s));
+                if new.schedule != old.schedule {
+                    // Keep the rhythm: the next run is one new interval after the last start.
+                    let last = self
+                        .status
+                        .last_run_started
+                        .as_deref()
+                        .and_then(util::parse_iso);
+                    self.next_run = last.map_or(util::unix_now(), |t| {
+                        t + new.schedule.interval_secs() as i64
+                    });
+                    self.status.next_run = Some(util::iso(self.next_run));
+                }
+                if new.outputs != old.outputs {
+                    self.render_due = Some(util::unix_now());
+                }
             }
         }
+        self.cfg = Some(new);
     }
 
-    fn start(&mut self, kind: JobKind) {
+    fn start(&mut self, cfg: &Config, what: Collect, force_render: bool) {
         let paths = self.paths.clone();
-        let cfg = self.cfg.clone();
+        let cfg = cfg.clone();
         let stop = self.stop.clone();
         let phase = Arc::new(AtomicU8::new(0));
         let job_phase = phase.clone();
-        if !matches!(kind, JobKind::Render) {
+        let tx = self.messages.0.clone();
+        if !matches!(what, Collect::Nothing) {
             self.status.last_run_started = Some(util::now_iso());
             self.write_status();
         }
         let handle = thread::spawn(move || {
-            let (report, render) = match &kind {
-                JobKind::Full { render } => (
-                    Some(run::collect(&paths, &cfg, None, &stop, &job_phase)),
-                    *render,
-                ),
-                JobKind::Partial(only) => (
-                    Some(run::collect(&paths, &cfg, Some(only), &stop, &job_phase)),
-                    false,
-                ),
-                JobKind::Render => (None, true),
+            let full = matches!(what, Collect::All);
+            let report = match &what {
+                Collect::All => Some(run::collect(&paths, &cfg, None, &stop, &job_phase)),
+                Collect::Only(only) => {
+                    Some(run::collect(&paths, &cfg, Some(only), &stop, &job_phase))
+                }
+                Collect::Nothing => None,
             };
-            let changed = matches!(&report, Some(Ok(r)) if r.changed());
-            let outputs =
-                (render || changed).then(|| crate::outputs::render_all(&paths, &cfg.outputs));
-            JobResult {
-                kind,
-                report,
-                outputs,
+            // Never render after the run failed as a whole: the database may just have
+            // been moved aside, and an empty fresh one must not flush the live sets.
+            let render = match &report {
+                None => true,
+                Some(Ok(r)) => force_render || r.changed(),
+                Some(Err(_)) => false,
+            };
+            if let Some(Ok(r)) = &report {
+                run::log_report(r);
+            }
+            let _ = tx.send(Msg::Collected(full, report));
+            if render && !stop.load(Ordering::SeqCst) {
+                job_phase.store(PHASE_OUTPUTS, Ordering::SeqCst);
+                let failures = crate::outputs::render_all(&paths, &cfg.outputs);
+                let _ = tx.send(Msg::Rendered(failures));
             }
         });
-        self.job = Some(Job { handle, phase });
+        self.job = Some(Job {
+            handle,
+            phase,
+            forced_render: force_render,
+            rendered: false,
+        });
     }
 
-    fn finish(&mut self, result: JobResult) {
+    fn on_collected(&mut self, full: bool, report: Option<Result<RunReport, RunError>>) {
         let now = util::unix_now();
-        match result.report {
-            None => {}
+        match report {
+            None | Some(Err(RunError::Stopped)) => {}
             Some(Ok(report)) => {
-                run::log_report(&report);
                 self.status.last_run_finished = Some(report.finished.clone());
-                let full = matches!(result.kind, JobKind::Full { .. });
                 if full {
                     self.status.failures.clear();
                 }
                 for s in &report.sources {
-                    let name = display_source(s.kind, &s.source);
                     match &s.outcome {
                         Ok(_) => {
-                            self.status.failures.remove(&name);
+                            self.status.failures.remove(&s.name());
                         }
                         Err(e) => {
-                            self.status.failures.insert(name, e.clone());
+                            self.status.failures.insert(s.name(), e.clone());
                         }
                     }
                 }
@@ -295,22 +361,38 @@ impl Daemon {
                     ));
                 }
             }
-            Some(Err(RunError::Stopped)) => {}
             Some(Err(e)) => {
                 self.status.last_run_finished = Some(util::iso(now));
                 self.record_error(format!("collection failed: {e}"));
-                self.next_run = self.next_run.min(now + RETRY_AFTER_FAILURE);
-            }
-        }
-        if let Some(failures) = result.outputs {
-            self.status.output_failures = failures.iter().cloned().collect::<BTreeMap<_, _>>();
-            if !failures.is_empty() {
-                let all: Vec<String> = failures.iter().map(|(p, e)| format!("{p}: {e}")).collect();
-                self.record_error(format!("output failed: {}", all.join("; ")));
+                self.next_run = self.next_run.min(now + self.retry_after());
             }
         }
         self.status.next_run = Some(util::iso(self.next_run));
         self.write_status();
+    }
+
+    fn on_rendered(&mut self, failures: Vec<(String, String)>) {
+        if let Some(job) = self.job.as_mut() {
+            job.rendered = true;
+        }
+        self.status.output_failures = failures.iter().cloned().collect::<BTreeMap<_, _>>();
+        if !failures.is_empty() {
+            let all: Vec<String> = failures.iter().map(|(p, e)| format!("{p}: {e}")).collect();
+            self.record_error(format!("output failed: {}", all.join("; ")));
+            // A firewall that was not ready (at boot, say) gets another chance soon,
+            // whether or not the data changes meanwhile.
+            self.render_due = Some(util::unix_now() + self.retry_after());
+        }
+        self.write_status();
+    }
+
+    fn drain_messages(&mut self) {
+        while let Ok(msg) = self.messages.1.try_recv() {
+            match msg {
+                Msg::Collected(full, report) => self.on_collected(full, report),
+                Msg::Rendered(failures) => self.on_rendered(failures),
+            }
+        }
     }
 
     fn main_loop(&mut self) {
@@ -319,43 +401,62 @@ impl Daemon {
                 self.shutdown();
                 return;
             }
+            self.drain_messages();
             if self.job.as_ref().is_some_and(|j| j.handle.is_finished()) {
+                self.drain_messages();
                 let job = self.job.take().expect("checked above");
-                match job.handle.join() {
-                    Ok(result) => self.finish(result),
-                    Err(_) => self.record_error("collection job crashed".into()),
+                if job.handle.join().is_err() {
+                    self.record_error("collection job crashed".into());
+                }
+                if job.forced_render && !job.rendered && self.render_due.is_none() {
+                    // The run failed before it could render: try again with the next run.
+                    self.render_due = Some(util::unix_now() + self.retry_after());
                 }
             }
             if self.last_config_check.elapsed() >= CONFIG_CHECK {
                 self.last_config_check = Instant::now();
-                self.reload_config(false);
+                self.reload_config();
             }
             if self.job.is_none() {
-                let now = util::unix_now();
-                if now >= self.next_run {
-                    self.pending.clear();
-                    self.next_run = now + self.cfg.schedule.interval_secs() as i64;
-                    self.status.next_run = Some(util::iso(self.next_run));
-                    let render = std::mem::take(&mut self.render_at_start);
-                    self.start(JobKind::Full { render });
-                } else if !self.pending.is_empty() {
-                    let only = std::mem::take(&mut self.pending);
-                    log::info!(
-                        "collecting new sources: {}",
-                        only.iter()
-                            .map(|(k, s)| display_source(*k, s))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    );
-                    self.start(JobKind::Partial(only));
-                } else if std::mem::take(&mut self.render_at_start) {
-                    self.start(JobKind::Render);
+                if let Some(cfg) = self.cfg.clone() {
+                    self.schedule(&cfg);
                 }
             }
             if self.last_heartbeat.elapsed() >= HEARTBEAT {
                 self.write_status();
             }
             thread::sleep(TICK);
+        }
+    }
+
+    /// Starts the job that is due, if any.
+    fn schedule(&mut self, cfg: &Config) {
+        let now = util::unix_now();
+        let render = self.render_due.is_some_and(|t| now >= t);
+        if now >= self.next_run {
+            self.pending.clear();
+            self.next_run = now + cfg.schedule.interval_secs() as i64;
+            self.status.next_run = Some(util::iso(self.next_run));
+            if render {
+                self.render_due = None;
+            }
+            self.start(cfg, Collect::All, render);
+        } else if !self.pending.is_empty() {
+            let only = std::mem::take(&mut self.pending);
+            log::info!(
+                "collecting new sources: {}",
+                only.iter()
+                    .map(|(k, s)| display_source(*k, s))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            if render {
+                self.render_due = None;
+            }
+            self.start(cfg, Collect::Only(only), render);
+        } else if render {
+            self.render_due = None;
+            self.start(cfg, Collect::Nothing, true);
         }
     }
 
@@ -366,19 +467,29 @@ impl Daemon {
             let start = Instant::now();
             loop {
                 if job.handle.is_finished() {
-                    if let Ok(result) = job.handle.join() {
-                        self.finish(result);
-                    }
+                    let _ = job.handle.join();
                     break;
                 }
-                let writing = job.phase.load(Ordering::SeqCst) == PHASE_WRITING;
-                if !writing && start.elapsed() >= STOP_GRACE {
-                    log::info!("abandoning the collection in progress; nothing of it was stored");
+                let phase = job.phase.load(Ordering::SeqCst);
+                if phase != PHASE_WRITING && start.elapsed() >= STOP_GRACE {
+                    match phase {
+                        PHASE_FETCHING => log::info!(
+                            "abandoning the collection in progress; nothing of it was stored"
+                        ),
+                        PHASE_OUTPUTS => {
+                            log::info!("the collection is stored; stopping the output command");
+                            crate::outputs::kill_running();
+                        }
+                        _ => {}
+                    }
                     break;
                 }
                 thread::sleep(Duration::from_millis(20));
             }
         }
+        self.drain_messages();
+        // No pid: `status` tells a stopped daemon from a running one at once.
+        self.status.pid = None;
         self.status.next_run = None;
         self.write_status();
     }

@@ -399,8 +399,9 @@ impl Db {
         tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
         tx.commit()?;
         self.conn.busy_timeout(Duration::from_millis(5000))?;
-        // Renamed only after the commit: a crash before it leaves the files in place and
-        // the import is simply done again.
+        // Renamed only after the commit, so a failed import leaves them in place. (A
+        // crash between commit and rename leaves them unrenamed but never re-imports:
+        // the version is set.)
         let ts = util::compact_ts(util::unix_now());
         for f in imported {
             let mut to = f.clone().into_os_string();

@@ -83,9 +83,10 @@ pub fn parse(
 ) -> Result<(), LegacyError> {
     let doc: Value = serde_json::from_str(text).map_err(|e| {
         LegacyError(format!(
-            "{name}: invalid JSON at line {}, column {}: the file is left as it is; fix or move it away",
+            "{name}: invalid JSON at line {}, column {} ({}); the file is left as it is: fix or move it away",
             e.line(),
-            e.column()
+            e.column(),
+            e.to_string().split(" at line ").next().unwrap_or("")
         ))
     })?;
     let Some(map) = doc.as_object() else {

@@ -10,7 +10,7 @@ fn main() -> ExitCode {
     let cli = match parsed {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("ripe-cidr-collector: {e}\n\n{}", cli::USAGE);
+            eprintln!("ripe-cidr-collector: {e}\n{}", cli::USAGE_HINT);
             return ExitCode::from(2);
         }
     };

@@ -3,6 +3,8 @@
 
 use std::io::Read;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -47,6 +49,22 @@ fn render_one(db: &db::Db, out: &OutputConfig) -> Result<(), String> {
     }
 }
 
+/// The process group of the output command running now (0: none), so that a daemon
+/// that stops does not leave it behind.
+static RUNNING: AtomicU32 = AtomicU32::new(0);
+
+/// Kills the output command running now, with what it started.
+pub fn kill_running() {
+    let pid = RUNNING.swap(0, Ordering::SeqCst);
+    if pid != 0 {
+        kill_group(pid);
+    }
+}
+
+/// How long the last words of a command's stderr are awaited after it exited: a
+/// command that leaves a background process holding the pipe must not block us.
+const STDERR_GRACE: Duration = Duration::from_millis(500);
+
 /// Runs `cmd` with `/bin/sh -c`, killing it after `limit`. Its stderr (the last line)
 /// goes into the error message.
 pub fn run_command(cmd: &str, limit: Duration) -> Result<(), String> {
@@ -62,14 +80,16 @@ pub fn run_command(cmd: &str, limit: Duration) -> Result<(), String> {
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("command {cmd:?} could not start: {e}"))?;
+    RUNNING.store(child.id(), Ordering::SeqCst);
     // Read stderr on the side so a chatty command cannot block on a full pipe.
     let mut err = child.stderr.take();
-    let reader = thread::spawn(move || {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
         let mut buf = Vec::new();
         if let Some(e) = err.as_mut() {
             let _ = e.take(64 * 1024).read_to_end(&mut buf);
         }
-        buf
+        let _ = tx.send(buf);
     });
     let start = Instant::now();
     let status = loop {
@@ -82,10 +102,14 @@ pub fn run_command(cmd: &str, limit: Duration) -> Result<(), String> {
                 break None;
             }
             Ok(None) => thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(format!("command {cmd:?}: {e}")),
+            Err(e) => {
+                RUNNING.store(0, Ordering::SeqCst);
+                return Err(format!("command {cmd:?}: {e}"));
+            }
         }
     };
-    let stderr = reader.join().unwrap_or_default();
+    RUNNING.store(0, Ordering::SeqCst);
+    let stderr = rx.recv_timeout(STDERR_GRACE).unwrap_or_default();
     let last = String::from_utf8_lossy(&stderr)
         .lines()
         .rev()
@@ -126,6 +150,10 @@ mod tests {
         let t = Instant::now();
         let e = run_command("sleep 10", Duration::from_millis(300)).unwrap_err();
         assert!(e.contains("killed"), "{e}");
+        assert!(t.elapsed() < Duration::from_secs(5));
+        // A command that leaves a background process holding stderr does not block.
+        let t = Instant::now();
+        assert!(run_command("sleep 10 & echo started", Duration::from_secs(5)).is_ok());
         assert!(t.elapsed() < Duration::from_secs(5));
     }
 }

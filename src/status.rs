@@ -50,6 +50,14 @@ pub fn write(path: &Path, status: &Status) -> io::Result<()> {
     crate::util::write_atomic(path, &text)
 }
 
+/// Reads `status.json` (a missing or unreadable one counts as empty), lets `change`
+/// edit it and writes it back atomically.
+pub fn update(path: &Path, change: impl FnOnce(&mut Status)) -> io::Result<()> {
+    let mut st = read(path).ok().flatten().unwrap_or_default();
+    change(&mut st);
+    write(path, &st)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -207,6 +207,7 @@ fn store(
         ..RunReport::default()
     };
     let mut db = db::open(paths)?;
+    let mut warned = false;
     for kind in Kind::ALL {
         let tx = db.write()?;
         // Re-read inside the transaction: a source removed while we were fetching is
@@ -214,7 +215,9 @@ fn store(
         let now_cfg = match config::load(&paths.config()) {
             Ok(l) => l.config,
             Err(e) => {
-                log::warn!("{e}; storing with the configuration the run started with");
+                if !std::mem::replace(&mut warned, true) {
+                    log::warn!("{e}; storing with the configuration the run started with");
+                }
                 cfg.clone()
             }
         };

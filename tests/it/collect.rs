@@ -99,6 +99,10 @@ fn run_normal_answer() {
     assert!(q.url.contains("resource=AS62041"), "{}", q.url);
     assert!(q.url.contains("sourceapp=rcc-test"), "{}", q.url);
     assert!(!q.url.contains("min_peers_seeing"));
+    // `run` records itself in status.json too.
+    let st = read_status(&t);
+    assert!(st["last_success"].is_string(), "{st}");
+    assert!(st["pid"].is_null());
 }
 
 #[test]
@@ -341,6 +345,10 @@ fn daemon_lifecycle() {
     assert!(start.elapsed() < Duration::from_secs(5));
     assert!(status.success(), "{status:?}");
     assert!(d.stderr().contains("stopping"));
+    assert!(
+        read_status(&t)["pid"].is_null(),
+        "a stopped daemon leaves no pid"
+    );
 }
 
 #[test]
@@ -424,6 +432,11 @@ fn daemon_catch_up_only_when_due() {
     cfg["outputs"] = json!([{"path": t.file("out.txt").to_str().unwrap()}]);
     t.config(&cfg);
     let now = ripe_cidr_collector::util::unix_now();
+    {
+        let mut d = db::open(&t.paths()).unwrap();
+        d.merge_source(Kind::Asn, "62041", &["10.0.0.0/8".to_string()], now, 7)
+            .unwrap();
+    }
     // Last success ten minutes ago: not due, but the outputs are rendered once at start.
     fs::write(
         t.file("status.json"),
@@ -466,4 +479,119 @@ fn daemon_catch_up_only_when_due() {
     assert!(eventually(Duration::from_secs(10), || !ripe
         .requests()
         .is_empty()));
+}
+
+#[test]
+fn daemon_with_broken_config_at_start_touches_nothing() {
+    let ripe = fake_ripe();
+    let t = TestDir::new();
+    {
+        let mut d = db::open(&t.paths()).unwrap();
+        d.merge_source(Kind::Asn, "64496", &["100.64.0.0/16".to_string()], old(), 0)
+            .unwrap();
+    }
+    let before = rows(&t, Kind::Asn, "64496");
+    fs::write(
+        t.file("config.json"),
+        "{\"asns\": [\"64496\",], \"ttl_days\": 0}",
+    )
+    .unwrap();
+    let _d = Proc(
+        t.cmd()
+            .arg("daemon")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    assert!(eventually(Duration::from_secs(10), || read_status(&t)
+        ["last_error"]
+        .as_str()
+        .is_some_and(|e| e.contains("config.json"))));
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(ripe.requests().is_empty(), "nothing collected");
+    assert_eq!(rows(&t, Kind::Asn, "62041"), []);
+    assert_eq!(rows(&t, Kind::Asn, "64496"), before, "nothing swept");
+    // Fixed: collected at once.
+    let mut cfg = base_config(&ripe, &["62041"]);
+    cfg["ttl_days"] = json!(0);
+    t.config(&cfg);
+    assert!(eventually(Duration::from_secs(10), || !values(
+        &t,
+        Kind::Asn,
+        "62041"
+    )
+    .is_empty()));
+    assert_eq!(rows(&t, Kind::Asn, "64496"), before, "ttl_days 0: kept");
+}
+
+#[test]
+fn daemon_retries_failed_outputs_and_never_renders_a_reset_database() {
+    let ripe = fake_ripe();
+    let t = TestDir::new();
+    let mut cfg = base_config(&ripe, &["62041"]);
+    cfg["schedule"] = json!({"interval_seconds": 3600});
+    let flag = t.file("firewall-ready");
+    let log = t.file("loads.log");
+    // The "firewall" is not ready at first: the command fails until the flag exists.
+    cfg["outputs"] = json!([{"path": t.file("out.txt").to_str().unwrap(),
+        "command": format!("test -e {} && wc -l < {} >> {}", flag.display(), t.file("out.txt").display(), log.display())}]);
+    cfg["schedule"] = json!({"interval_seconds": 2});
+    t.config(&cfg);
+    // Start over a corrupt database: moved aside, and no empty list is rendered from
+    // the fresh one before a run has filled it.
+    fs::write(t.file("ripe.db"), vec![0x42u8; 8192]).unwrap();
+    let _d = Proc(
+        t.cmd()
+            .arg("daemon")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    assert!(eventually(Duration::from_secs(10), || read_status(&t)
+        ["output_failures"]
+        .as_object()
+        .is_some_and(|m| !m.is_empty())));
+    assert!(fs::read_to_string(t.file("out.txt"))
+        .unwrap()
+        .starts_with("91.108.4.0/22"));
+    fs::write(&flag, "").unwrap();
+    // Retried without any change in the data.
+    assert!(eventually(Duration::from_secs(15), || log.exists()));
+    assert!(eventually(Duration::from_secs(5), || read_status(&t)
+        ["output_failures"]
+        .as_object()
+        .is_some_and(|m| m.is_empty())));
+    let loads = fs::read_to_string(&log).unwrap();
+    assert!(
+        loads.lines().all(|n| n.trim() != "0"),
+        "an empty list was loaded: {loads}"
+    );
+}
+
+#[test]
+fn daemon_collects_at_start_when_database_is_empty() {
+    let ripe = fake_ripe();
+    let t = TestDir::new();
+    let mut cfg = base_config(&ripe, &["62041"]);
+    cfg["schedule"] = json!({"interval_seconds": 3600});
+    t.config(&cfg);
+    // A recent success, but the database (in RAM, say) is gone.
+    fs::write(
+        t.file("status.json"),
+        json!({"last_success": ripe_cidr_collector::util::iso(ripe_cidr_collector::util::unix_now() - 60)}).to_string(),
+    )
+    .unwrap();
+    let _d = Proc(
+        t.cmd()
+            .arg("daemon")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    assert!(eventually(Duration::from_secs(10), || !values(
+        &t,
+        Kind::Asn,
+        "62041"
+    )
+    .is_empty()));
 }

@@ -133,17 +133,25 @@ fn source_commands() {
 fn bad_input_exit_codes() {
     let t = TestDir::new();
     fs::write(t.file("config.json"), "{\"asns\": [\"62041\"]}").unwrap();
+    // A bad source on the command line is a usage error naming the value.
     for bad in ["ASX", "AS-1", "99999999999", ""] {
         let out = t.run(&["asn", "add", bad]);
-        assert_eq!(out.status.code(), Some(1), "{bad}");
+        assert_eq!(out.status.code(), Some(2), "{bad}");
         assert!(
             String::from_utf8_lossy(&out.stderr).contains(&format!("{bad:?}")),
             "{out:?}"
         );
     }
-    for bad in ["1.2.3.4", "bad name.com", "ü.example", &"a".repeat(64)] {
+    for bad in [
+        "1.2.3.4",
+        "bad name.com",
+        "ü.example",
+        &"a".repeat(64),
+        "example.com:80",
+    ] {
         let out = t.run(&["fqdn", "add", bad]);
-        assert_eq!(out.status.code(), Some(1), "{bad}");
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("invalid host name"));
     }
     assert_eq!(
         fs::read_to_string(t.file("config.json")).unwrap(),
@@ -190,6 +198,7 @@ fn corrupt_database_exit_1_then_fresh() {
 fn db_location_from_env_and_flag() {
     let t = TestDir::new();
     let elsewhere = t.file("ram/r.db");
+    fs::create_dir(t.file("ram")).unwrap();
     let out = t
         .cmd()
         .env("RIPE_DB", &elsewhere)
@@ -205,4 +214,84 @@ fn db_location_from_env_and_flag() {
         .status
         .success());
     assert!(other.exists());
+}
+
+#[test]
+fn read_only_commands_need_an_existing_data_dir() {
+    let t = TestDir::new();
+    let missing = t.file("typo");
+    for args in [&["export"][..], &["status"], &["asn", "list"]] {
+        let out = std::process::Command::new(bin())
+            .env_remove("RIPE_DATA_DIR")
+            .env_remove("RIPE_DB")
+            .arg("--data-dir")
+            .arg(&missing)
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("does not exist"),
+            "{out:?}"
+        );
+        assert!(!missing.exists(), "{args:?} created the directory");
+    }
+    // Commands that change something create it.
+    let out = std::process::Command::new(bin())
+        .arg("--data-dir")
+        .arg(&missing)
+        .args(["asn", "add", "1"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(missing.join("config.json").exists());
+}
+
+#[test]
+fn status_reports_what_it_can() {
+    let t = TestDir::new();
+    assert!(t.run(&["asn", "add", "1"]).status.success());
+    fs::write(
+        t.file("status.json"),
+        serde_json::json!({"heartbeat": ripe_cidr_collector::util::now_iso(), "last_success": "2026-11-01T00:00:00Z"}).to_string(),
+    )
+    .unwrap();
+    let out = t.run(&["status"]);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("daemon:        stopped"), "{text}");
+    assert!(
+        text.contains("last success:  2026-11-01T00:00:00Z"),
+        "{text}"
+    );
+    assert!(text.contains("sources:       1 ASNs, 0 FQDNs"), "{text}");
+    // A broken config: the rest is still shown, exit 1.
+    fs::write(t.file("config.json"), "{").unwrap();
+    let out = t.run(&["status"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("last success:  2026-11-01T00:00:00Z"),
+        "{text}"
+    );
+    assert!(text.contains("problem:       config:"), "{text}");
+    let out = t.run(&["status", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["counts"]["asn"], 0);
+    assert!(v["errors"][0].as_str().unwrap().contains("config.json"));
+}
+
+#[cfg(unix)]
+#[test]
+fn rewrite_keeps_config_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = TestDir::new();
+    fs::write(t.file("config.json"), r#"{"api": {"token": "s3cret"}}"#).unwrap();
+    fs::set_permissions(t.file("config.json"), fs::Permissions::from_mode(0o600)).unwrap();
+    assert!(t.run(&["asn", "add", "2"]).status.success());
+    let mode = fs::metadata(t.file("config.json"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
 }
