@@ -833,6 +833,16 @@ fn update<T>(
     Ok(result)
 }
 
+/// Normalises a source given to [`add_source`] or [`remove_source`].
+fn normalize_arg(path: &Path, kind: Kind, source: &str) -> Result<String, ConfigError> {
+    kind.normalize(source)
+        .map_err(|message| ConfigError::Invalid {
+            path: path.into(),
+            key: kind.key().into(),
+            message,
+        })
+}
+
 fn root_has(doc: &Value, key: &str) -> bool {
     doc.get(key).is_some_and(|v| !v.is_null())
 }
@@ -840,13 +850,7 @@ fn root_has(doc: &Value, key: &str) -> bool {
 /// Adds a source (given as text) to the configuration at `path`, creating the file if
 /// needed. Returns the normalised source and whether it was new.
 pub fn add_source(path: &Path, kind: Kind, source: &str) -> Result<(String, bool), ConfigError> {
-    let norm = kind
-        .normalize(source)
-        .map_err(|message| ConfigError::Invalid {
-            path: path.into(),
-            key: kind.key().into(),
-            message,
-        })?;
+    let norm = normalize_arg(path, kind, source)?;
     update(path, |root, before| {
         if before.sources(kind).contains(&norm) {
             return Ok(((norm.clone(), false), false));
@@ -867,13 +871,7 @@ pub fn add_source(path: &Path, kind: Kind, source: &str) -> Result<(String, bool
 /// Removes a source (given as text) from the configuration at `path`. Returns the
 /// normalised source and whether it was configured.
 pub fn remove_source(path: &Path, kind: Kind, source: &str) -> Result<(String, bool), ConfigError> {
-    let norm = kind
-        .normalize(source)
-        .map_err(|message| ConfigError::Invalid {
-            path: path.into(),
-            key: kind.key().into(),
-            message,
-        })?;
+    let norm = normalize_arg(path, kind, source)?;
     update(path, |root, before| {
         if !before.sources(kind).contains(&norm) {
             return Ok(((norm.clone(), false), false));

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::http::{is_https, snippet, CaRoots, Fetched, Http, SourceError};
+use super::http::{is_https, keep_valid, snippet, CaRoots, Fetched, Http, SourceError};
 use crate::config::{DnsConfig, Resolver};
 
 /// Default cap on the size of a DoH answer; real ones are well under 10 KiB.
@@ -30,9 +30,6 @@ const MAX_HUNG_LOOKUPS: usize = 4;
 
 /// System lookups in progress, including those whose caller gave up waiting.
 static LOOKUPS_RUNNING: AtomicUsize = AtomicUsize::new(0);
-
-/// How many invalid addresses of one answer are logged one by one.
-const LOGGED_INVALID: usize = 5;
 
 /// Resolves `name` with the settings of `cfg`; see [`DnsClient::resolve`].
 pub fn resolve(cfg: &DnsConfig, name: &str) -> Result<Fetched, SourceError> {
@@ -148,33 +145,14 @@ impl DnsClient {
                 )))
             }
         }
-        let mut values = Vec::new();
-        let mut skipped = 0;
         // Only address records count: a CNAME chain lists the aliases first.
-        for record in answer.answer.unwrap_or_default() {
-            if !matches!(record.rtype, Some(1 | 28)) {
-                continue;
-            }
-            let result = match &record.data {
-                Some(d) => crate::db::normalize_address(d),
-                None => Err("address record without data".into()),
-            };
-            match result {
-                Ok(v) => values.push(v),
-                Err(e) => {
-                    skipped += 1;
-                    if skipped <= LOGGED_INVALID {
-                        log::warn!("{name}: skipped from DoH {rtype} answer: {e}");
-                    }
-                }
-            }
-        }
-        if skipped > LOGGED_INVALID {
-            log::warn!(
-                "{name}: skipped {} more invalid addresses from the DoH {rtype} answer",
-                skipped - LOGGED_INVALID
-            );
-        }
+        let records = answer.answer.unwrap_or_default();
+        let items = records
+            .iter()
+            .filter(|r| matches!(r.rtype, Some(1 | 28)))
+            .map(|r| r.data.as_deref().ok_or("address record without data"));
+        let context = format!("{name}: skipped from DoH {rtype} answer");
+        let (values, skipped) = keep_valid(items, crate::db::normalize_address, &context);
         Ok((values, skipped))
     }
 }

@@ -118,6 +118,41 @@ impl fmt::Display for SourceError {
 
 impl std::error::Error for SourceError {}
 
+/// How many invalid values of one answer are logged one by one; the rest are counted
+/// in one line, so that a broken upstream cannot flood the log.
+const LOGGED_INVALID: usize = 5;
+
+/// Normalises the values of one answer with `normalize`, skipping the invalid ones
+/// (`Err` items are values that were missing or not strings). Each of the first
+/// [`LOGGED_INVALID`] is logged as `<context>: <why>`, the rest in a summary line.
+/// Returns the valid values and how many were skipped.
+pub(crate) fn keep_valid<'a>(
+    items: impl IntoIterator<Item = Result<&'a str, &'static str>>,
+    normalize: fn(&str) -> Result<String, String>,
+    context: &str,
+) -> (Vec<String>, usize) {
+    let mut values = Vec::new();
+    let mut skipped = 0;
+    for item in items {
+        match item.map_err(String::from).and_then(normalize) {
+            Ok(v) => values.push(v),
+            Err(e) => {
+                skipped += 1;
+                if skipped <= LOGGED_INVALID {
+                    log::warn!("{context}: {e}");
+                }
+            }
+        }
+    }
+    if skipped > LOGGED_INVALID {
+        log::warn!(
+            "{context}: {} more invalid values",
+            skipped - LOGGED_INVALID
+        );
+    }
+    (values, skipped)
+}
+
 /// `16 MiB`, `1 KiB` or `1000 bytes`, for messages.
 fn human_bytes(n: u64) -> String {
     if n >= 1 << 20 && n.is_multiple_of(1 << 20) {

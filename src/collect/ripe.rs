@@ -13,7 +13,9 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::http::{is_https, retry_after, snippet, CaRoots, Fetched, Http, SourceError};
+use super::http::{
+    is_https, keep_valid, retry_after, snippet, CaRoots, Fetched, Http, SourceError,
+};
 use crate::config::RipeConfig;
 
 /// Default cap on the size of an answer. The largest networks announce some ten
@@ -26,9 +28,6 @@ const ERROR_BODY_LIMIT: u64 = 64 << 10;
 
 /// Longest single wait between two attempts, whatever the backoff says.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
-
-/// How many invalid prefixes of one answer are logged one by one.
-const LOGGED_INVALID: usize = 5;
 
 /// A RIPEstat client for one collection run.
 #[derive(Debug)]
@@ -291,29 +290,11 @@ fn upstream_message(messages: Option<&Value>) -> String {
 
 /// Normalises the prefixes of an answer, logging and counting the invalid ones.
 fn normalize(asn: &str, list: Vec<Option<Cow<'_, str>>>) -> Fetched {
-    let mut values = Vec::with_capacity(list.len());
-    let mut skipped = 0;
-    for item in list {
-        let result = match &item {
-            Some(p) => crate::db::normalize_prefix(p),
-            None => Err("prefix is missing or not a string".to_string()),
-        };
-        match result {
-            Ok(v) => values.push(v),
-            Err(e) => {
-                skipped += 1;
-                if skipped <= LOGGED_INVALID {
-                    log::warn!("AS{asn}: skipped from RIPEstat: {e}");
-                }
-            }
-        }
-    }
-    if skipped > LOGGED_INVALID {
-        log::warn!(
-            "AS{asn}: skipped {} more invalid prefixes from RIPEstat",
-            skipped - LOGGED_INVALID
-        );
-    }
+    let items = list
+        .iter()
+        .map(|p| p.as_deref().ok_or("prefix is missing or not a string"));
+    let context = format!("AS{asn}: skipped from RIPEstat");
+    let (values, skipped) = keep_valid(items, crate::db::normalize_prefix, &context);
     Fetched::new(values, skipped)
 }
 

@@ -245,13 +245,7 @@ fn source_removed_during_run_is_not_written() {
     let mut cfg = base_config(&ripe, &["62041", "64504"]);
     cfg["ripe"]["timeout_seconds"] = json!(10);
     t.config(&cfg);
-    let mut child = Proc(
-        t.cmd()
-            .arg("run")
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
+    let mut child = t.spawn(&["run"]);
     // AS64504 answers after 4 s; remove it meanwhile.
     assert!(eventually(Duration::from_secs(5), || ripe
         .requests()
@@ -287,13 +281,7 @@ fn daemon_lifecycle() {
     cfg["outputs"] = json!([{"path": t.file("out.txt").to_str().unwrap(), "format": "text", "type": "cidr",
                              "command": format!("touch {}", t.file("command-ran").display())}]);
     t.config(&cfg);
-    let mut d = Proc(
-        t.cmd()
-            .arg("daemon")
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
+    let mut d = t.spawn(&["daemon"]);
     // Collection at start, then the outputs.
     assert!(eventually(Duration::from_secs(10), || !values(
         &t,
@@ -360,13 +348,7 @@ fn daemon_stops_promptly_while_fetching() {
     cfg["asns"] = json!(["64504"]);
     cfg["ripe"]["timeout_seconds"] = json!(30);
     t.config(&cfg);
-    let mut d = Proc(
-        t.cmd()
-            .arg("daemon")
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
+    let mut d = t.spawn(&["daemon"]);
     assert!(eventually(Duration::from_secs(5), || !ripe
         .requests()
         .is_empty()));
@@ -389,13 +371,7 @@ fn daemon_survives_corrupt_database() {
     cfg["schedule"] = json!({"interval_seconds": 2});
     t.config(&cfg);
     fs::write(t.file("ripe.db"), vec![0x42u8; 8192]).unwrap();
-    let _d = Proc(
-        t.cmd()
-            .arg("daemon")
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
+    let _d = t.spawn(&["daemon"]);
     assert!(eventually(Duration::from_secs(10), || read_status(&t)
         ["last_error"]
         .as_str()
@@ -444,13 +420,7 @@ fn daemon_catch_up_only_when_due() {
     )
     .unwrap();
     {
-        let d = Proc(
-            t.cmd()
-                .arg("daemon")
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap(),
-        );
+        let d = t.spawn(&["daemon"]);
         assert!(eventually(Duration::from_secs(10), || t
             .file("out.txt")
             .exists()));
@@ -469,13 +439,7 @@ fn daemon_catch_up_only_when_due() {
         json!({"last_success": ripe_cidr_collector::util::iso(now - 7200)}).to_string(),
     )
     .unwrap();
-    let _d = Proc(
-        t.cmd()
-            .arg("daemon")
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
+    let _d = t.spawn(&["daemon"]);
     assert!(eventually(Duration::from_secs(10), || !ripe
         .requests()
         .is_empty()));
@@ -496,13 +460,7 @@ fn daemon_with_broken_config_at_start_touches_nothing() {
         "{\"asns\": [\"64496\",], \"ttl_days\": 0}",
     )
     .unwrap();
-    let _d = Proc(
-        t.cmd()
-            .arg("daemon")
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
+    let _d = t.spawn(&["daemon"]);
     assert!(eventually(Duration::from_secs(10), || read_status(&t)
         ["last_error"]
         .as_str()
@@ -540,13 +498,7 @@ fn daemon_retries_failed_outputs_and_never_renders_a_reset_database() {
     // Start over a corrupt database: moved aside, and no empty list is rendered from
     // the fresh one before a run has filled it.
     fs::write(t.file("ripe.db"), vec![0x42u8; 8192]).unwrap();
-    let _d = Proc(
-        t.cmd()
-            .arg("daemon")
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
+    let _d = t.spawn(&["daemon"]);
     assert!(eventually(Duration::from_secs(10), || read_status(&t)
         ["output_failures"]
         .as_object()
@@ -581,13 +533,7 @@ fn daemon_collects_at_start_when_database_is_empty() {
         json!({"last_success": ripe_cidr_collector::util::iso(ripe_cidr_collector::util::unix_now() - 60)}).to_string(),
     )
     .unwrap();
-    let _d = Proc(
-        t.cmd()
-            .arg("daemon")
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
+    let _d = t.spawn(&["daemon"]);
     assert!(eventually(Duration::from_secs(10), || !values(
         &t,
         Kind::Asn,

@@ -54,6 +54,17 @@ impl TestDir {
             .stdin(Stdio::null());
         c
     }
+    /// Starts the binary with `args` (stderr captured), killed when dropped.
+    pub fn spawn(&self, args: &[&str]) -> Proc {
+        Proc(
+            self.cmd()
+                .args(args)
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        )
+    }
+
     /// Runs the binary with `args` to completion.
     pub fn run(&self, args: &[&str]) -> Output {
         self.cmd().args(args).output().unwrap()
