@@ -328,7 +328,7 @@ fn daemon_lifecycle() {
 
     // SIGTERM: out within 5 s, exit 0.
     let start = std::time::Instant::now();
-    unsafe_kill(d.pid(), "TERM");
+    send_signal(d.pid(), "TERM");
     let status = d.wait_exit(Duration::from_secs(6)).expect("daemon stopped");
     assert!(start.elapsed() < Duration::from_secs(5));
     assert!(status.success(), "{status:?}");
@@ -353,7 +353,7 @@ fn daemon_stops_promptly_while_fetching() {
         .requests()
         .is_empty()));
     let start = std::time::Instant::now();
-    unsafe_kill(d.pid(), "INT");
+    send_signal(d.pid(), "INT");
     let status = d.wait_exit(Duration::from_secs(6)).expect("daemon stopped");
     assert!(
         start.elapsed() < Duration::from_secs(5),
@@ -390,7 +390,7 @@ fn daemon_survives_corrupt_database() {
         .starts_with("ripe.db.corrupt-")));
 }
 
-fn unsafe_kill(pid: u32, sig: &str) {
+fn send_signal(pid: u32, sig: &str) {
     let ok = std::process::Command::new("kill")
         .arg(format!("-{sig}"))
         .arg(pid.to_string())
