@@ -828,15 +828,29 @@ mod tests {
         assert_eq!(db.pragma("temp_store").unwrap(), "2");
         assert_eq!(db.pragma("cache_size").unwrap(), format!("-{CACHE_KIB}"));
         assert_eq!(db.pragma("user_version").unwrap(), "1");
+        // The build leaves out the schema pragmas (table_info): read the columns of a
+        // `SELECT *` and the stored CREATE statement instead.
         let cols: Vec<String> = db
             .conn
-            .prepare("SELECT name FROM pragma_table_info('addresses')")
+            .prepare("SELECT * FROM addresses")
             .unwrap()
-            .query_map([], |r| r.get(0))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
+            .column_names()
+            .into_iter()
+            .map(String::from)
+            .collect();
         assert_eq!(cols, ["kind", "source", "value", "first_seen", "last_seen"]);
+        let table: String = db
+            .conn
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE name='addresses'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(
+            table.contains("PRIMARY KEY (kind, source, value)"),
+            "{table}"
+        );
         let idx: String = db
             .conn
             .query_row(

@@ -127,8 +127,51 @@ impl Default for RenderOptions {
     }
 }
 
+/// The words nft 1.0.6 reads as keywords wherever a table name stands (its scanner's
+/// rules without a start condition). A table named like one of them makes `nft -f`
+/// fail with "syntax error, unexpected ...", and quoting does not help. Generated from
+/// `src/scanner.l` and checked with the real `nft`: each of these fails as a table
+/// name, every other word of the scanner loads (`tests/it/formats_real.rs` checks the
+/// list again where nft is installed). The match is exact: `TABLE` or `table1` is fine.
+#[rustfmt::skip]
+pub const NFT_KEYWORDS: &[&str] = &[
+    "accept", "add", "ah", "all", "and", "arp", "auto-merge", "bridge", "cgroup", "chain",
+    "comment", "comp", "constant", "continue", "counter", "cpu", "create", "ct", "day",
+    "dccp", "define", "delete", "describe", "device", "devices", "dnat", "drop", "dst",
+    "dup", "dynamic", "ecn", "element", "elements", "eq", "esp", "ether", "exists",
+    "expires", "export", "exthdr", "fib", "flags", "flow", "flowtable", "flush", "frag",
+    "fwd", "gc-interval", "ge", "get", "goto", "gt", "handle", "hbh", "hook", "hour",
+    "ibriport", "ibrname", "icmp", "icmpv6", "igmp", "iif", "iifgroup", "iifname",
+    "iiftype", "import", "include", "index", "inet", "insert", "interval", "ip", "ip6",
+    "ipsec", "jhash", "jump", "le", "limit", "list", "log", "lshift", "lt", "map", "mark",
+    "masquerade", "meta", "meter", "mh", "missing", "monitor", "ne", "netdev", "nftrace",
+    "not", "notrack", "numgen", "obriport", "obrname", "offload", "oif", "oifgroup",
+    "oifname", "oiftype", "or", "osf", "pkttype", "policy", "position", "priority",
+    "queue", "quota", "random", "redefine", "redirect", "reject", "rename", "replace",
+    "reset", "return", "rshift", "rt", "rt0", "rt2", "rtclassid", "rule", "ruleset",
+    "sctp", "secmark", "set", "size", "skgid", "skuid", "snat", "socket", "srh", "symhash",
+    "synproxy", "table", "tcp", "th", "time", "timeout", "tproxy", "type", "typeof", "udp",
+    "udplite", "undefine", "update", "vlan", "vmap", "xor", "xt",
+];
+
+/// Words that became keywords in later nft releases (1.0.8 to 1.1.x, from their
+/// `scanner.l`), rejected as well so that a name works on newer routers too. (Releases
+/// before 1.0.6 had many more keywords, e.g. `name`, `port` or `version`.)
+#[rustfmt::skip]
+pub const NFT_KEYWORDS_NEWER: &[&str] = &[
+    "destroy", "geneve", "gre", "gretap", "last", "tunnel", "vni", "vxlan",
+];
+
+/// Whether nft reads `word` as a keyword (see [`NFT_KEYWORDS`]).
+fn is_nft_keyword(word: &str) -> bool {
+    NFT_KEYWORDS.contains(&word) || NFT_KEYWORDS_NEWER.contains(&word)
+}
+
 /// Checks a table or set name: an ASCII letter, then letters, digits, `_` or `-`, so
 /// that it is a valid nftables identifier and ipset name and needs no quoting anywhere.
+/// A table name must not be an nft keyword ([`NFT_KEYWORDS`]); set names are written
+/// with a `_v4`/`_v6` suffix, and those forms must not be keywords either (no keyword
+/// has such a suffix, so every valid set name passes).
 pub fn check_name(what: &str, name: &str, max: usize) -> Result<(), BadValue> {
     let mut chars = name.chars();
     let ok_first = chars.next().is_some_and(|c| c.is_ascii_alphabetic());
@@ -142,6 +185,20 @@ pub fn check_name(what: &str, name: &str, max: usize) -> Result<(), BadValue> {
         return Err(BadValue(format!(
             "invalid {what} name {name:?}: at most {max} characters"
         )));
+    }
+    if what == "table" && is_nft_keyword(name) {
+        return Err(BadValue(format!(
+            "invalid table name {name:?}: it is an nftables keyword"
+        )));
+    }
+    if what == "set" {
+        for suffixed in [format!("{name}_v4"), format!("{name}_v6")] {
+            if is_nft_keyword(&suffixed) {
+                return Err(BadValue(format!(
+                    "invalid set name {name:?}: {suffixed:?} is an nftables keyword"
+                )));
+            }
+        }
     }
     Ok(())
 }
@@ -1103,6 +1160,54 @@ add list=ripe address=2606:2800::1
             "0.0.0.0/0\n10.0.0.0/8\n::/0\n2001:db8::/32\n"
         );
         assert!(run(&values, &opts(Format::Nft)).contains("{ 0.0.0.0/0 }\n"));
+    }
+
+    #[test]
+    fn names_checked() {
+        let ok = "ripe_cidr fw4 mytable tg TABLE Inet table1 ip6_nat a-b";
+        for name in ok.split(' ') {
+            assert_eq!(check_name("table", name, MAX_TABLE_LEN), Ok(()), "{name}");
+        }
+        let refused = "table inet ip set flush add counter vmap define include elements \
+                       gc-interval destroy last";
+        for kw in refused.split_whitespace() {
+            let e = check_name("table", kw, MAX_TABLE_LEN).unwrap_err().0;
+            assert_eq!(
+                e,
+                format!("invalid table name \"{kw}\": it is an nftables keyword")
+            );
+        }
+        // Every listed keyword is refused, and each is a valid name otherwise (so that
+        // the keyword check is what refuses it).
+        for kw in NFT_KEYWORDS.iter().chain(NFT_KEYWORDS_NEWER) {
+            let e = check_name("table", kw, MAX_TABLE_LEN).unwrap_err().0;
+            assert!(e.ends_with("it is an nftables keyword"), "{kw}: {e}");
+            // Sets always get a suffix: a keyword is a fine set name.
+            assert_eq!(check_name("set", kw, MAX_SET_LEN), Ok(()), "{kw}");
+        }
+        assert!(NFT_KEYWORDS
+            .iter()
+            .chain(NFT_KEYWORDS_NEWER)
+            .all(|k| !k.ends_with("_v4") && !k.ends_with("_v6")));
+        let mut sorted = NFT_KEYWORDS.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted, NFT_KEYWORDS, "sorted, without duplicates");
+        // The other checks still come first and name the value.
+        let e = check_name("table", "a b", MAX_TABLE_LEN).unwrap_err().0;
+        assert!(
+            e.starts_with("invalid table name \"a b\": use an ASCII letter"),
+            "{e}"
+        );
+        let e = check_name("set", &"s".repeat(25), MAX_SET_LEN)
+            .unwrap_err()
+            .0;
+        assert!(e.contains("at most 24 characters"), "{e}");
+        let o = RenderOptions {
+            table: "vmap".into(),
+            ..RenderOptions::default()
+        };
+        assert!(o.check().unwrap_err().0.contains("\"vmap\""));
     }
 
     #[test]

@@ -3,6 +3,9 @@
 
 use std::fmt;
 
+use serde::Serialize;
+
+use super::routes::Health;
 use crate::config::ConfigError;
 use crate::db::StoreError;
 
@@ -31,8 +34,9 @@ pub enum ApiError {
     Unhealthy {
         /// What failed.
         error: StoreError,
-        /// The JSON object to send (already holding `"status":"error"`).
-        body: serde_json::Map<String, serde_json::Value>,
+        /// The body to send (already holding `"status":"error"`), in the key order of
+        /// the 200 answer.
+        health: Box<Health>,
     },
     /// `config.json` could not be read or written: a problem on the server's side, so
     /// 503 with a generic message; details are logged.
@@ -48,7 +52,9 @@ impl fmt::Display for ApiError {
             ApiError::Unauthorized => f.write_str("unauthorized"),
             ApiError::MethodNotAllowed(allow) => write!(f, "method not allowed (allowed: {allow})"),
             ApiError::PayloadTooLarge => f.write_str("payload too large"),
-            ApiError::Storage(e) | ApiError::Unhealthy { error: e, .. } => e.fmt(f),
+            ApiError::Storage(e) | ApiError::Unhealthy { error: e, .. } => {
+                f.write_str(&describe_store_error(e))
+            }
             ApiError::Config(e) => e.fmt(f),
             ApiError::ShuttingDown => f.write_str("shutting down"),
         }
@@ -103,19 +109,19 @@ impl ApiError {
                 format!("request body larger than {} bytes", super::MAX_BODY),
             ),
             ApiError::Storage(e) => {
-                log::error!("api: {e}");
+                log::error!("api: {}", describe_store_error(&e));
                 if matches!(e, StoreError::Busy(_)) {
                     headers.push(("Retry-After", "1".to_string()));
                 }
                 (503, "storage unavailable".into())
             }
-            ApiError::Unhealthy { error, mut body } => {
-                log::error!("api: health: {error}");
-                body.insert("error".into(), "storage unavailable".into());
+            ApiError::Unhealthy { error, mut health } => {
+                log::error!("api: health: {}", describe_store_error(&error));
+                health.error = Some("storage unavailable");
                 return ErrorReply {
                     status: 503,
                     headers,
-                    body: json_line(&serde_json::Value::Object(body)),
+                    body: json_line(&*health),
                 };
             }
             ApiError::Config(e) => {
@@ -124,7 +130,9 @@ impl ApiError {
             }
             ApiError::ShuttingDown => (503, "shutting down".into()),
         };
-        let body = json_line(&serde_json::json!({ "error": clip(&message) }));
+        let body = json_line(&ErrorBody {
+            error: clip(&message),
+        });
         ErrorReply {
             status,
             headers,
@@ -133,8 +141,30 @@ impl ApiError {
     }
 }
 
+/// The body of an error answer.
+#[derive(Serialize)]
+struct ErrorBody {
+    error: String,
+}
+
+/// A storage error as the API logs it. The store's own text for a database moved
+/// aside speaks of "the next start", which fits a command; the API opens the
+/// database anew for every request, so the next request starts a fresh one.
+fn describe_store_error(e: &StoreError) -> String {
+    match e {
+        StoreError::Corrupt {
+            message,
+            moved_to: Some(p),
+        } => format!(
+            "database corrupt ({message}); moved aside to {}, the next request starts a fresh database",
+            p.display()
+        ),
+        other => other.to_string(),
+    }
+}
+
 /// `value` as JSON with a trailing newline (so that `curl` output ends its line).
-pub fn json_line(value: &serde_json::Value) -> Vec<u8> {
+pub fn json_line<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     let mut out = serde_json::to_vec(value).unwrap_or_default();
     out.push(b'\n');
     out
@@ -186,19 +216,40 @@ mod tests {
 
     #[test]
     fn unhealthy_keeps_fields_and_hides_details() {
-        let mut body = serde_json::Map::new();
-        body.insert("status".into(), "error".into());
-        body.insert("heartbeat".into(), serde_json::Value::Null);
+        let health = Health {
+            status: "error",
+            counts: None,
+            last_success: Some("2026-11-30T09:00:00Z".into()),
+            last_error: None,
+            heartbeat: None,
+            error: None,
+        };
         let r = ApiError::Unhealthy {
             error: StoreError::Other("/var/lib/x: permission denied".into()),
-            body,
+            health: Box::new(health),
         }
         .reply();
         assert_eq!(r.status, 503);
-        let v = parse(&r);
-        assert_eq!(v["status"], "error");
-        assert_eq!(v["error"], "storage unavailable");
-        assert!(v.as_object().unwrap().contains_key("heartbeat"));
+        // The order of the 200 answer, the error last.
+        assert_eq!(
+            String::from_utf8(r.body).unwrap(),
+            "{\"status\":\"error\",\"last_success\":\"2026-11-30T09:00:00Z\",\
+             \"last_error\":null,\"heartbeat\":null,\"error\":\"storage unavailable\"}\n"
+        );
+    }
+
+    #[test]
+    fn corrupt_database_message_fits_the_api() {
+        let e = ApiError::Storage(StoreError::Corrupt {
+            message: "file is not a database".into(),
+            moved_to: Some("/data/ripe.db.corrupt-1".into()),
+        });
+        let m = e.to_string();
+        assert!(
+            m.contains("the next request starts a fresh database"),
+            "{m}"
+        );
+        assert!(!m.contains("next start"), "{m}");
     }
 
     #[test]

@@ -2,10 +2,12 @@
 //! [`RequestInfo`] and a body reader, an answer goes out as a [`Reply`], so that all of
 //! it can be unit-tested without sockets.
 
+use std::fmt;
 use std::io::Read;
 
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::error::{json_line, ApiError};
 use super::http::{
@@ -32,8 +34,9 @@ pub struct RequestInfo {
     pub method: String,
     /// The request target: path and query, still percent-encoded.
     pub target: String,
-    /// The `Content-Length` header as sent.
-    pub content_length: Option<String>,
+    /// The values of the `Content-Length` headers, in the order sent (more than one
+    /// only from a confused or hostile client).
+    pub content_length: Vec<String>,
     /// The `Authorization` header.
     pub authorization: Option<String>,
     /// The `If-None-Match` header.
@@ -173,11 +176,20 @@ fn route(req: &RequestInfo, body: &mut dyn Read, ctx: &Context) -> Result<Reply,
 }
 
 /// The declared `Content-Length`: 413 when over [`MAX_BODY`], 400 when it is no
-/// number. (A chunked body has no declared length; [`read_body`] stops it at the limit.)
+/// number or when several `Content-Length` headers disagree (RFC 9112, section 6.3:
+/// the body's framing is then unknown; repeated equal values are taken as one). A
+/// chunked body has no declared length; [`read_body`] stops it at the limit.
 fn declared_length(req: &RequestInfo) -> Result<Option<u64>, ApiError> {
-    let Some(raw) = &req.content_length else {
+    let Some(raw) = req.content_length.first() else {
         return Ok(None);
     };
+    if let Some(other) = req.content_length.iter().find(|v| v.trim() != raw.trim()) {
+        return Err(ApiError::BadRequest(format!(
+            "conflicting Content-Length headers {} and {}",
+            quoted(raw),
+            quoted(other)
+        )));
+    }
     match raw.trim().parse::<u64>() {
         Ok(n) if n > MAX_BODY => Err(ApiError::PayloadTooLarge),
         Ok(n) => Ok(Some(n)),
@@ -288,18 +300,30 @@ fn addresses(opts: &RenderOptions, req: &RequestInfo, ctx: &Context) -> Result<R
     })
 }
 
-/// The body of `GET /health`, in the order of the contract.
-#[derive(Serialize)]
-struct Health {
-    status: &'static str,
-    counts: Counts,
-    last_success: Option<String>,
-    last_error: Option<String>,
-    heartbeat: Option<String>,
+/// The body of `GET /health`, its keys in the order of the contract for both the 200
+/// and the 503 answer (a struct keeps its field order; a `serde_json::Map` would sort
+/// them).
+#[derive(Debug, Serialize)]
+pub struct Health {
+    /// `ok`, or `error` when the database fails.
+    pub status: &'static str,
+    /// The stored values per kind of source; left out on a storage error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counts: Option<Counts>,
+    /// From the daemon's `status.json`.
+    pub last_success: Option<String>,
+    /// From the daemon's `status.json`.
+    pub last_error: Option<String>,
+    /// From the daemon's `status.json`.
+    pub heartbeat: Option<String>,
+    /// The generic message of a 503 (set by [`ApiError::reply`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<&'static str>,
 }
 
-#[derive(Serialize)]
-struct Counts {
+/// Stored values per kind of source.
+#[derive(Debug, Serialize)]
+pub struct Counts {
     asn: u64,
     fqdn: u64,
 }
@@ -316,26 +340,25 @@ fn health(ctx: &Context) -> Result<Reply, ApiError> {
     let counts = db::open(&ctx.paths)
         .and_then(|db| db.counts())
         .map(|(asn, fqdn)| Counts { asn, fqdn });
+    let mut h = Health {
+        status: "ok",
+        counts: None,
+        last_success: st.last_success,
+        last_error: st.last_error,
+        heartbeat: st.heartbeat,
+        error: None,
+    };
     match counts {
         Ok(counts) => {
-            let h = Health {
-                status: "ok",
-                counts,
-                last_success: st.last_success,
-                last_error: st.last_error,
-                heartbeat: st.heartbeat,
-            };
-            let mut body = serde_json::to_vec(&h).unwrap_or_default();
-            body.push(b'\n');
-            Ok(Reply::json(200, body))
+            h.counts = Some(counts);
+            Ok(Reply::json(200, json_line(&h)))
         }
         Err(error) => {
-            let mut body = serde_json::Map::new();
-            body.insert("status".into(), "error".into());
-            body.insert("last_success".into(), st.last_success.into());
-            body.insert("last_error".into(), st.last_error.into());
-            body.insert("heartbeat".into(), st.heartbeat.into());
-            Err(ApiError::Unhealthy { error, body })
+            h.status = "error";
+            Err(ApiError::Unhealthy {
+                error,
+                health: Box::new(h),
+            })
         }
     }
 }
@@ -348,28 +371,95 @@ fn singular(kind: Kind) -> &'static str {
     }
 }
 
-/// A JSON object with its keys in the given order, newline-terminated.
-fn object(fields: &[(&str, Value)]) -> Vec<u8> {
-    // serde_json's map sorts its keys; written by hand, they keep the order given.
-    let mut out = b"{".to_vec();
-    for (i, (k, v)) in fields.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
+/// The source named in an answer: `"asn":"62041"` or `"fqdn":"example.com"`, first.
+#[derive(Serialize)]
+struct Named<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    asn: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fqdn: Option<&'a str>,
+}
+
+impl<'a> Named<'a> {
+    fn new(kind: Kind, source: &'a str) -> Named<'a> {
+        match kind {
+            Kind::Asn => Named {
+                asn: Some(source),
+                fqdn: None,
+            },
+            Kind::Fqdn => Named {
+                asn: None,
+                fqdn: Some(source),
+            },
         }
-        out.extend_from_slice(Value::from(*k).to_string().as_bytes());
-        out.push(b':');
-        out.extend_from_slice(v.to_string().as_bytes());
     }
-    out.extend_from_slice(b"}\n");
-    out
+}
+
+/// The answer to `POST`: `{"asn":"62041","added":true}`.
+#[derive(Serialize)]
+struct Added<'a> {
+    #[serde(flatten)]
+    source: Named<'a>,
+    added: bool,
+}
+
+/// The answer to `DELETE`: `{"asn":"62041","removed":true[,"purged":N]}`.
+#[derive(Serialize)]
+struct Removed<'a> {
+    #[serde(flatten)]
+    source: Named<'a>,
+    removed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    purged: Option<usize>,
+}
+
+/// The answer to `GET /asns` and `GET /fqdns`: `{"asns":[...]}`, `{"fqdns":[...]}`.
+#[derive(Serialize)]
+struct Listed<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    asns: Option<&'a [String]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fqdns: Option<&'a [String]>,
 }
 
 fn list(kind: Kind, ctx: &Context) -> Result<Reply, ApiError> {
     let cfg = config::load(&ctx.paths.config())?.config;
-    Ok(Reply::json(
-        200,
-        json_line(&json!({ kind.key(): cfg.sources(kind) })),
-    ))
+    let sources = cfg.sources(kind);
+    let listed = match kind {
+        Kind::Asn => Listed {
+            asns: Some(sources),
+            fqdns: None,
+        },
+        Kind::Fqdn => Listed {
+            asns: None,
+            fqdns: Some(sources),
+        },
+    };
+    Ok(Reply::json(200, json_line(&listed)))
+}
+
+/// The members of a JSON object in the order written, repeated keys included
+/// (`serde_json::Value` keeps only the last of a repeated key).
+struct Members(Vec<(String, Value)>);
+
+impl<'de> Deserialize<'de> for Members {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Members, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Members;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members, A::Error> {
+                let mut out = Vec::new();
+                while let Some(member) = map.next_entry::<String, Value>()? {
+                    out.push(member);
+                }
+                Ok(Members(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
 /// The source in a `POST` body: `{"asn": "AS62041"}` (or a number), `{"fqdn": "..."}`.
@@ -388,16 +478,18 @@ fn source_from_body(kind: Kind, body: &[u8]) -> Result<String, ApiError> {
     if nested_deeper_than(body, 4) {
         return Err(bad("the JSON body is nested too deeply".into()));
     }
-    let value: Value =
-        serde_json::from_slice(body).map_err(|e| bad(format!("invalid JSON body: {e}")))?;
-    let Value::Object(obj) = value else {
-        return Err(bad("the body is not a JSON object".into()));
-    };
-    if let Some(other) = obj.keys().find(|k| k.as_str() != key) {
+    let Members(members) = serde_json::from_slice(body).map_err(|e| match e.classify() {
+        // Valid JSON, but not an object.
+        serde_json::error::Category::Data => bad("the body is not a JSON object".into()),
+        _ => bad(format!("invalid JSON body: {e}")),
+    })?;
+    if let Some((other, _)) = members.iter().find(|(k, _)| k.as_str() != key) {
         return Err(bad(format!("unknown key {} in the body", quoted(other))));
     }
-    let Some(v) = obj.get(key) else {
-        return Err(bad(format!("missing key {key:?}")));
+    let v = match &members[..] {
+        [] => return Err(bad(format!("missing key {key:?}"))),
+        [(_, v)] => v,
+        _ => return Err(bad(format!("key {key:?} given more than once in the body"))),
     };
     let norm = match (kind, v) {
         (Kind::Asn, v) => config::normalize_asn_value(v),
@@ -446,10 +538,11 @@ fn add(kind: Kind, body: &[u8], ctx: &Context) -> Result<Reply, ApiError> {
         log::info!("api: added {shown}; the daemon collects it within a minute");
     }
     let status = if added { 201 } else { 200 };
-    Ok(Reply::json(
-        status,
-        object(&[(singular(kind), json!(norm)), ("added", json!(added))]),
-    ))
+    let answer = Added {
+        source: Named::new(kind, &norm),
+        added,
+    };
+    Ok(Reply::json(status, json_line(&answer)))
 }
 
 fn remove(kind: Kind, raw: &str, purge: bool, ctx: &Context) -> Result<Reply, ApiError> {
@@ -477,16 +570,18 @@ fn remove(kind: Kind, raw: &str, purge: bool, ctx: &Context) -> Result<Reply, Ap
             n.unwrap_or(0)
         ),
     }
-    let mut fields = vec![(key, json!(norm)), ("removed", json!(removed))];
-    if let Some(n) = purged {
-        fields.push(("purged", json!(n)));
-    }
-    Ok(Reply::json(200, object(&fields)))
+    let answer = Removed {
+        source: Named::new(kind, &norm),
+        removed,
+        purged,
+    };
+    Ok(Reply::json(200, json_line(&answer)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use std::io::Cursor;
     use std::sync::Arc;
 
@@ -510,7 +605,11 @@ mod tests {
             RequestInfo {
                 method: method.into(),
                 target: target.into(),
-                content_length: (!body.is_empty()).then(|| body.len().to_string()),
+                content_length: if body.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![body.len().to_string()]
+                },
                 ..RequestInfo::default()
             },
             body,
@@ -588,6 +687,8 @@ mod tests {
             r#"{"asn":[1]}"#,
             r#"{"fqdn":"x.org"}"#,
             r#"{"asn":"1","x":2}"#,
+            r#"{"asn":"1","asn":"1"}"#,
+            "{}",
             "\u{feff}{}",
             &"[".repeat(10_000),
         ] {
@@ -603,6 +704,24 @@ mod tests {
             assert_eq!(call(&t, "POST", "/fqdns", body).0.status, 400, "{body}");
         }
         assert!(!t.ctx.paths.config().exists());
+        // The message names what is wrong.
+        for (body, named) in [
+            (
+                r#"{"asn":"1","asn":"2"}"#,
+                "key \"asn\" given more than once",
+            ),
+            (r#"{"asn":"1","x":2}"#, "unknown key \"x\""),
+            (r#"{"x":2,"asn":"1"}"#, "unknown key \"x\""),
+            ("{}", "missing key \"asn\""),
+            ("[1]", "not a JSON object"),
+            ("null", "not a JSON object"),
+            ("{\"asn\":", "invalid JSON body"),
+            (r#"{"asn":"1"} x"#, "invalid JSON body"),
+        ] {
+            let (r, v) = call(&t, "POST", "/asns", body);
+            let m = v["error"].as_str().unwrap_or_default();
+            assert!(r.status == 400 && m.contains(named), "{body}: {m}");
+        }
     }
 
     #[test]
@@ -620,7 +739,7 @@ mod tests {
         let req = |cl: &str| RequestInfo {
             method: "POST".into(),
             target: "/asns".into(),
-            content_length: Some(cl.into()),
+            content_length: vec![cl.into()],
             ..RequestInfo::default()
         };
         assert_eq!(call_with(&t, req("99999999999"), "").0.status, 413);
@@ -634,22 +753,38 @@ mod tests {
         assert_eq!(call_with(&t, req("-1"), "").0.status, 400);
         assert_eq!(call_with(&t, req("abc"), "").0.status, 400);
         // A body without a declared length (chunked) is cut at the limit.
-        let mut req = req("0");
-        req.content_length = None;
+        let mut chunked = req("0");
+        chunked.content_length = Vec::new();
         let big = format!("{{\"asn\":\"{}\"}}", "1".repeat(70_000));
-        assert_eq!(call_with(&t, req, &big).0.status, 413);
+        assert_eq!(call_with(&t, chunked, &big).0.status, 413);
         // Also for a GET: the declared length is checked first.
         let (r, _) = call_with(
             &t,
             RequestInfo {
                 method: "GET".into(),
                 target: "/health".into(),
-                content_length: Some("1000000".into()),
+                content_length: vec!["1000000".into()],
                 ..RequestInfo::default()
             },
             "",
         );
         assert_eq!(r.status, 413);
+        // Several Content-Length headers: equal ones are one, different ones a 400
+        // naming both (before the size check: the framing is unknown).
+        let body = r#"{"asn":"1"}"#;
+        let mut dup = req("11");
+        dup.content_length.push(" 11".into());
+        assert_eq!(call_with(&t, dup.clone(), body).0.status, 201);
+        dup.content_length.push("12".into());
+        let (r, v) = call_with(&t, dup, body);
+        assert_eq!(r.status, 400);
+        assert_eq!(
+            v["error"],
+            "conflicting Content-Length headers \"11\" and \"12\""
+        );
+        let mut dup = req("99999999999");
+        dup.content_length.push("5".into());
+        assert_eq!(call_with(&t, dup, "").0.status, 400);
     }
 
     #[test]
@@ -747,9 +882,11 @@ mod tests {
         let (r4, v) = call(&t, "GET", "/health", "");
         assert_eq!(r4.status, 200);
         assert_eq!(v["counts"], json!({"asn": 2, "fqdn": 0}));
-        assert!(std::str::from_utf8(&r4.body)
-            .unwrap()
-            .starts_with("{\"status\":\"ok\""));
+        assert_eq!(
+            std::str::from_utf8(&r4.body).unwrap(),
+            "{\"status\":\"ok\",\"counts\":{\"asn\":2,\"fqdn\":0},\"last_success\":null,\
+             \"last_error\":null,\"heartbeat\":null}\n"
+        );
         let (r5, v) = call(&t, "DELETE", "/asns/1?purge=1", "");
         assert_eq!(
             (r5.status, v["purged"].clone(), v["removed"].clone()),

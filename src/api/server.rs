@@ -314,7 +314,13 @@ where
 {
     for item in conn {
         match item {
-            Ok(rq) => handle(rq, &shared),
+            Ok(rq) => {
+                if !handle(rq, &shared) {
+                    // What is left of an unread body must not be taken for the next
+                    // request: the connection ends here.
+                    break;
+                }
+            }
             Err(e) => {
                 // Mostly a client closing its connection or going idle.
                 log::debug!("api: connection ended: {e}");
@@ -327,16 +333,53 @@ where
 /// The request body, read only when a handler asks for it: reading makes tiny_http
 /// send `100 Continue` to a client that waits for it, which must not happen before
 /// the request has passed the checks (token, declared length).
-struct LazyBody<'a>(&'a mut Request);
+struct LazyBody<'a> {
+    rq: &'a mut Request,
+    /// A read returned the end of the body: nothing of it is left on the connection.
+    finished: bool,
+}
 
 impl Read for LazyBody<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.0.as_reader().read(buf)
+        let n = self.rq.as_reader().read(buf)?;
+        if n == 0 && !buf.is_empty() {
+            self.finished = true;
+        }
+        Ok(n)
     }
 }
 
 fn header(rq: &Request, name: &str) -> Option<String> {
     rq.headers().get(name).map(|v| v.as_str().to_string())
+}
+
+/// Most `Content-Length` headers looked at: more is not a request worth reading.
+const MAX_LENGTH_HEADERS: usize = 8;
+
+/// The values of the `Content-Length` headers (up to one more than
+/// [`MAX_LENGTH_HEADERS`]). The fork looks at the first only and offers no way to list
+/// headers, so a copy of them is searched, each one found renamed before the next
+/// search.
+fn content_lengths(rq: &Request) -> Vec<String> {
+    let Some(first) = header(rq, "Content-Length") else {
+        return Vec::new();
+    };
+    let mut values = vec![first];
+    let Ok(seen) = Header::from_bytes("X-Seen-Content-Length", "") else {
+        return values;
+    };
+    let mut headers = rq.headers().clone();
+    if let Some(h) = headers.get_header_mut("Content-Length") {
+        h.field = seen.field.clone();
+    }
+    while values.len() <= MAX_LENGTH_HEADERS {
+        let Some(h) = headers.get_header_mut("Content-Length") else {
+            break;
+        };
+        values.push(h.value.as_str().to_string());
+        h.field = seen.field.clone();
+    }
+    values
 }
 
 /// The start of a request target for the log, escaped (it may hold control bytes).
@@ -347,22 +390,35 @@ fn for_log(target: &str) -> String {
     }
 }
 
-fn handle(mut rq: Request, shared: &Shared) {
+/// Answers one request; false when its body was not (all) read, after which the
+/// connection must end.
+fn handle(mut rq: Request, shared: &Shared) -> bool {
     let started = Instant::now();
     shared.busy.fetch_add(1, Ordering::SeqCst);
     let info = RequestInfo {
         method: rq.method().as_str().to_string(),
         target: rq.url().to_string(),
-        content_length: header(&rq, "Content-Length"),
+        content_length: content_lengths(&rq),
         authorization: header(&rq, "Authorization"),
         if_none_match: header(&rq, "If-None-Match"),
+    };
+    // A body is announced by a length other than 0 (an unparsable or a second length
+    // included) or a transfer coding.
+    let has_body = info.content_length.iter().any(|v| v.trim() != "0")
+        || rq.headers().get("Transfer-Encoding").is_some();
+    let mut body = LazyBody {
+        rq: &mut rq,
+        finished: false,
     };
     let reply = if shared.stop.load(Ordering::SeqCst) {
         ApiError::ShuttingDown.into()
     } else {
-        routes::answer(&info, &mut LazyBody(&mut rq), &shared.ctx)
+        routes::answer(&info, &mut body, &shared.ctx)
     };
+    let unread_body = has_body && !body.finished;
     let status = reply.status;
+    // tiny_http reads and discards what is left of the declared body after answering
+    // (bounded by the connection's read timeout); the caller then ends the connection.
     if let Err(e) = rq.respond(response(reply)) {
         log::debug!("api: writing the answer: {e}");
     }
@@ -373,6 +429,7 @@ fn handle(mut rq: Request, shared: &Shared) {
         for_log(&info.target),
         started.elapsed().as_millis()
     );
+    !unread_body
 }
 
 fn add_header(resp: &mut Response<Cursor<Vec<u8>>>, name: &str, value: &str) {

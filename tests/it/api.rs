@@ -329,6 +329,19 @@ fn every_route_and_status() {
         400,
         "bad name",
     );
+    for kw in ["table", "inet", "flush", "counter", "vmap", "elements"] {
+        assert_error(
+            &get(a, &format!("/addresses?format=nft&table={kw}")),
+            400,
+            &format!("invalid table name \"{kw}\": it is an nftables keyword"),
+        );
+    }
+    // Keywords are fine as set names (always suffixed), and in other case as tables.
+    let odd = get(a, "/addresses?format=nft&table=TABLE&set=flush");
+    assert_eq!(odd.status, 200);
+    assert!(odd
+        .text()
+        .starts_with("add table inet TABLE\nadd set inet TABLE flush_v4 "));
     assert_error(&get(a, "/addresses?format=%zz"), 400, "percent");
     assert_error(&get(a, "/health?verbose=1"), 400, "verbose");
 
@@ -583,10 +596,12 @@ fn storage_error_is_503_then_recovers() {
     let h = get(s.addr, "/health");
     assert_eq!(h.status, 503, "{}", h.text());
     framed(&h);
-    let v = h.json();
-    assert_eq!(v["status"], "error");
-    assert_eq!(v["error"], "storage unavailable");
-    assert!(v.as_object().unwrap().contains_key("heartbeat"));
+    // The keys in the order of the 200 answer (without counts), the error last.
+    assert_eq!(
+        h.text(),
+        "{\"status\":\"error\",\"last_success\":null,\"last_error\":null,\
+         \"heartbeat\":null,\"error\":\"storage unavailable\"}\n"
+    );
     assert!(
         !h.text().contains("ripe.db"),
         "no internals in the answer: {}",
@@ -617,6 +632,12 @@ fn storage_error_is_503_then_recovers() {
         "details are logged: {}",
         log_of(&t)
     );
+    assert!(
+        log_of(&t).contains("the next request starts a fresh database"),
+        "{}",
+        log_of(&t)
+    );
+    assert!(!log_of(&t).contains("next start"), "{}", log_of(&t));
 }
 
 #[test]
@@ -666,6 +687,96 @@ fn huge_bodies_get_413_and_server_lives() {
     assert_eq!(get(a, "/health").status, 200);
     assert!(!t.file("config.json").exists());
     assert!(!log_of(&t).contains("panicked"), "{}", log_of(&t));
+}
+
+/// Reads from `s` until the server closes its sending side: true when that happens
+/// within `limit`, false on a timeout or a reset.
+fn reaches_eof(s: &mut TcpStream, limit: Duration) -> bool {
+    s.set_read_timeout(Some(limit)).unwrap();
+    let mut buf = [0u8; 1024];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(_) => return false,
+        }
+    }
+}
+
+#[test]
+fn keep_alive_after_bodies_that_were_read() {
+    let t = TestDir::new();
+    let s = serve(&t);
+    t.config(&json!({"api": {"token": "s3cret"}}));
+    // A request whose body was read keeps its connection: two POSTs and a GET on one.
+    let mut c = TcpStream::connect(s.addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    for (i, body) in [r#"{"asn":"1"}"#, r#"{"asn":"1"}"#].iter().enumerate() {
+        write!(
+            c,
+            "POST /asns HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let r = read_answer(&mut c, false).expect("an answer");
+        assert_eq!(r.status, if i == 0 { 201 } else { 200 });
+    }
+    c.write_all(b"GET /asns HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    assert_eq!(
+        read_answer(&mut c, false).unwrap().json(),
+        json!({"asns": ["1"]})
+    );
+    assert!(!log_of(&t).contains("panicked"), "{}", log_of(&t));
+}
+
+#[test]
+fn conflicting_lengths_and_repeated_keys_are_400() {
+    let t = TestDir::new();
+    let s = serve(&t);
+    let a = s.addr;
+    // Two different lengths: the framing is unknown, 400 naming both, and the
+    // connection ends (the rest cannot be read as a next request).
+    let mut c = TcpStream::connect(a).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    c.write_all(
+        b"POST /asns HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\nContent-Length: 12\r\n\r\n\
+          {\"asn\":\"1\"} ",
+    )
+    .unwrap();
+    let r = read_answer(&mut c, false).expect("an answer");
+    assert_error(
+        &r,
+        400,
+        "conflicting Content-Length headers \"11\" and \"12\"",
+    );
+    // The rest is not read as a next request: the connection ends.
+    assert!(reaches_eof(&mut c, Duration::from_secs(3)));
+    // The same length twice is one length.
+    let raw = b"POST /asns HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 11\r\n\
+                Content-Length: 11\r\n\r\n{\"asn\":\"1\"}";
+    assert_eq!(exchange(a, raw, false).expect("an answer").status, 201);
+    // A key given twice in the body is refused, whichever value it has.
+    for body in [r#"{"asn":"2","asn":"3"}"#, r#"{"asn":"2","asn":"2"}"#] {
+        assert_error(
+            &call(a, "POST", "/asns", &[], Some(body)),
+            400,
+            "key \"asn\" given more than once",
+        );
+    }
+    assert_error(
+        &call(
+            a,
+            "POST",
+            "/fqdns",
+            &[],
+            Some(r#"{"fqdn":"a.example","fqdn":"b.example"}"#),
+        ),
+        400,
+        "key \"fqdn\" given more than once",
+    );
+    assert_eq!(get(a, "/asns").json(), json!({"asns": ["1"]}));
 }
 
 #[test]
@@ -727,6 +838,9 @@ fn hostile_requests_get_4xx_and_server_lives() {
         ("JSON float", json_post("/asns", br#"{"asn":1.5}"#)),
         ("JSON huge number", json_post("/asns", br#"{"asn":1e400}"#)),
         ("JSON extra key", json_post("/asns", br#"{"asn":"1","then":"drop"}"#)),
+        ("JSON repeated key", json_post("/asns", br#"{"asn":"1","asn":"2"}"#)),
+        ("two lengths", b"POST /asns HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: 11\r\n\r\n{\"asn\":\"1\"}".to_vec()),
+        ("keyword table", raw_request("GET", "/addresses?format=nft&table=table", &[], None)),
         ("JSON wrong key", json_post("/fqdns", br#"{"asn":"1"}"#)),
         ("JSON number FQDN", json_post("/fqdns", br#"{"fqdn":42}"#)),
         ("empty body", json_post("/asns", b"")),

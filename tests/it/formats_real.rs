@@ -16,7 +16,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use ipnet::IpNet;
-use ripe_cidr_collector::format::{prepare, render, Family, Format, RenderOptions};
+use ripe_cidr_collector::format::{
+    prepare, render, Family, Format, RenderOptions, NFT_KEYWORDS, NFT_KEYWORDS_NEWER,
+};
 
 /// Where the tools live on the systems we test on; `/usr/sbin` is often missing from
 /// a non-login PATH.
@@ -371,6 +373,105 @@ fn nft_script_loads_twice_and_replaces_content() {
     check("D_6", &d, true);
     check("E_4", &[], false);
     check("E_6", &[], true);
+}
+
+/// The version of the `nft` found, from `nft --version` ("nftables v1.0.6 (...)").
+fn nft_version(ns: &Namespace) -> Option<(u32, u32, u32)> {
+    let out = ns.run("nft --version").ok()?;
+    let v = out.split_whitespace().find_map(|w| w.strip_prefix('v'))?;
+    let mut parts = v.split('.').map(|p| p.parse::<u32>().ok());
+    Some((
+        parts.next()??,
+        parts.next()??,
+        parts.next().flatten().unwrap_or(0),
+    ))
+}
+
+#[test]
+fn nft_keyword_tables_fail_and_unusual_names_load() {
+    let ns = require!(Namespace::new(&["nft"]));
+    require!(ns
+        .run("nft add table inet ripe_probe")
+        .map_err(|e| format!("nft does not work here (kernel nf_tables support?): {e}")));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let values: Vec<String> = ["192.0.2.0/24", "198.51.100.7", "2001:db8::/32"]
+        .map(String::from)
+        .to_vec();
+    let script = |table: &str, set: &str| {
+        let opts = RenderOptions {
+            table: table.into(),
+            set: set.into(),
+            ..options(Format::Nft, None, false)
+        };
+        (opts.check(), render(&values, &opts))
+    };
+
+    // Every word check_name refuses as a table name really breaks the script: the
+    // renderer's output for it (written without the check) fails to load. The words
+    // of newer releases only fail from nft 1.0.8 on.
+    let newer = nft_version(&ns).is_some_and(|v| v >= (1, 0, 8));
+    let mut refused: Vec<&str> = NFT_KEYWORDS.to_vec();
+    if newer {
+        refused.extend(NFT_KEYWORDS_NEWER);
+    }
+    let mut files = Vec::new();
+    for (i, kw) in refused.iter().enumerate() {
+        let (checked, bytes) = script(kw, "ripe");
+        assert!(checked.is_err(), "{kw} passed the check");
+        files.push((kw, write(dir.path(), &format!("kw{i}.nft"), &bytes)));
+    }
+    let loop_script: String = files
+        .iter()
+        .map(|(kw, f)| format!("nft -f {f} 2>/dev/null && echo 'loaded: {kw}'\n"))
+        .collect();
+    let out = ns
+        .run(&format!("{loop_script}true\n"))
+        .unwrap_or_else(|e| panic!("the keyword loop failed: {e}"));
+    assert_eq!(out, "", "names refused although nft takes them");
+
+    // Accepted names that look odd load (twice) and hold the elements: keywords in
+    // other case or with more characters, keywords as set names (always suffixed),
+    // the longest names.
+    let long_table = format!("t{}", "-".repeat(63));
+    let long_set = format!("S{}", "_".repeat(23));
+    let names = [
+        ("TABLE", "set"),
+        ("Inet", "flush"),
+        ("table1", "table"),
+        ("ip6_nat", "elements"),
+        ("a-b", "counter"),
+        ("fw4", "vmap"),
+        ("x", "ip"),
+        (long_table.as_str(), long_set.as_str()),
+    ];
+    let mut load = String::from("set -e\n");
+    for (i, (table, set)) in names.iter().enumerate() {
+        let (checked, bytes) = script(table, set);
+        assert_eq!(checked, Ok(()), "{table} {set}");
+        let f = write(dir.path(), &format!("ok{i}.nft"), &bytes);
+        load.push_str(&format!(
+            "nft -f {f}\nnft -f {f}\necho @@{i}_4; nft list set inet {table} {set}_v4\n\
+             echo @@{i}_6; nft list set inet {table} {set}_v6\n"
+        ));
+    }
+    let out = ns
+        .run(&load)
+        .unwrap_or_else(|e| panic!("an accepted name does not load: {e}"));
+    let got = sections(&out);
+    for i in 0..names.len() {
+        assert_eq!(
+            nft_elements(&got[&format!("{i}_4")]).len(),
+            2,
+            "{:?}",
+            names[i]
+        );
+        assert_eq!(
+            nft_elements(&got[&format!("{i}_6")]).len(),
+            1,
+            "{:?}",
+            names[i]
+        );
+    }
 }
 
 /// The members of an `ipset list` output.
