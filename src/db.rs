@@ -101,7 +101,7 @@ impl fmt::Display for StoreError {
             StoreError::Corrupt { message, moved_to } => match moved_to {
                 Some(p) => write!(
                     f,
-                    "database corrupt ({message}); moved aside to {}, the next start begins a fresh database",
+                    "database corrupt ({message}); moved aside to {}; the next run or request starts a fresh database",
                     p.display()
                 ),
                 None => write!(f, "database corrupt ({message}); could not move it aside"),
