@@ -541,3 +541,53 @@ fn daemon_collects_at_start_when_database_is_empty() {
     )
     .is_empty()));
 }
+
+/// `GET target` with `Connection: close`; the status code and body.
+#[cfg(feature = "api")]
+fn http_get(addr: std::net::SocketAddr, target: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        c,
+        "GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = String::new();
+    let _ = c.read_to_string(&mut raw);
+    let status = raw.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = raw
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+#[cfg(feature = "api")]
+#[test]
+fn daemon_listen_answers_while_collecting() {
+    let ripe = fake_ripe();
+    let t = TestDir::new();
+    let mut cfg = base_config(&ripe, &["64504"]); // answers after 4 s
+    cfg["ripe"]["timeout_seconds"] = json!(10);
+    t.config(&cfg);
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], free_port()));
+    let _d = t.spawn(&["daemon", "--listen", &addr.to_string()]);
+    assert!(wait_listening(addr, Duration::from_secs(10)));
+    assert!(eventually(Duration::from_secs(5), || !ripe
+        .requests()
+        .is_empty()));
+    // The collection is in flight: the API answers meanwhile.
+    let (status, body) = http_get(addr, "/health");
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        values(&t, Kind::Asn, "64504").is_empty(),
+        "still collecting"
+    );
+    assert!(eventually(Duration::from_secs(10), || http_get(
+        addr,
+        "/addresses"
+    )
+    .1
+        == "198.51.100.0/24\n"));
+}
