@@ -105,8 +105,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         let mut f = fs::File::create(&tmp)?;
         // Keep the permissions of the file being replaced (a config.json holding
         // api.token may be readable by root only).
+        // Best effort: WASI, for one, cannot set permissions.
         if let Ok(m) = fs::metadata(path) {
-            f.set_permissions(m.permissions())?;
+            let _ = f.set_permissions(m.permissions());
         }
         f.write_all(bytes)?;
         f.sync_all()?;
