@@ -413,10 +413,13 @@ fn require_existing(paths: &Paths) -> Result<(), CliError> {
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
-    for dir in [paths.data_dir.as_path(), db_dir] {
+    for (what, dir) in [
+        ("data directory", paths.data_dir.as_path()),
+        ("database directory", db_dir),
+    ] {
         if !dir.is_dir() {
             return Err(CliError::Other(format!(
-                "data directory {} does not exist (check --data-dir/--db; `asn add` or `run` create it)",
+                "{what} {} does not exist (check --data-dir/--db; `asn add` or `run` create it)",
                 dir.display()
             )));
         }
@@ -500,7 +503,7 @@ fn sources(paths: &Paths, kind: Kind, action: &SourceAction) -> Result<Outcome, 
             let (norm, added) = config::add_source(&cfg_path, kind, s)?;
             let shown = display_source(kind, &norm);
             if added {
-                log::info!("added {shown}; the daemon collects it within a minute");
+                log::info!("added {shown}; a running daemon collects it within seconds");
             } else {
                 log::info!("{shown} is already configured");
             }

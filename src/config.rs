@@ -99,6 +99,10 @@ pub struct Schedule {
     /// Seconds between runs (`schedule.interval_seconds`); overrides the minutes when
     /// set. Meant for tests and experiments: RIPEstat asks clients not to poll often.
     pub interval_seconds: Option<u64>,
+    /// First delay before failed sources and outputs are tried again
+    /// (`schedule.retry_seconds`, default 60); it doubles while they keep failing, up
+    /// to the interval.
+    pub retry_seconds: u64,
 }
 
 impl Schedule {
@@ -195,6 +199,7 @@ impl Default for Config {
             schedule: Schedule {
                 interval_minutes: 360,
                 interval_seconds: None,
+                retry_seconds: 60,
             },
             ttl_days: 7,
             ripe: RipeConfig {
@@ -598,7 +603,14 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
     }
     if let Some(v) = root.get("schedule").filter(|v| !v.is_null()) {
         let o = r.object(v, "schedule")?;
-        r.unknown(o, "schedule.", &["interval_minutes", "interval_seconds"]);
+        r.unknown(
+            o,
+            "schedule.",
+            &["interval_minutes", "interval_seconds", "retry_seconds"],
+        );
+        if let Some(n) = r.uint(o, "schedule.", "retry_seconds", 1, 86_400)? {
+            c.schedule.retry_seconds = n;
+        }
         if let Some(n) = r.uint(o, "schedule.", "interval_minutes", 1, 525_600)? {
             c.schedule.interval_minutes = n;
         }

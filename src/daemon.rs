@@ -29,8 +29,8 @@ const TICK: Duration = Duration::from_millis(200);
 const CONFIG_CHECK: Duration = Duration::from_secs(2);
 /// How often the heartbeat is written (the contract asks for at least every 60 s).
 const HEARTBEAT: Duration = Duration::from_secs(30);
-/// After a run that failed as a whole (storage), or outputs that failed, the next
-/// try comes this soon.
+/// After a run that failed as a whole (storage), failed sources or outputs, the
+/// next try comes this soon (without a configuration to say otherwise).
 const RETRY_AFTER_FAILURE: i64 = 60;
 /// How long a stop waits for a job that is not committing (nothing to lose).
 const STOP_GRACE: Duration = Duration::from_secs(3);
@@ -89,6 +89,12 @@ struct Daemon {
     /// the outputs' configuration changed, and to retry failed ones.
     render_due: Option<i64>,
     job: Option<Job>,
+    /// Sources that failed in the last run, tried again at `retry_at` (after a minute,
+    /// doubling up to the interval), so that a WAN that comes up late at boot does
+    /// not leave the lists empty for a whole interval.
+    retry: Vec<(Kind, String)>,
+    retry_at: Option<i64>,
+    retry_step: u32,
     messages: (Sender<Msg>, Receiver<Msg>),
     stop: Arc<AtomicBool>,
     last_heartbeat: Instant,
@@ -141,6 +147,9 @@ impl Daemon {
             pending: Vec::new(),
             render_due: Some(util::unix_now()),
             job: None,
+            retry: Vec::new(),
+            retry_at: None,
+            retry_step: 0,
             messages: mpsc::channel(),
             stop,
             last_heartbeat: Instant::now(),
@@ -187,13 +196,12 @@ impl Daemon {
         );
     }
 
-    /// How soon a failure is retried: a minute, or the interval when that is shorter.
+    /// How soon a failure is first retried: `schedule.retry_seconds` (a minute), or
+    /// the interval when that is shorter.
     fn retry_after(&self) -> i64 {
-        let interval = self
-            .cfg
-            .as_ref()
-            .map_or(RETRY_AFTER_FAILURE, |c| c.schedule.interval_secs() as i64);
-        RETRY_AFTER_FAILURE.min(interval)
+        self.cfg.as_ref().map_or(RETRY_AFTER_FAILURE, |c| {
+            (c.schedule.retry_seconds as i64).min(c.schedule.interval_secs() as i64)
+        })
     }
 
     fn record_error(&mut self, message: String) {
@@ -339,6 +347,7 @@ impl Daemon {
                         }
                     }
                 }
+                self.plan_retry(&report);
                 let failed: Vec<String> = report
                     .failures()
                     .map(|s| {
@@ -369,6 +378,43 @@ impl Daemon {
         }
         self.status.next_run = Some(util::iso(self.next_run));
         self.write_status();
+    }
+
+    /// Queues the failed sources of `report` for an early retry, with a delay that
+    /// doubles while they keep failing; clears the queue when nothing failed.
+    fn plan_retry(&mut self, report: &RunReport) {
+        let failed: Vec<(Kind, String)> = report
+            .failures()
+            .map(|s| (s.kind, s.source.clone()))
+            .collect();
+        if failed.is_empty() {
+            self.retry.clear();
+            self.retry_at = None;
+            self.retry_step = 0;
+            return;
+        }
+        let interval = self
+            .cfg
+            .as_ref()
+            .map_or(RETRY_AFTER_FAILURE, |c| c.schedule.interval_secs() as i64);
+        let delay = self
+            .retry_after()
+            .saturating_mul(1 << self.retry_step.min(16))
+            .min(interval);
+        self.retry_step += 1;
+        let at = util::unix_now() + delay;
+        if at < self.next_run {
+            log::info!(
+                "trying {} failed source(s) again at {}",
+                failed.len(),
+                util::iso(at)
+            );
+            self.retry = failed;
+            self.retry_at = Some(at);
+        } else {
+            self.retry.clear();
+            self.retry_at = None;
+        }
     }
 
     fn on_rendered(&mut self, failures: Vec<(String, String)>) {
@@ -435,6 +481,8 @@ impl Daemon {
         let render = self.render_due.is_some_and(|t| now >= t);
         if now >= self.next_run {
             self.pending.clear();
+            self.retry.clear();
+            self.retry_at = None;
             self.next_run = now + cfg.schedule.interval_secs() as i64;
             self.status.next_run = Some(util::iso(self.next_run));
             if render {
@@ -454,6 +502,19 @@ impl Daemon {
                 self.render_due = None;
             }
             self.start(cfg, Collect::Only(only), render);
+        } else if self.retry_at.is_some_and(|t| now >= t) {
+            self.retry_at = None;
+            // Only those still configured.
+            let only: Vec<(Kind, String)> = std::mem::take(&mut self.retry)
+                .into_iter()
+                .filter(|(k, s)| cfg.sources(*k).contains(s))
+                .collect();
+            if !only.is_empty() {
+                if render {
+                    self.render_due = None;
+                }
+                self.start(cfg, Collect::Only(only), render);
+            }
         } else if render {
             self.render_due = None;
             self.start(cfg, Collect::Nothing, true);

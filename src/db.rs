@@ -50,6 +50,9 @@ use crate::format::TypeFilter;
 use crate::legacy;
 use crate::util;
 
+/// Whether the warning about legacy files beside an existing database was given.
+static LEGACY_WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// The schema version this binary writes (`PRAGMA user_version`).
 pub const SCHEMA_VERSION: i64 = 1;
 
@@ -130,6 +133,17 @@ impl StoreError {
 /// Moves `db` and its `-wal`/`-shm` aside as `<db>.corrupt-<ts>[-wal|-shm]`. Returns
 /// the new name of the main file. Nothing is deleted.
 pub fn quarantine(db: &Path) -> std::io::Result<PathBuf> {
+    // A link (OpenWrt: RAM data directory, database on flash) stays: the file it
+    // points to, beside which SQLite keeps -wal and -shm, is what is moved aside, so
+    // the next open creates the fresh database where the link points.
+    let resolved;
+    let db = match fs::symlink_metadata(db) {
+        Ok(m) if m.file_type().is_symlink() => {
+            resolved = fs::canonicalize(db)?;
+            resolved.as_path()
+        }
+        _ => db,
+    };
     let ts = util::compact_ts(util::unix_now());
     let name = db
         .file_name()
@@ -328,6 +342,19 @@ impl Db {
         ))?;
         if version < SCHEMA_VERSION {
             self.migrate(paths)?;
+        } else if !LEGACY_WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            // Once per process: the API opens the database for every request.
+            for kind in Kind::ALL {
+                let f = paths.legacy(kind);
+                if f.exists() {
+                    log::warn!(
+                        "{} is not imported: the database {} exists already (the import runs \
+                         only into a new database; move the database away to import)",
+                        f.display(),
+                        self.path.display()
+                    );
+                }
+            }
         }
         Ok(())
     }
@@ -1157,6 +1184,39 @@ mod tests {
         // The next open starts fresh.
         let db = open(&paths).unwrap();
         assert!(db.all_rows().unwrap().is_empty());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn corrupt_database_behind_a_link() {
+        let (dir, paths) = setup();
+        let flash = dir.path().join("flash");
+        fs::create_dir(&flash).unwrap();
+        fs::write(flash.join("ripe.db"), vec![0x42u8; 8192]).unwrap();
+        std::os::unix::fs::symlink(flash.join("ripe.db"), &paths.db).unwrap();
+        let e = open(&paths).unwrap_err();
+        assert!(e.is_corrupt(), "{e}");
+        // The link stays; the file on "flash" was moved aside there.
+        assert!(fs::symlink_metadata(&paths.db)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        let aside = fs::read_dir(&flash)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("ripe.db.corrupt-")
+            })
+            .count();
+        assert_eq!(aside, 1);
+        // The fresh database is created where the link points.
+        let mut db = open(&paths).unwrap();
+        db.merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8"]), T0, 7)
+            .unwrap();
+        assert!(flash.join("ripe.db").is_file());
     }
 
     #[test]

@@ -535,7 +535,7 @@ fn add(kind: Kind, body: &[u8], ctx: &Context) -> Result<Reply, ApiError> {
     let (norm, added) = config::add_source(&ctx.paths.config(), kind, &source)?;
     let shown = crate::cli::display_source(kind, &norm);
     if added {
-        log::info!("api: added {shown}; the daemon collects it within a minute");
+        log::info!("api: added {shown}; a running daemon collects it within seconds");
     }
     let status = if added { 201 } else { 200 };
     let answer = Added {

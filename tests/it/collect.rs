@@ -591,3 +591,35 @@ fn daemon_listen_answers_while_collecting() {
     .1
         == "198.51.100.0/24\n"));
 }
+
+#[test]
+fn daemon_retries_failed_sources_before_the_interval() {
+    // The first two requests fail (the WAN is not up yet), then RIPEstat answers.
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    let ripe = FakeServer::start(move |_| {
+        if c.fetch_add(1, Ordering::SeqCst) < 2 {
+            Reply::json(503, "down")
+        } else {
+            Reply::json(200, AS62041)
+        }
+    });
+    let t = TestDir::new();
+    let mut cfg = base_config(&ripe, &["62041"]);
+    cfg["ripe"]["retries"] = json!(0);
+    cfg["schedule"] = json!({"interval_seconds": 3600, "retry_seconds": 1});
+    t.config(&cfg);
+    let _d = t.spawn(&["daemon"]);
+    // Tried at start, again after 1 s, again after 2 s: in well under the interval.
+    assert!(eventually(Duration::from_secs(15), || !values(
+        &t,
+        Kind::Asn,
+        "62041"
+    )
+    .is_empty()));
+    assert!(eventually(Duration::from_secs(5), || read_status(&t)
+        ["failures"]
+        .as_object()
+        .is_some_and(|m| m.is_empty())));
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+}
