@@ -2,8 +2,10 @@
 # Cross-builds the router binary without Docker, through zig as the C compiler and
 # linker (`pip install ziglang cargo-zigbuild`).
 #
-#   cross/build.sh aarch64-unknown-linux-musl        # tier 2: stable toolchain
-#   cross/build.sh mipsel-unknown-linux-musl         # tier 3: nightly + rust-src
+# Every target is built with a recent nightly toolchain and rust-src (std is rebuilt
+# for size; MIPS is tier 3 and has no prebuilt std anyway):
+#   cross/build.sh aarch64-unknown-linux-musl
+#   cross/build.sh mipsel-unknown-linux-musl
 #   cross/build.sh mips-unknown-linux-musl
 #   cross/build.sh armv7-unknown-linux-musleabihf
 #
