@@ -16,6 +16,18 @@ pub fn quoted(s: &str) -> String {
 
 /// Splits a request target into its path and its query (without the `?`).
 pub fn split_target(target: &str) -> (&str, Option<&str>) {
+    // The absolute form (`http://host/path?query`), which servers must accept
+    // (RFC 9112, 3.2.2): only the path and query count.
+    let target = ["http://", "https://"]
+        .iter()
+        .find_map(|scheme| {
+            let rest = target
+                .get(..scheme.len())?
+                .eq_ignore_ascii_case(scheme)
+                .then(|| &target[scheme.len()..])?;
+            Some(rest.find('/').map_or("/", |i| &rest[i..]))
+        })
+        .unwrap_or(target);
     match target.split_once('?') {
         Some((path, query)) => (path, Some(query)),
         None => (target, None),
@@ -211,6 +223,21 @@ pub fn same_secret(a: &[u8], b: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn absolute_form_targets() {
+        assert_eq!(
+            split_target("http://127.0.0.1:8080/health"),
+            ("/health", None)
+        );
+        assert_eq!(
+            split_target("HTTP://h/addresses?format=nft"),
+            ("/addresses", Some("format=nft"))
+        );
+        assert_eq!(split_target("http://h"), ("/", None));
+        assert_eq!(split_target("/asns?x=1"), ("/asns", Some("x=1")));
+        assert_eq!(split_target("httpx://h/a"), ("httpx://h/a", None));
+    }
+
     use super::*;
 
     fn msg(e: ApiError) -> String {
