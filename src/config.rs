@@ -289,6 +289,12 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 /// Normalises an ASN: `"62041"`, `"AS62041"`, `"as62041"` → `"62041"`.
+///
+/// ```
+/// use ripe_cidr_collector::config::normalize_asn;
+/// assert_eq!(normalize_asn("AS62041").unwrap(), "62041");
+/// assert!(normalize_asn("ASX").unwrap_err().contains("\"ASX\""));
+/// ```
 pub fn normalize_asn(s: &str) -> Result<String, String> {
     let digits = s
         .strip_prefix("AS")
@@ -325,6 +331,12 @@ pub fn normalize_asn_value(v: &Value) -> Result<String, String> {
 /// Normalises a host name: lower case, trailing dot dropped; rejects IP literals,
 /// spaces and other invalid characters, empty labels, labels over 63 bytes, names over
 /// 253 bytes and non-ASCII names (those must be given in their `xn--` form).
+///
+/// ```
+/// use ripe_cidr_collector::config::normalize_fqdn;
+/// assert_eq!(normalize_fqdn("Example.COM.").unwrap(), "example.com");
+/// assert!(normalize_fqdn("192.0.2.1").is_err());
+/// ```
 pub fn normalize_fqdn(s: &str) -> Result<String, String> {
     let bad = |why: &str| Err(format!("invalid host name {s:?}: {why}"));
     let name = s.strip_suffix('.').unwrap_or(s).to_ascii_lowercase();

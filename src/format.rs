@@ -646,6 +646,13 @@ pub fn content_type(format: Format) -> &'static str {
 ///
 /// `opts.table` and `opts.set` are written unquoted: callers validate them first with
 /// [`RenderOptions::check`].
+///
+/// ```
+/// use ripe_cidr_collector::format::{render, Format, RenderOptions};
+/// let values = vec!["2001:db8::/32".to_string(), "10.0.0.0/8".to_string(), "9.0.0.0/8".to_string()];
+/// let opts = RenderOptions { format: Format::Text, ..RenderOptions::default() };
+/// assert_eq!(render(&values, &opts), b"9.0.0.0/8\n10.0.0.0/8\n2001:db8::/32\n");
+/// ```
 pub fn render(values: &[String], opts: &RenderOptions) -> Vec<u8> {
     let p = prepare(values, opts.family, needs_aggregate(opts));
     render_prepared(&p, opts)

@@ -38,7 +38,7 @@ fn civil(secs: i64) -> (i64, u32, u32, u32, u32, u32) {
     )
 }
 
-/// Inverse of [`civil`]: seconds since the epoch of a UTC calendar time.
+/// Seconds since the epoch of a UTC calendar time (the inverse of `civil`).
 pub fn unix_from_civil(y: i64, m: u32, d: u32, hh: u32, mm: u32, ss: u32) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
