@@ -8,14 +8,13 @@
 //! fetches, a stop request ends the daemon at once (nothing is written yet); while it
 //! writes, the daemon waits for the commit.
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use crate::cli::{display_source, CliError, Outcome};
 use crate::collect::run::{self, RunError, RunReport, PHASE_FETCHING, PHASE_WRITING};
@@ -52,9 +51,9 @@ enum Collect {
 enum Msg {
     /// The collection is stored (or failed); `None` for an outputs-only job.
     Collected(bool, Option<Result<RunReport, RunError>>),
-    /// The outputs were rendered: the failures, by path. Not sent when the job did
-    /// not render.
-    Rendered(Vec<(String, String)>),
+    /// The outputs were rendered: which ones, and the failures by path. Not sent
+    /// when the job did not render.
+    Rendered(Vec<String>, Vec<(String, String)>),
 }
 
 struct Job {
@@ -65,36 +64,55 @@ struct Job {
     rendered: bool,
 }
 
-/// The configuration file as last seen: its metadata (cheap to compare) and text.
-#[derive(Default, PartialEq)]
-struct Stamp {
-    meta: Option<(SystemTime, u64)>,
-    text: Option<String>,
+/// A delay that starts at the retry time and doubles with every failure in a row,
+/// up to the interval.
+#[derive(Debug, Default)]
+struct Backoff {
+    step: u32,
 }
 
-fn stamp_meta(paths: &Paths) -> Option<(SystemTime, u64)> {
-    let m = fs::metadata(paths.config()).ok()?;
-    Some((m.modified().ok()?, m.len()))
+impl Backoff {
+    /// The next delay, in seconds.
+    fn next(&mut self, first: i64, cap: i64) -> i64 {
+        let delay = first.saturating_mul(1 << self.step.min(16)).min(cap);
+        self.step = self.step.saturating_add(1);
+        delay.max(1)
+    }
+
+    fn reset(&mut self) {
+        self.step = 0;
+    }
 }
 
 struct Daemon {
     paths: Paths,
     /// The last good configuration; `None` until one could be read.
     cfg: Option<Config>,
-    stamp: Stamp,
+    /// What `config.json` held at the last check (its text, or why it could not be
+    /// read), so that only changes are acted on and errors are logged once.
+    seen: Option<Result<String, String>>,
     status: Status,
     next_run: i64,
     pending: Vec<(Kind, String)>,
     /// When the outputs are to be rendered even if nothing changed: at start, after
     /// the outputs' configuration changed, and to retry failed ones.
     render_due: Option<i64>,
+    /// When only some outputs are due (retrying failed ones): their paths.
+    render_only: Option<Vec<std::path::PathBuf>>,
+    render_backoff: Backoff,
+    /// A run failed as a whole after storing part of its work: the next collection
+    /// renders the outputs whatever it changes.
+    render_next: bool,
+    /// When the last full run started: the base of the schedule.
+    last_full_start: Option<i64>,
+    run_backoff: Backoff,
     job: Option<Job>,
     /// Sources that failed in the last run, tried again at `retry_at` (after a minute,
     /// doubling up to the interval), so that a WAN that comes up late at boot does
     /// not leave the lists empty for a whole interval.
     retry: Vec<(Kind, String)>,
     retry_at: Option<i64>,
-    retry_step: u32,
+    retry_backoff: Backoff,
     messages: (Sender<Msg>, Receiver<Msg>),
     stop: Arc<AtomicBool>,
     last_heartbeat: Instant,
@@ -141,15 +159,20 @@ impl Daemon {
         let mut d = Daemon {
             paths,
             cfg: None,
-            stamp: Stamp::default(),
+            seen: None,
             status,
             next_run: i64::MAX,
             pending: Vec::new(),
             render_due: Some(util::unix_now()),
+            render_only: None,
+            render_backoff: Backoff::default(),
+            render_next: false,
+            last_full_start: None,
+            run_backoff: Backoff::default(),
             job: None,
             retry: Vec::new(),
             retry_at: None,
-            retry_step: 0,
+            retry_backoff: Backoff::default(),
             messages: mpsc::channel(),
             stop,
             last_heartbeat: Instant::now(),
@@ -186,7 +209,8 @@ impl Daemon {
         };
         let empty = has_sources && stored == 0;
         self.next_run = match last_ok {
-            Some(t) if now - t < interval && !empty => t + interval,
+            // (A last success "in the future", after the clock was set back, is due.)
+            Some(t) if t <= now && now - t < interval && !empty => t + interval,
             _ => now,
         };
         self.status.next_run = Some(util::iso(self.next_run));
@@ -217,22 +241,36 @@ impl Daemon {
         self.last_heartbeat = Instant::now();
     }
 
-    /// Reads `config.json` when it changed. New sources are queued for a run of their
-    /// own; changed outputs are rendered; a broken file keeps the last good
-    /// configuration (at start: nothing runs until it is fixed).
+    /// Reads `config.json` when it changed (its text is compared, not its time: a
+    /// second-granular filesystem or a copied file may keep the time). New sources are
+    /// queued for a run of their own; changed outputs are rendered; a broken, missing
+    /// or unreadable file keeps the last good configuration (at start a missing file is
+    /// the empty configuration, a broken one stops everything until it is fixed).
     fn reload_config(&mut self) {
-        let meta = stamp_meta(&self.paths);
-        let first = self.stamp == Stamp::default() && self.cfg.is_none();
-        if !first && meta == self.stamp.meta {
+        let path = self.paths.config();
+        let read = match fs::read_to_string(&path) {
+            Ok(text) => Ok(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && self.cfg.is_none() => {
+                Ok(String::new())
+            }
+            Err(e) => Err(format!("{}: {e}", path.display())),
+        };
+        if self.seen.as_ref() == Some(&read) {
             return;
         }
-        let text = fs::read_to_string(self.paths.config()).ok();
-        self.stamp.meta = meta;
-        if !first && text == self.stamp.text {
-            return;
-        }
-        self.stamp.text = text;
-        let new = match config::load_logged(&self.paths.config()) {
+        let first = self.seen.is_none();
+        self.seen = Some(read.clone());
+        let parsed = read.and_then(|text| {
+            config::parse(&text, &path)
+                .map_err(|e| e.to_string())
+                .map(|l| {
+                    for w in &l.warnings {
+                        log::warn!("{}: {w}", path.display());
+                    }
+                    l.config
+                })
+        });
+        let new = match parsed {
             Ok(new) => new,
             Err(e) => {
                 let what = if self.cfg.is_some() {
@@ -263,29 +301,50 @@ impl Daemon {
                     }
                 }
                 self.pending.retain(|(k, s)| new.sources(*k).contains(s));
-                if new.schedule != old.schedule {
-                    // Keep the rhythm: the next run is one new interval after the last start.
-                    let last = self
-                        .status
-                        .last_run_started
-                        .as_deref()
-                        .and_then(util::parse_iso);
+                if new.schedule.interval_secs() != old.schedule.interval_secs() {
+                    // Keep the rhythm: one new interval after the last full run.
+                    let last = self.last_full_start.or_else(|| {
+                        let t = self.status.last_success.as_deref()?;
+                        util::parse_iso(t)
+                    });
                     self.next_run = last.map_or(util::unix_now(), |t| {
                         t + new.schedule.interval_secs() as i64
                     });
                     self.status.next_run = Some(util::iso(self.next_run));
                 }
                 if new.outputs != old.outputs {
-                    self.render_due = Some(util::unix_now());
+                    self.render_only = None;
+                    self.render_backoff.reset();
+                    self.render_at(util::unix_now());
                 }
             }
         }
         self.cfg = Some(new);
     }
 
+    /// Asks for the outputs to be rendered at `t` (or earlier, if already asked).
+    fn render_at(&mut self, t: i64) {
+        self.render_due = Some(self.render_due.map_or(t, |d| d.min(t)));
+    }
+
     fn start(&mut self, cfg: &Config, what: Collect, force_render: bool) {
         let paths = self.paths.clone();
         let cfg = cfg.clone();
+        let force_render = force_render || std::mem::take(&mut self.render_next);
+        // What a forced render covers: only the outputs being retried, if that is
+        // why; a run that changed the data renders them all.
+        let forced_outputs: Vec<config::OutputConfig> = match self.render_only.take() {
+            Some(paths) if force_render => cfg
+                .outputs
+                .iter()
+                .filter(|o| paths.contains(&o.path))
+                .cloned()
+                .collect(),
+            _ => cfg.outputs.clone(),
+        };
+        if matches!(what, Collect::All) {
+            self.last_full_start = Some(util::unix_now());
+        }
         let stop = self.stop.clone();
         let phase = Arc::new(AtomicU8::new(0));
         let job_phase = phase.clone();
@@ -305,19 +364,23 @@ impl Daemon {
             };
             // Never render after the run failed as a whole: the database may just have
             // been moved aside, and an empty fresh one must not flush the live sets.
-            let render = match &report {
-                None => true,
-                Some(Ok(r)) => force_render || r.changed(),
-                Some(Err(_)) => false,
+            let outputs = match &report {
+                Some(Ok(r)) if r.changed() => Some(&cfg.outputs),
+                Some(Ok(_)) | None => force_render.then_some(&forced_outputs),
+                Some(Err(_)) => None,
             };
             if let Some(Ok(r)) = &report {
                 run::log_report(r);
             }
             let _ = tx.send(Msg::Collected(full, report));
-            if render && !stop.load(Ordering::SeqCst) {
+            if let Some(outputs) = outputs.filter(|_| !stop.load(Ordering::SeqCst)) {
                 job_phase.store(PHASE_OUTPUTS, Ordering::SeqCst);
-                let failures = crate::outputs::render_all(&paths, &cfg.outputs);
-                let _ = tx.send(Msg::Rendered(failures));
+                let failures = crate::outputs::render_all(&paths, outputs);
+                let done = outputs
+                    .iter()
+                    .map(|o| o.path.display().to_string())
+                    .collect();
+                let _ = tx.send(Msg::Rendered(done, failures));
             }
         });
         self.job = Some(Job {
@@ -336,6 +399,7 @@ impl Daemon {
                 self.status.last_run_finished = Some(report.finished.clone());
                 if full {
                     self.status.failures.clear();
+                    self.run_backoff.reset();
                 }
                 for s in &report.sources {
                     match &s.outcome {
@@ -347,7 +411,7 @@ impl Daemon {
                         }
                     }
                 }
-                self.plan_retry(&report);
+                self.plan_retry(&report, full);
                 let failed: Vec<String> = report
                     .failures()
                     .map(|s| {
@@ -373,61 +437,88 @@ impl Daemon {
             Some(Err(e)) => {
                 self.status.last_run_finished = Some(util::iso(now));
                 self.record_error(format!("collection failed: {e}"));
-                self.next_run = self.next_run.min(now + self.retry_after());
+                // Part of the run may be stored: the next collection renders.
+                self.render_next = true;
+                let delay = self.run_backoff.next(self.retry_after(), self.interval());
+                self.next_run = self.next_run.min(now + delay);
             }
         }
         self.status.next_run = Some(util::iso(self.next_run));
         self.write_status();
     }
 
-    /// Queues the failed sources of `report` for an early retry, with a delay that
-    /// doubles while they keep failing; clears the queue when nothing failed.
-    fn plan_retry(&mut self, report: &RunReport) {
-        let failed: Vec<(Kind, String)> = report
-            .failures()
-            .map(|s| (s.kind, s.source.clone()))
-            .collect();
-        if failed.is_empty() {
+    /// The collection interval, in seconds.
+    fn interval(&self) -> i64 {
+        self.cfg
+            .as_ref()
+            .map_or(RETRY_AFTER_FAILURE, |c| c.schedule.interval_secs() as i64)
+    }
+
+    /// Keeps the list of failed sources to try again early: a full run replaces it,
+    /// other runs (new sources, retries) update it with their own results. The delay
+    /// doubles while failures go on and starts over with each full run.
+    fn plan_retry(&mut self, report: &RunReport, full: bool) {
+        if full {
             self.retry.clear();
             self.retry_at = None;
-            self.retry_step = 0;
+        }
+        for s in &report.sources {
+            let item = (s.kind, s.source.clone());
+            let known = self.retry.contains(&item);
+            match (&s.outcome, known) {
+                (Ok(_), true) => self.retry.retain(|x| x != &item),
+                (Err(_), false) => self.retry.push(item),
+                _ => {}
+            }
+        }
+        if self.retry.is_empty() {
+            self.retry_at = None;
+            self.retry_backoff.reset();
             return;
         }
-        let interval = self
-            .cfg
-            .as_ref()
-            .map_or(RETRY_AFTER_FAILURE, |c| c.schedule.interval_secs() as i64);
-        let delay = self
-            .retry_after()
-            .saturating_mul(1 << self.retry_step.min(16))
-            .min(interval);
-        self.retry_step += 1;
-        let at = util::unix_now() + delay;
+        if self.retry_at.is_some() {
+            return; // already planned: keep that time
+        }
+        let at = util::unix_now() + self.retry_backoff.next(self.retry_after(), self.interval());
         if at < self.next_run {
             log::info!(
                 "trying {} failed source(s) again at {}",
-                failed.len(),
+                self.retry.len(),
                 util::iso(at)
             );
-            self.retry = failed;
             self.retry_at = Some(at);
-        } else {
-            self.retry.clear();
-            self.retry_at = None;
         }
     }
 
-    fn on_rendered(&mut self, failures: Vec<(String, String)>) {
+    fn on_rendered(&mut self, rendered: Vec<String>, failures: Vec<(String, String)>) {
         if let Some(job) = self.job.as_mut() {
             job.rendered = true;
         }
-        self.status.output_failures = failures.iter().cloned().collect::<BTreeMap<_, _>>();
-        if !failures.is_empty() {
+        // Outputs not rendered this time keep their earlier result.
+        self.status
+            .output_failures
+            .retain(|path, _| !rendered.contains(path));
+        self.status.output_failures.extend(failures.iter().cloned());
+        let failed: Vec<std::path::PathBuf> = self
+            .status
+            .output_failures
+            .keys()
+            .map(std::path::PathBuf::from)
+            .collect();
+        if failures.is_empty() {
+            self.render_backoff.reset();
+        } else {
             let all: Vec<String> = failures.iter().map(|(p, e)| format!("{p}: {e}")).collect();
             self.record_error(format!("output failed: {}", all.join("; ")));
             // A firewall that was not ready (at boot, say) gets another chance soon,
-            // whether or not the data changes meanwhile.
-            self.render_due = Some(util::unix_now() + self.retry_after());
+            // whether or not the data changes meanwhile; only the failed outputs.
+            let delay = self
+                .render_backoff
+                .next(self.retry_after(), self.interval());
+            if self.render_due.is_none() {
+                self.render_only = Some(failed);
+            }
+            self.render_at(util::unix_now() + delay);
         }
         self.write_status();
     }
@@ -436,7 +527,7 @@ impl Daemon {
         while let Ok(msg) = self.messages.1.try_recv() {
             match msg {
                 Msg::Collected(full, report) => self.on_collected(full, report),
-                Msg::Rendered(failures) => self.on_rendered(failures),
+                Msg::Rendered(done, failures) => self.on_rendered(done, failures),
             }
         }
     }
@@ -454,9 +545,10 @@ impl Daemon {
                 if job.handle.join().is_err() {
                     self.record_error("collection job crashed".into());
                 }
-                if job.forced_render && !job.rendered && self.render_due.is_none() {
+                if job.forced_render && !job.rendered {
                     // The run failed before it could render: try again with the next run.
-                    self.render_due = Some(util::unix_now() + self.retry_after());
+                    let t = util::unix_now() + self.retry_after();
+                    self.render_at(t);
                 }
             }
             if self.last_config_check.elapsed() >= CONFIG_CHECK {
@@ -481,7 +573,6 @@ impl Daemon {
         let render = self.render_due.is_some_and(|t| now >= t);
         if now >= self.next_run {
             self.pending.clear();
-            self.retry.clear();
             self.retry_at = None;
             self.next_run = now + cfg.schedule.interval_secs() as i64;
             self.status.next_run = Some(util::iso(self.next_run));

@@ -623,3 +623,105 @@ fn daemon_retries_failed_sources_before_the_interval() {
         .is_some_and(|m| m.is_empty())));
     assert_eq!(calls.load(Ordering::SeqCst), 3);
 }
+
+#[test]
+fn daemon_keeps_its_config_when_the_file_goes_or_changes_quietly() {
+    let ripe = fake_ripe();
+    let t = TestDir::new();
+    let mut cfg = base_config(&ripe, &["62041"]);
+    cfg["schedule"] = json!({"interval_seconds": 3600});
+    cfg["ttl_days"] = json!(0);
+    t.config(&cfg);
+    let _d = t.spawn(&["daemon"]);
+    assert!(eventually(Duration::from_secs(10), || !values(
+        &t,
+        Kind::Asn,
+        "62041"
+    )
+    .is_empty()));
+    // Deleted: an error, and the last good configuration stays (nothing re-fetched
+    // as "new" when the file comes back).
+    fs::remove_file(t.file("config.json")).unwrap();
+    assert!(eventually(Duration::from_secs(10), || read_status(&t)
+        ["last_error"]
+        .as_str()
+        .is_some_and(|e| e.contains("config.json"))));
+    let before = ripe.requests().len();
+    t.config(&cfg);
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(
+        ripe.requests().len(),
+        before,
+        "restored sources are not new"
+    );
+    // A change that keeps the size and the modification time is still noticed.
+    let text = fs::read_to_string(t.file("config.json")).unwrap();
+    let mtime = fs::metadata(t.file("config.json"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    let changed = text.replace("62041", "64496");
+    assert_eq!(changed.len(), text.len());
+    fs::write(t.file("config.json.new"), &changed).unwrap();
+    fs::File::options()
+        .write(true)
+        .open(t.file("config.json.new"))
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    fs::rename(t.file("config.json.new"), t.file("config.json")).unwrap();
+    assert!(eventually(Duration::from_secs(10), || ripe
+        .requests()
+        .iter()
+        .any(|s| s.url.contains("AS64496"))));
+}
+
+#[test]
+fn daemon_keeps_retrying_failed_sources_while_others_are_added() {
+    let ripe = fake_ripe();
+    let calls = |asn: &str| {
+        ripe.requests()
+            .iter()
+            .filter(|s| s.url.contains(&format!("resource=AS{asn}&")))
+            .count()
+    };
+    let t = TestDir::new();
+    let mut cfg = base_config(&ripe, &["62041", "64500"]); // 64500 always answers 500
+    cfg["ripe"]["retries"] = json!(0);
+    cfg["schedule"] = json!({"interval_seconds": 3600, "retry_seconds": 2});
+    t.config(&cfg);
+    let _d = t.spawn(&["daemon"]);
+    assert!(eventually(Duration::from_secs(10), || calls("64500") == 1));
+    // A new source, collected on its own, does not drop the planned retry.
+    assert!(t.run(&["asn", "add", "64496"]).status.success());
+    assert!(eventually(Duration::from_secs(10), || calls("64496") == 1));
+    assert!(eventually(Duration::from_secs(10), || calls("64500") >= 2));
+}
+
+#[test]
+fn daemon_retries_only_the_failed_output() {
+    let ripe = fake_ripe();
+    let t = TestDir::new();
+    let mut cfg = base_config(&ripe, &["62041"]);
+    cfg["schedule"] = json!({"interval_seconds": 3600, "retry_seconds": 1});
+    let good = t.file("good.log");
+    cfg["outputs"] = json!([
+        {"path": t.file("good.txt").to_str().unwrap(), "command": format!("echo x >> {}", good.display())},
+        {"path": t.file("bad.txt").to_str().unwrap(), "command": "exit 1"}
+    ]);
+    t.config(&cfg);
+    let _d = t.spawn(&["daemon"]);
+    // The bad output is tried again and again (1 s, 2 s, 4 s, ...)...
+    assert!(eventually(Duration::from_secs(10), || read_status(&t)
+        ["output_failures"]
+        .as_object()
+        .is_some_and(|m| m.len() == 1)));
+    std::thread::sleep(Duration::from_secs(5));
+    // ...but the good one's command ran once.
+    assert_eq!(fs::read_to_string(&good).unwrap().lines().count(), 1);
+    assert!(read_status(&t)["output_failures"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .all(|k| k.ends_with("bad.txt")));
+}
