@@ -489,27 +489,13 @@ impl Db {
         Ok(n)
     }
 
-    /// The distinct values of the selected sources, in no particular order.
+    /// The distinct values of the selected sources, sorted as strings.
     pub fn get_values(&self, filter: TypeFilter) -> Result<Vec<String>, StoreError> {
-        let (sql, kind) = match filter {
-            TypeFilter::All => ("SELECT DISTINCT value FROM addresses", None),
-            TypeFilter::Cidr => (
-                "SELECT DISTINCT value FROM addresses WHERE kind = ?1",
-                Some("asn"),
-            ),
-            TypeFilter::Fqdn => (
-                "SELECT DISTINCT value FROM addresses WHERE kind = ?1",
-                Some("fqdn"),
-            ),
-        };
-        let run = || -> rusqlite::Result<Vec<String>> {
-            let mut st = self.conn.prepare(sql)?;
-            match kind {
-                Some(k) => st.query_map([k], |r| r.get(0))?.collect(),
-                None => st.query_map([], |r| r.get(0))?.collect(),
-            }
-        };
-        run().map_err(|e| self.err(e))
+        let mut values = Vec::new();
+        self.for_each_value(filter, |v| values.push(v.to_string()))?;
+        values.sort_unstable();
+        values.dedup();
+        Ok(values)
     }
 
     /// Calls `f` with every stored value of the selected sources, duplicates included
@@ -553,14 +539,11 @@ impl Db {
 
     /// The number of stored rows (source, value pairs) of a kind.
     pub fn count_values(&self, kind: Kind) -> Result<u64, StoreError> {
-        self.conn
-            .query_row(
-                "SELECT COUNT(*) FROM addresses WHERE kind = ?1",
-                [kind.as_str()],
-                |r| r.get::<_, i64>(0),
-            )
-            .map(|n| n as u64)
-            .map_err(|e| self.err(e))
+        let (asn, fqdn) = self.counts()?;
+        Ok(match kind {
+            Kind::Asn => asn,
+            Kind::Fqdn => fqdn,
+        })
     }
 
     /// The number of stored rows of each kind, `(asn, fqdn)`, in one pass over the
