@@ -18,9 +18,10 @@ use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use ripe_cidr_collector::config::{Kind, Paths};
+use ripe_cidr_collector::config::Paths;
 use ripe_cidr_collector::db;
 use ripe_cidr_collector::format::{self, RenderOptions, TypeFilter};
+use ripe_cidr_collector::source::Kind;
 
 const VALUES: usize = 100_000;
 const RUNS: usize = 21;
@@ -207,7 +208,7 @@ fn breakdown(paths: &Paths) {
         render.push(t.elapsed());
         std::hint::black_box(body);
         let t = Instant::now();
-        let body = ripe_cidr_collector::listing(&d, &RenderOptions::default()).unwrap();
+        let body = ripe_cidr_collector::listing::render(&d, &RenderOptions::default()).unwrap();
         streamed.push(t.elapsed());
         std::hint::black_box(body);
     }

@@ -8,8 +8,9 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use ripe_cidr_collector::config::{Kind, Paths};
+use ripe_cidr_collector::config::Paths;
 use ripe_cidr_collector::db;
+use ripe_cidr_collector::source::Kind;
 
 const N: usize = 100_000;
 const ROUNDS: usize = 5;

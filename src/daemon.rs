@@ -16,9 +16,11 @@ use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use crate::cli::{display_source, CliError, Outcome};
+use crate::cli::{CliError, Outcome};
 use crate::collect::run::{self, RunError, RunReport, PHASE_FETCHING, PHASE_WRITING};
-use crate::config::{self, Config, Kind, Paths};
+use crate::config::{self, Config, Paths};
+use crate::source::display as display_source;
+use crate::source::Kind;
 use crate::status::{self, Status};
 use crate::util;
 

@@ -12,8 +12,8 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::config::{normalize_asn, normalize_fqdn, Kind, Paths};
-use crate::db::normalize_value;
+use crate::config::Paths;
+use crate::source::{normalize_asn, normalize_fqdn, normalize_value, Kind};
 use crate::util;
 
 /// One value to import.

@@ -13,20 +13,14 @@ pub mod config;
 pub mod db;
 pub mod format;
 pub mod legacy;
+pub mod listing;
 #[cfg(feature = "collect")]
 pub mod outputs;
+pub mod source;
+pub mod sources;
 pub mod status;
 pub mod util;
 
 pub mod cli;
 #[cfg(feature = "collect")]
 pub mod daemon;
-
-/// Renders the stored values selected by `options`: the one code path behind both
-/// `GET /addresses` and `export`, so their bytes are the same.
-pub fn listing(db: &db::Db, options: &format::RenderOptions) -> Result<Vec<u8>, db::StoreError> {
-    let mut values = format::Collector::new(options.family);
-    db.for_each_value(options.type_filter, |v| values.push(v))?;
-    let prepared = values.finish(format::needs_aggregate(options));
-    Ok(format::render_prepared(&prepared, options))
-}

@@ -1,9 +1,9 @@
 //! The `ripe-cidr-collector` binary: parse the arguments, run the command, map the
-//! outcome to an exit code. Everything else lives in the library.
+//! outcome to an exit code (in `cli::error`). Everything else lives in the library.
 
 use std::process::ExitCode;
 
-use ripe_cidr_collector::cli::{self, Outcome, Verbosity};
+use ripe_cidr_collector::cli::{self, Verbosity};
 
 fn main() -> ExitCode {
     let parsed = cli::parse(std::env::args_os().skip(1), |k| std::env::var_os(k));
@@ -11,7 +11,7 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             eprintln!("ripe-cidr-collector: {e}\n{}", cli::USAGE_HINT);
-            return ExitCode::from(2);
+            return ExitCode::from(cli::USAGE_EXIT);
         }
     };
     let level = match cli.verbosity {
@@ -21,12 +21,5 @@ fn main() -> ExitCode {
     };
     // Logs go to stderr (procd puts them into logread, which adds the time).
     let _ = simple_logger::SimpleLogger::new().with_level(level).init();
-    match cli::execute(&cli) {
-        Ok(Outcome::Success) => ExitCode::SUCCESS,
-        Ok(Outcome::SourcesFailed) => ExitCode::from(3),
-        Err(e) => {
-            log::error!("{e}");
-            ExitCode::from(e.exit_code())
-        }
-    }
+    ExitCode::from(cli::finish(cli::execute(&cli)))
 }

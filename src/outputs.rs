@@ -41,7 +41,7 @@ pub fn render_all(paths: &Paths, outputs: &[OutputConfig]) -> Vec<(String, Strin
 }
 
 fn render_one(db: &db::Db, out: &OutputConfig) -> Result<(), String> {
-    let bytes = crate::listing(db, &out.render).map_err(|e| e.to_string())?;
+    let bytes = crate::listing::render(db, &out.render).map_err(|e| e.to_string())?;
     crate::util::write_atomic(&out.path, &bytes).map_err(|e| format!("writing: {e}"))?;
     match &out.command {
         Some(cmd) => run_command(cmd, Duration::from_secs(out.timeout_seconds)),

@@ -5,9 +5,10 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::routes::Health;
+use super::body::{json_line, Health};
 use crate::config::ConfigError;
 use crate::db::StoreError;
+use crate::sources::SourcesError;
 
 /// Longest error message sent to a client, in characters: messages quote what the
 /// client sent, and a megabyte of query string must not come back as a megabyte of
@@ -64,6 +65,16 @@ impl fmt::Display for ApiError {
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         ApiError::Storage(e)
+    }
+}
+
+impl From<SourcesError> for ApiError {
+    fn from(e: SourcesError) -> Self {
+        match e {
+            SourcesError::Config(e) => ApiError::Config(e),
+            SourcesError::Store(e) => ApiError::Storage(e),
+            SourcesError::NotFound(m) => ApiError::NotFound(m),
+        }
     }
 }
 
@@ -161,13 +172,6 @@ fn describe_store_error(e: &StoreError) -> String {
         ),
         other => other.to_string(),
     }
-}
-
-/// `value` as JSON with a trailing newline (so that `curl` output ends its line).
-pub fn json_line<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
-    let mut out = serde_json::to_vec(value).unwrap_or_default();
-    out.push(b'\n');
-    out
 }
 
 /// `message` cut to [`MAX_MESSAGE`] characters.

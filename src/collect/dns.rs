@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::http::{is_https, keep_valid, snippet, CaRoots, Fetched, Http, SourceError};
+use super::fetch::{is_https, keep_valid, snippet, CaRoots, Fetched, Http, SourceError};
 use crate::config::{DnsConfig, Resolver};
 
 /// Default cap on the size of a DoH answer; real ones are well under 10 KiB.
@@ -77,7 +77,7 @@ impl DnsClient {
     /// duplicates. Each lookup (system; or each of the two DoH requests) is limited
     /// to the configured timeout.
     pub fn resolve(&self, name: &str) -> Result<Fetched, SourceError> {
-        let name = crate::config::normalize_fqdn(name).map_err(SourceError::Invalid)?;
+        let name = crate::source::normalize_fqdn(name).map_err(SourceError::Invalid)?;
         match &self.http {
             Some(http) if self.resolver == Resolver::Doh => self.resolve_doh(http, &name),
             _ => resolve_system(&name, self.timeout, system_lookup),
@@ -152,7 +152,7 @@ impl DnsClient {
             .filter(|r| matches!(r.rtype, Some(1 | 28)))
             .map(|r| r.data.as_deref().ok_or("address record without data"));
         let context = format!("{name}: skipped from DoH {rtype} answer");
-        let (values, skipped) = keep_valid(items, crate::db::normalize_address, &context);
+        let (values, skipped) = keep_valid(items, crate::source::normalize_address, &context);
         Ok((values, skipped))
     }
 }
@@ -245,7 +245,7 @@ fn resolve_system(
     };
     let values = ips
         .into_iter()
-        .filter_map(|ip| crate::db::normalize_address(&ip.to_string()).ok())
+        .filter_map(|ip| crate::source::normalize_address(&ip.to_string()).ok())
         .collect();
     Ok(Fetched::new(values, 0))
 }
@@ -275,7 +275,7 @@ fn system_error(e: &io::Error) -> Result<Fetched, SourceError> {
 mod tests {
     use std::time::Instant;
 
-    use super::super::http::fake::{FakeServer, Reply};
+    use super::super::fetch::fake::{FakeServer, Reply};
     use super::*;
 
     fn system() -> DnsConfig {

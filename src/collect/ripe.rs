@@ -13,7 +13,7 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::http::{
+use super::fetch::{
     is_https, keep_valid, retry_after, snippet, CaRoots, Fetched, Http, SourceError,
 };
 use crate::config::RipeConfig;
@@ -81,7 +81,7 @@ impl RipeClient {
     /// normalised (host bits cleared), sorted and without duplicates. Invalid
     /// prefixes are logged, counted in [`Fetched::skipped`] and left out.
     pub fn fetch(&self, asn: &str) -> Result<Fetched, SourceError> {
-        let asn = crate::config::normalize_asn(asn).map_err(SourceError::Invalid)?;
+        let asn = crate::source::normalize_asn(asn).map_err(SourceError::Invalid)?;
         let mut attempt = 0;
         loop {
             let (error, asked_wait) = match self.fetch_once(&asn) {
@@ -294,7 +294,7 @@ fn normalize(asn: &str, list: Vec<Option<Cow<'_, str>>>) -> Fetched {
         .iter()
         .map(|p| p.as_deref().ok_or("prefix is missing or not a string"));
     let context = format!("AS{asn}: skipped from RIPEstat");
-    let (values, skipped) = keep_valid(items, crate::db::normalize_prefix, &context);
+    let (values, skipped) = keep_valid(items, crate::source::normalize_prefix, &context);
     Fetched::new(values, skipped)
 }
 
@@ -302,7 +302,7 @@ fn normalize(asn: &str, list: Vec<Option<Cow<'_, str>>>) -> Fetched {
 mod tests {
     use std::time::Instant;
 
-    use super::super::http::fake::{FakeServer, Reply};
+    use super::super::fetch::fake::{FakeServer, Reply};
     use super::*;
 
     const FULL: &str = include_str!("../../tests/fixtures/ripestat/AS62041.json");

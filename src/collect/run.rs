@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::thread;
 
-use crate::cli::display_source;
-use crate::config::{self, Config, Kind, Paths};
+use crate::config::{self, Config, Paths};
 use crate::db::{self, MergeStats, StoreError};
+use crate::source::{self, Kind};
 use crate::util;
 
 use super::dns::DnsClient;
@@ -45,7 +45,7 @@ pub struct SourceReport {
 impl SourceReport {
     /// `AS62041` or `example.com`.
     pub fn name(&self) -> String {
-        display_source(self.kind, &self.source)
+        source::display(self.kind, &self.source)
     }
 }
 
@@ -176,10 +176,10 @@ pub fn collect(
         match &r {
             Ok(f) => log::debug!(
                 "{}: fetched {} values",
-                display_source(*kind, source),
+                source::display(*kind, source),
                 f.values.len()
             ),
-            Err(e) => log::debug!("{}: {e}", display_source(*kind, source)),
+            Err(e) => log::debug!("{}: {e}", source::display(*kind, source)),
         }
         r
     });
@@ -226,7 +226,7 @@ fn store(
             if *k != kind {
                 continue;
             }
-            let name = display_source(kind, source);
+            let name = source::display(kind, source);
             let Some(result) = result else { continue };
             if !now_cfg.sources(kind).contains(source) {
                 log::info!("{name}: removed from the configuration during the run; not stored");

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use ripe_cidr_collector::config::Kind;
 use ripe_cidr_collector::db;
+use ripe_cidr_collector::source::Kind;
 use serde_json::{json, Value};
 
 use crate::common::*;

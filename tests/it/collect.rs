@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ripe_cidr_collector::config::Kind;
 use ripe_cidr_collector::db::{self, Row};
+use ripe_cidr_collector::source::Kind;
 use serde_json::json;
 
 use crate::common::*;

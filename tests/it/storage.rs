@@ -3,8 +3,8 @@
 use std::fs;
 use std::time::Duration;
 
-use ripe_cidr_collector::config::Kind;
 use ripe_cidr_collector::db;
+use ripe_cidr_collector::source::Kind;
 
 use crate::common::*;
 

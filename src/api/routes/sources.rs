@@ -1,0 +1,148 @@
+//! `GET|POST /asns`, `GET|POST /fqdns`, `DELETE /asns/{asn}`, `DELETE /fqdns/{fqdn}`.
+
+use std::fmt;
+
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::Value;
+
+use super::{Context, Reply};
+use crate::api::body::{json_line, Added, Listed, Named, Removed};
+use crate::api::error::ApiError;
+use crate::api::query::quoted;
+use crate::config;
+use crate::source::{self, Kind};
+use crate::sources;
+
+pub(super) fn list(kind: Kind, ctx: &Context) -> Result<Reply, ApiError> {
+    let cfg = config::load(&ctx.paths.config())?.config;
+    let sources = cfg.sources(kind);
+    let listed = match kind {
+        Kind::Asn => Listed {
+            asns: Some(sources),
+            fqdns: None,
+        },
+        Kind::Fqdn => Listed {
+            asns: None,
+            fqdns: Some(sources),
+        },
+    };
+    Ok(Reply::json(200, json_line(&listed)))
+}
+
+/// The members of a JSON object in the order written, repeated keys included
+/// (`serde_json::Value` keeps only the last of a repeated key).
+struct Members(Vec<(String, Value)>);
+
+impl<'de> Deserialize<'de> for Members {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Members, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Members;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members, A::Error> {
+                let mut out = Vec::new();
+                while let Some(member) = map.next_entry::<String, Value>()? {
+                    out.push(member);
+                }
+                Ok(Members(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// The source in a `POST` body: `{"asn": "AS62041"}` (or a number), `{"fqdn": "..."}`.
+fn source_from_body(kind: Kind, body: &[u8]) -> Result<String, ApiError> {
+    let key = kind.as_str();
+    let example = match kind {
+        Kind::Asn => r#"{"asn": "AS62041"}"#,
+        Kind::Fqdn => r#"{"fqdn": "example.com"}"#,
+    };
+    let bad = |why: String| {
+        ApiError::BadRequest(format!("{why}; expected a JSON body such as {example}"))
+    };
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(bad("empty request body".into()));
+    }
+    if nested_deeper_than(body, 4) {
+        return Err(bad("the JSON body is nested too deeply".into()));
+    }
+    let Members(members) = serde_json::from_slice(body).map_err(|e| match e.classify() {
+        // Valid JSON, but not an object.
+        serde_json::error::Category::Data => bad("the body is not a JSON object".into()),
+        _ => bad(format!("invalid JSON body: {e}")),
+    })?;
+    if let Some((other, _)) = members.iter().find(|(k, _)| k.as_str() != key) {
+        return Err(bad(format!("unknown key {} in the body", quoted(other))));
+    }
+    let v = match &members[..] {
+        [] => return Err(bad(format!("missing key {key:?}"))),
+        [(_, v)] => v,
+        _ => return Err(bad(format!("key {key:?} given more than once in the body"))),
+    };
+    let norm = match (kind, v) {
+        (Kind::Asn, v) => source::normalize_asn_value(v),
+        (Kind::Fqdn, Value::String(s)) => source::normalize_fqdn(s),
+        (Kind::Fqdn, _) => Err("invalid fqdn: expected a string".to_string()),
+    };
+    norm.map_err(|m| ApiError::BadRequest(format!("{key}: {m}")))
+}
+
+/// Whether arrays and objects in `json` nest deeper than `max` (outside strings). The
+/// bodies we take are one level deep; refusing deep ones before serde_json parses
+/// them keeps its recursion (up to 128 levels, a few hundred bytes of stack each)
+/// off the small connection-thread stacks.
+pub(super) fn nested_deeper_than(json: &[u8], max: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in json {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
+pub(super) fn add(kind: Kind, body: &[u8], ctx: &Context) -> Result<Reply, ApiError> {
+    let source = source_from_body(kind, body)?;
+    let done = sources::add(&ctx.paths, kind, &source)?;
+    let answer = Added {
+        source: Named::new(kind, &done.source),
+        added: done.added,
+    };
+    Ok(Reply::json(
+        if done.added { 201 } else { 200 },
+        json_line(&answer),
+    ))
+}
+
+pub(super) fn remove(kind: Kind, raw: &str, purge: bool, ctx: &Context) -> Result<Reply, ApiError> {
+    let source = kind
+        .normalize(raw)
+        .map_err(|m| ApiError::BadRequest(format!("{}: {m}", kind.as_str())))?;
+    let done = sources::remove(&ctx.paths, kind, &source, purge)?;
+    let answer = Removed {
+        source: Named::new(kind, &done.source),
+        removed: done.removed,
+        purged: done.purged,
+    };
+    Ok(Reply::json(200, json_line(&answer)))
+}

@@ -1,0 +1,355 @@
+//! The command line: `--help` text and the parser. Global options may stand before or
+//! after the command; options that belong to one command are checked once it is known.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::path::PathBuf;
+
+use lexopt::prelude::*;
+
+use super::{Cli, Command, SourceAction, Verbosity};
+use crate::config::{self, Paths};
+use crate::format::{Family, Format, RenderOptions, TypeFilter};
+use crate::source::Kind;
+
+/// The text of `--help`.
+pub const USAGE: &str = "\
+ripe-cidr-collector: keeps lists of IP prefixes announced by autonomous systems and
+of addresses of host names, for policy routing and firewalls.
+
+Usage: ripe-cidr-collector [--data-dir DIR] [--db FILE] [-v | -q] COMMAND
+
+Commands:
+  run                         collect every source once, then exit
+                              (exit 3 when a source failed; the others are stored)
+  daemon [--listen ADDR]      collect on schedule; with --listen also serve the API
+  serve  [--listen ADDR]      serve the HTTP API only (default from config, 127.0.0.1:8080)
+  export [--type all|cidr|fqdn] [--format text|json|nft|ipset|routeros]
+         [--family 4|6] [--aggregate] [--table NAME] [--set NAME] [-o FILE]
+                              print the stored addresses (or write FILE atomically)
+  asn  list | add ASN | remove ASN [--purge]
+                              manage ASN sources (62041, AS62041); --purge also
+                              deletes the stored prefixes now instead of by TTL
+  fqdn list | add FQDN | remove FQDN [--purge]
+                              manage host-name sources
+  status [--json]             daemon heartbeat, last run, last error, counts
+
+Options:
+  --data-dir DIR   data directory (config.json, status.json); default $RIPE_DATA_DIR,
+                   else /var/lib/ripe-cidr-collector
+  --db FILE        SQLite database; default $RIPE_DB, else DIR/ripe.db
+  -v, --verbose    more log output (debug; release builds keep info and above)
+  -q, --quiet      only warnings and errors
+  -h, --help       this text
+  -V, --version    the version
+
+Exit codes: 0 success, 1 error (config, storage, I/O), 2 usage error,
+3 `run` finished but at least one source failed.
+";
+
+/// What a usage error prints after its message.
+pub const USAGE_HINT: &str =
+    "Usage: ripe-cidr-collector [--data-dir DIR] [--db FILE] [-v | -q] COMMAND
+Run `ripe-cidr-collector --help` for the commands and options.";
+
+/// A command line that cannot be understood (exit code 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<lexopt::Error> for UsageError {
+    fn from(e: lexopt::Error) -> Self {
+        UsageError(e.to_string())
+    }
+}
+
+fn text(v: OsString, what: &str) -> Result<String, UsageError> {
+    v.into_string()
+        .map_err(|v| UsageError(format!("{what}: {v:?} is not valid UTF-8")))
+}
+
+fn parsed<T: std::str::FromStr>(v: OsString, what: &str) -> Result<T, UsageError>
+where
+    T::Err: fmt::Display,
+{
+    let s = text(v, what)?;
+    s.parse::<T>()
+        .map_err(|e| UsageError(format!("{what}: {e}")))
+}
+
+/// Parses the arguments (without the program name). Global options may stand before
+/// or after the command. `env` looks up `RIPE_DATA_DIR` and `RIPE_DB`.
+pub fn parse(
+    args: impl IntoIterator<Item = OsString>,
+    env: impl Fn(&str) -> Option<OsString>,
+) -> Result<Cli, UsageError> {
+    let mut p = lexopt::Parser::from_args(args);
+    let mut data_dir: Option<PathBuf> = None;
+    let mut db_path: Option<PathBuf> = None;
+    let mut verbosity = Verbosity::Normal;
+    let mut words: Vec<String> = Vec::new();
+    let mut listen = None;
+    let mut options = RenderOptions::default();
+    let mut output = None;
+    let mut purge = false;
+    let mut json = false;
+    let mut help = false;
+    let mut version = false;
+    // Options that belong to one command, checked once the command is known.
+    let mut seen: Vec<&'static str> = Vec::new();
+    while let Some(arg) = p.next()? {
+        match arg {
+            Long("data-dir") => data_dir = Some(p.value()?.into()),
+            Long("db") => db_path = Some(p.value()?.into()),
+            Short('v') | Long("verbose") => verbosity = Verbosity::Verbose,
+            Short('q') | Long("quiet") => verbosity = Verbosity::Quiet,
+            Short('h') | Long("help") => help = true,
+            Short('V') | Long("version") => version = true,
+            Long("listen") => {
+                listen = Some(
+                    parsed::<String>(p.value()?, "--listen")
+                        .and_then(|s| config::parse_listen(&s).map_err(UsageError))?,
+                );
+                seen.push("--listen");
+            }
+            Long("type") => {
+                options.type_filter = parsed::<TypeFilter>(p.value()?, "--type")?;
+                seen.push("--type");
+            }
+            Long("format") => {
+                options.format = parsed::<Format>(p.value()?, "--format")?;
+                seen.push("--format");
+            }
+            Long("family") => {
+                options.family = Some(parsed::<Family>(p.value()?, "--family")?);
+                seen.push("--family");
+            }
+            Long("aggregate") => {
+                options.aggregate = true;
+                seen.push("--aggregate");
+            }
+            Long("table") => {
+                options.table = text(p.value()?, "--table")?;
+                seen.push("--table");
+            }
+            Long("set") => {
+                options.set = text(p.value()?, "--set")?;
+                seen.push("--set");
+            }
+            Short('o') | Long("output") => {
+                output = Some(PathBuf::from(p.value()?));
+                seen.push("-o");
+            }
+            Long("purge") => {
+                purge = true;
+                seen.push("--purge");
+            }
+            Long("json") => {
+                json = true;
+                seen.push("--json");
+            }
+            Value(v) => words.push(text(v, "argument")?),
+            other => return Err(other.unexpected().into()),
+        }
+    }
+    if data_dir.as_ref().is_some_and(|d| d.as_os_str().is_empty()) {
+        return Err(UsageError("--data-dir must not be empty".into()));
+    }
+    if db_path.as_ref().is_some_and(|d| d.as_os_str().is_empty()) {
+        return Err(UsageError("--db must not be empty".into()));
+    }
+    let data_dir = data_dir
+        .or_else(|| {
+            env("RIPE_DATA_DIR")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        })
+        .unwrap_or_else(|| PathBuf::from(config::DEFAULT_DATA_DIR));
+    let db_path = db_path.or_else(|| env("RIPE_DB").filter(|v| !v.is_empty()).map(PathBuf::from));
+    let paths = Paths::new(data_dir, db_path);
+    let done = |command| {
+        Ok(Cli {
+            paths: paths.clone(),
+            verbosity,
+            command,
+        })
+    };
+    if help {
+        return done(Command::Help);
+    }
+    if version {
+        return done(Command::Version);
+    }
+    let mut words = words.into_iter();
+    let Some(cmd) = words.next() else {
+        return Err(UsageError("no command given".into()));
+    };
+    let rest: Vec<String> = words.collect();
+    let allowed: &[&str] = match cmd.as_str() {
+        "daemon" | "serve" => &["--listen"],
+        "export" => &[
+            "--type",
+            "--format",
+            "--family",
+            "--aggregate",
+            "--table",
+            "--set",
+            "-o",
+        ],
+        "asn" | "fqdn" => &["--purge"],
+        "status" => &["--json"],
+        _ => &[],
+    };
+    if let Some(bad) = seen.iter().find(|o| !allowed.contains(o)) {
+        return Err(UsageError(format!("{bad} does not go with `{cmd}`")));
+    }
+    let no_more = |rest: &[String]| match rest.first() {
+        Some(extra) => Err(UsageError(format!(
+            "unexpected argument {extra:?} after `{cmd}`"
+        ))),
+        None => Ok(()),
+    };
+    let command = match cmd.as_str() {
+        "run" => {
+            no_more(&rest)?;
+            Command::Run
+        }
+        "daemon" => {
+            no_more(&rest)?;
+            Command::Daemon { listen }
+        }
+        "serve" => {
+            no_more(&rest)?;
+            Command::Serve { listen }
+        }
+        "export" => {
+            no_more(&rest)?;
+            options.check().map_err(|e| UsageError(e.0))?;
+            Command::Export { options, output }
+        }
+        "status" => {
+            no_more(&rest)?;
+            Command::Status { json }
+        }
+        "asn" | "fqdn" => {
+            let kind = if cmd == "asn" { Kind::Asn } else { Kind::Fqdn };
+            let what = kind.as_str().to_ascii_uppercase();
+            let action = match rest.as_slice() {
+                [a] if a == "list" => SourceAction::List,
+                [a, s] if a == "add" => SourceAction::Add(kind.normalize(s).map_err(UsageError)?),
+                [a, s] if a == "remove" => SourceAction::Remove {
+                    source: kind.normalize(s).map_err(UsageError)?,
+                    purge,
+                },
+                [a] if a == "add" || a == "remove" => {
+                    return Err(UsageError(format!("`{cmd} {a}` needs the {what} to {a}")))
+                }
+                [] => {
+                    return Err(UsageError(format!(
+                        "`{cmd}` needs list, add {what} or remove {what}"
+                    )))
+                }
+                [a, ..] if !["list", "add", "remove"].contains(&a.as_str()) => {
+                    return Err(UsageError(format!(
+                        "unknown `{cmd}` action {a:?}: expected list, add or remove"
+                    )))
+                }
+                [_, ..] => return Err(UsageError(format!("too many arguments for `{cmd}`"))),
+            };
+            if purge && !matches!(action, SourceAction::Remove { .. }) {
+                return Err(UsageError("--purge goes with `remove`".into()));
+            }
+            Command::Sources(kind, action)
+        }
+        other => return Err(UsageError(format!("unknown command {other:?}"))),
+    };
+    done(command)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<Cli, UsageError> {
+        parse(args.iter().map(OsString::from), |_| None)
+    }
+
+    #[test]
+    fn parses_commands() {
+        let c = p(&["--data-dir", "/d", "asn", "add", "AS1"]).unwrap();
+        assert_eq!(c.paths.db, PathBuf::from("/d/ripe.db"));
+        assert_eq!(
+            c.command,
+            Command::Sources(Kind::Asn, SourceAction::Add("1".into()))
+        );
+        let c = p(&["fqdn", "remove", "x.org", "--purge", "-q"]).unwrap();
+        assert_eq!(c.verbosity, Verbosity::Quiet);
+        assert!(matches!(
+            c.command,
+            Command::Sources(Kind::Fqdn, SourceAction::Remove { purge: true, .. })
+        ));
+        let c = p(&[
+            "export",
+            "--format=nft",
+            "--family",
+            "6",
+            "--set",
+            "tg",
+            "-o",
+            "/tmp/x",
+        ])
+        .unwrap();
+        match c.command {
+            Command::Export { options, output } => {
+                assert_eq!(options.format, Format::Nft);
+                assert_eq!(options.family, Some(Family::V6));
+                assert_eq!(options.set, "tg");
+                assert_eq!(output, Some(PathBuf::from("/tmp/x")));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(p(&["--help"]).unwrap().command, Command::Help);
+        assert_eq!(p(&["-V"]).unwrap().command, Command::Version);
+        let c = parse(["status"].map(OsString::from), |k| {
+            (k == "RIPE_DB").then(|| OsString::from("/ram/r.db"))
+        })
+        .unwrap();
+        assert_eq!(c.paths.db, PathBuf::from("/ram/r.db"));
+        assert_eq!(c.paths.data_dir, PathBuf::from(config::DEFAULT_DATA_DIR));
+    }
+
+    #[test]
+    fn usage_errors() {
+        for args in [
+            &[][..],
+            &["frobnicate"],
+            &["run", "extra"],
+            &["asn"],
+            &["asn", "add"],
+            &["asn", "delete", "1"],
+            &["asn", "list", "--purge"],
+            &["asn", "add", "ASX"],
+            &["fqdn", "add", "1.2.3.4"],
+            &["fqdn", "remove", "bad name"],
+            &["--db", "", "status"],
+            &["export", "--format", "yaml"],
+            &["export", "--family", "5"],
+            &["export", "--set", "bad name"],
+            &["run", "--json"],
+            &["serve", "--listen", "nowhere"],
+            &["--bogus", "run"],
+            &["--data-dir"],
+        ] {
+            assert!(p(args).is_err(), "{args:?}");
+        }
+        assert!(p(&["export", "--format", "yaml"])
+            .unwrap_err()
+            .0
+            .contains("\"yaml\""));
+    }
+}

@@ -1,0 +1,26 @@
+//! `export`: the stored addresses in one format, to standard output or atomically to
+//! a file; the same bytes as `GET /addresses` with the same parameters.
+
+use std::path::Path;
+
+use super::output::print;
+use super::{CliError, Outcome};
+use crate::config::Paths;
+use crate::format::RenderOptions;
+use crate::{db, listing, util};
+
+/// Runs `export`.
+pub fn run(
+    paths: &Paths,
+    options: &RenderOptions,
+    out: Option<&Path>,
+) -> Result<Outcome, CliError> {
+    let db = db::open(paths)?;
+    let bytes = listing::render(&db, options)?;
+    match out {
+        Some(path) => util::write_atomic(path, &bytes)
+            .map_err(|e| CliError::Other(format!("{}: {e}", path.display())))?,
+        None => print(&bytes)?,
+    }
+    Ok(Outcome::Success)
+}

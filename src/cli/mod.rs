@@ -1,0 +1,163 @@
+//! The command line: `args` parses it, each command has its own file, `error` maps
+//! outcomes to exit codes. `main.rs` only calls [`parse`] and [`execute`].
+
+mod args;
+mod daemon;
+mod error;
+mod export;
+mod output;
+mod run;
+mod serve;
+mod sources;
+mod status;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+pub use args::{parse, UsageError, USAGE, USAGE_HINT};
+pub use error::{CliError, Outcome};
+
+use crate::config::Paths;
+use crate::format::RenderOptions;
+use crate::source::Kind;
+
+/// How chatty the log is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verbosity {
+    /// Warnings and errors.
+    Quiet,
+    /// Informational messages too (default).
+    Normal,
+    /// Debug messages too.
+    Verbose,
+}
+
+/// A parsed command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cli {
+    /// Where the files are.
+    pub paths: Paths,
+    /// Log level.
+    pub verbosity: Verbosity,
+    /// What to do.
+    pub command: Command,
+}
+
+/// What to do with a source list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceAction {
+    /// Print the configured sources.
+    List,
+    /// Add one.
+    Add(String),
+    /// Remove one; with `purge`, delete its stored values now.
+    Remove {
+        /// The source as given.
+        source: String,
+        /// Delete its values now instead of letting them age out.
+        purge: bool,
+    },
+}
+
+/// A command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// Print the help text.
+    Help,
+    /// Print the version.
+    Version,
+    /// Collect once.
+    Run,
+    /// Collect on schedule, optionally serving the API.
+    Daemon {
+        /// Serve the API on this address.
+        listen: Option<SocketAddr>,
+    },
+    /// Serve the API.
+    Serve {
+        /// Listen here instead of `api.listen`.
+        listen: Option<SocketAddr>,
+    },
+    /// Render the stored addresses.
+    Export {
+        /// What and how.
+        options: RenderOptions,
+        /// Write here atomically instead of to stdout.
+        output: Option<PathBuf>,
+    },
+    /// Manage a source list.
+    Sources(Kind, SourceAction),
+    /// Show the daemon's status.
+    Status {
+        /// As JSON.
+        json: bool,
+    },
+}
+
+/// Commands that only read refuse a data directory (or database directory) that does
+/// not exist instead of creating it: a typo in `--data-dir` must not export an empty
+/// list that a firewall would then load.
+fn require_existing(paths: &Paths) -> Result<(), CliError> {
+    let db_dir = paths
+        .db
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    for (what, dir) in [
+        ("data directory", paths.data_dir.as_path()),
+        ("database directory", db_dir),
+    ] {
+        if !dir.is_dir() {
+            return Err(CliError::Other(format!(
+                "{what} {} does not exist (check --data-dir/--db; `asn add` or `run` create it)",
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Runs a parsed command.
+pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
+    let paths = &cli.paths;
+    if matches!(
+        cli.command,
+        Command::Export { .. } | Command::Status { .. } | Command::Sources(_, SourceAction::List)
+    ) {
+        require_existing(paths)?;
+    }
+    match &cli.command {
+        Command::Help => output::print(USAGE.as_bytes()).map(|()| Outcome::Success),
+        Command::Version => {
+            let v = format!("ripe-cidr-collector {}\n", env!("CARGO_PKG_VERSION"));
+            output::print(v.as_bytes()).map(|()| Outcome::Success)
+        }
+        Command::Export { options, output } => export::run(paths, options, output.as_deref()),
+        Command::Sources(kind, action) => sources::run(paths, *kind, action),
+        Command::Status { json } => status::run(paths, *json),
+        Command::Run => run::run(paths),
+        Command::Daemon { listen } => daemon::run(paths, *listen),
+        Command::Serve { listen } => serve::run(paths, *listen),
+    }
+}
+
+/// The exit code of a command's result (see [`error::exit_code`]), logging the error
+/// when it is worth telling.
+pub fn finish(result: Result<Outcome, CliError>) -> u8 {
+    let (code, log) = error::exit_code(&result);
+    if let (Err(e), true) = (&result, log) {
+        log::error!("{e}");
+    }
+    code
+}
+
+/// The exit code of a command line that could not be parsed.
+pub use error::USAGE_EXIT;
+
+/// A command that needs a cargo feature this binary was built without.
+#[allow(dead_code)]
+fn missing(cmd: &str, feature: &str) -> CliError {
+    CliError::Other(format!(
+        "`{cmd}` is not available: this binary was built without the `{feature}` feature"
+    ))
+}

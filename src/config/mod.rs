@@ -1,0 +1,287 @@
+//! `config.json`: loading, validation, source normalisation and locked atomic updates.
+//!
+//! The file is read as a generic JSON value first, so that every error can name the key
+//! it is about and so that a rewrite keeps keys this version does not know.
+
+use std::fmt;
+use std::fs;
+use std::io;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use crate::format::{Family, Format, RenderOptions, TypeFilter};
+use crate::source::Kind;
+
+mod edit;
+mod read;
+#[cfg(test)]
+mod tests;
+
+pub use edit::{add_source, remove_source};
+pub use read::{from_value, parse, parse_listen};
+
+/// Data directory used when neither `--data-dir` nor `$RIPE_DATA_DIR` is given.
+pub const DEFAULT_DATA_DIR: &str = "/var/lib/ripe-cidr-collector";
+
+/// Where the program keeps its files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paths {
+    /// The data directory: `config.json`, `status.json`, legacy files.
+    pub data_dir: PathBuf,
+    /// The SQLite database (`<data_dir>/ripe.db` unless moved with `--db`/`$RIPE_DB`).
+    pub db: PathBuf,
+}
+
+impl Paths {
+    /// Paths inside `data_dir`, with the database at `db` or `data_dir/ripe.db`.
+    pub fn new(data_dir: impl Into<PathBuf>, db: Option<PathBuf>) -> Paths {
+        let data_dir = data_dir.into();
+        let db = db.unwrap_or_else(|| data_dir.join("ripe.db"));
+        Paths { data_dir, db }
+    }
+    /// `config.json`.
+    pub fn config(&self) -> PathBuf {
+        self.data_dir.join("config.json")
+    }
+    /// `status.json`.
+    pub fn status(&self) -> PathBuf {
+        self.data_dir.join("status.json")
+    }
+    /// The legacy file of a kind: `data.json` (ASN) or `fqdn_data.json` (FQDN).
+    pub fn legacy(&self, kind: Kind) -> PathBuf {
+        self.data_dir.join(match kind {
+            Kind::Asn => "data.json",
+            Kind::Fqdn => "fqdn_data.json",
+        })
+    }
+}
+
+/// When the daemon collects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Schedule {
+    /// Minutes between runs (`schedule.interval_minutes`, default 360).
+    pub interval_minutes: u64,
+    /// Seconds between runs (`schedule.interval_seconds`); overrides the minutes when
+    /// set. Meant for tests and experiments: RIPEstat asks clients not to poll often.
+    pub interval_seconds: Option<u64>,
+    /// First delay before failed sources and outputs are tried again
+    /// (`schedule.retry_seconds`, default 60); it doubles while they keep failing, up
+    /// to the interval.
+    pub retry_seconds: u64,
+}
+
+impl Schedule {
+    /// The interval in seconds.
+    pub fn interval_secs(&self) -> u64 {
+        self.interval_seconds
+            .unwrap_or(self.interval_minutes.saturating_mul(60))
+    }
+}
+
+/// RIPEstat client settings (`ripe`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RipeConfig {
+    /// The `announced-prefixes` data call URL.
+    pub url: String,
+    /// Passed as `min_peers_seeing` when set.
+    pub min_peers_seeing: Option<u64>,
+    /// Passed as `sourceapp`, identifying this tool to RIPE.
+    pub sourceapp: String,
+    /// Timeout of one request, in seconds.
+    pub timeout_seconds: u64,
+    /// Extra attempts after a 429, 5xx or transport error (2 means at most 3 requests).
+    pub retries: u32,
+}
+
+/// How host names are resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolver {
+    /// The libc resolver (dnsmasq on a router).
+    System,
+    /// DNS-over-HTTPS JSON API at `dns.doh_url`.
+    Doh,
+}
+
+/// DNS settings (`dns`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DnsConfig {
+    /// `system` or `doh`.
+    pub resolver: Resolver,
+    /// The DoH JSON endpoint (`http://` works too, for local resolvers and tests).
+    pub doh_url: String,
+    /// Timeout of one lookup, in seconds.
+    pub timeout_seconds: u64,
+}
+
+/// HTTP API settings (`api`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiConfig {
+    /// Address to listen on, e.g. `127.0.0.1:8080`.
+    pub listen: SocketAddr,
+    /// When set, mutating requests need `Authorization: Bearer <token>`.
+    pub token: Option<String>,
+}
+
+/// One file the daemon renders after a run that changed anything (`outputs[]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputConfig {
+    /// Where the rendering is written (atomically).
+    pub path: PathBuf,
+    /// What is rendered and how.
+    pub render: RenderOptions,
+    /// Run with `/bin/sh -c` after the file is written, e.g. `nft -f <path>`.
+    pub command: Option<String>,
+    /// Time limit of `command`, in seconds (default 60).
+    pub timeout_seconds: u64,
+}
+
+/// The whole configuration, validated, with defaults filled in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// ASN sources, normalised (`"62041"`), without duplicates.
+    pub asns: Vec<String>,
+    /// FQDN sources, normalised (lower case, no trailing dot), without duplicates.
+    pub fqdns: Vec<String>,
+    /// When the daemon collects.
+    pub schedule: Schedule,
+    /// Days a value is kept after it was last seen; 0 keeps values for ever.
+    pub ttl_days: u32,
+    /// RIPEstat settings.
+    pub ripe: RipeConfig,
+    /// DNS settings.
+    pub dns: DnsConfig,
+    /// HTTP API settings.
+    pub api: ApiConfig,
+    /// Files rendered by the daemon.
+    pub outputs: Vec<OutputConfig>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            asns: Vec::new(),
+            fqdns: Vec::new(),
+            schedule: Schedule {
+                interval_minutes: 360,
+                interval_seconds: None,
+                retry_seconds: 60,
+            },
+            ttl_days: 7,
+            ripe: RipeConfig {
+                url: "https://stat.ripe.net/data/announced-prefixes/data.json".into(),
+                min_peers_seeing: None,
+                sourceapp: "ripe-cidr-collector".into(),
+                timeout_seconds: 30,
+                retries: 2,
+            },
+            dns: DnsConfig {
+                resolver: Resolver::System,
+                doh_url: "https://cloudflare-dns.com/dns-query".into(),
+                timeout_seconds: 10,
+            },
+            api: ApiConfig {
+                listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+                token: None,
+            },
+            outputs: Vec::new(),
+        }
+    }
+}
+
+impl Config {
+    /// The sources of one kind.
+    pub fn sources(&self, kind: Kind) -> &[String] {
+        match kind {
+            Kind::Asn => &self.asns,
+            Kind::Fqdn => &self.fqdns,
+        }
+    }
+}
+
+/// A configuration that could not be read, parsed, validated or written.
+#[derive(Debug)]
+pub enum ConfigError {
+    /// The file could not be read or written.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        source: io::Error,
+    },
+    /// The file is not valid JSON.
+    Syntax {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the error.
+        line: usize,
+        /// 1-based column of the error.
+        column: usize,
+        /// What the parser said.
+        message: String,
+    },
+    /// A key has a value that is not allowed.
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// The key, dotted (`ripe.timeout_seconds`, `asns[2]`).
+        key: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            ConfigError::Syntax {
+                path,
+                line,
+                column,
+                message,
+            } => write!(
+                f,
+                "{}: invalid JSON at line {line}, column {column}: {message}",
+                path.display()
+            ),
+            ConfigError::Invalid { path, key, message } => {
+                write!(f, "{}: {key}: {message}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// A parsed configuration with the warnings found while reading it.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The validated configuration.
+    pub config: Config,
+    /// Things worth telling the administrator once (unknown keys, duplicates).
+    pub warnings: Vec<String>,
+}
+
+/// Reads and validates `path`. A missing file is the empty configuration.
+pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
+    match fs::read_to_string(path) {
+        Ok(text) => parse(&text, path),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Loaded {
+            config: Config::default(),
+            warnings: Vec::new(),
+        }),
+        Err(e) => Err(ConfigError::Io {
+            path: path.into(),
+            source: e,
+        }),
+    }
+}
+
+/// [`load`], logging its warnings.
+pub fn load_logged(path: &Path) -> Result<Config, ConfigError> {
+    let loaded = load(path)?;
+    for w in &loaded.warnings {
+        log::warn!("{}: {w}", path.display());
+    }
+    Ok(loaded.config)
+}

@@ -1,0 +1,375 @@
+//! Reading `config.json`: JSON syntax errors with line and column, then every key
+//! validated and named in its error, unknown keys collected as warnings.
+
+use std::net::SocketAddr;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::*;
+use crate::source::{normalize_asn_value, normalize_fqdn, Kind};
+
+pub(super) fn read_value(text: &str, path: &Path) -> Result<Value, ConfigError> {
+    serde_json::from_str::<Value>(text).map_err(|e| ConfigError::Syntax {
+        path: path.into(),
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string().split(" at line ").next().unwrap_or("").into(),
+    })
+}
+
+/// Parses and validates the text of a configuration file (`path` is for messages).
+pub fn parse(text: &str, path: &Path) -> Result<Loaded, ConfigError> {
+    // An empty file (`touch config.json`) is the empty configuration, like a missing one.
+    if text.trim().is_empty() {
+        return from_value(&Value::Object(Map::new()), path);
+    }
+    let value = read_value(text, path)?;
+    from_value(&value, path)
+}
+
+/// Walks a JSON object, checking each key and collecting the unknown ones.
+struct Reader<'a> {
+    path: &'a Path,
+    warnings: &'a mut Vec<String>,
+}
+
+impl Reader<'_> {
+    fn err(&self, key: &str, message: impl Into<String>) -> ConfigError {
+        ConfigError::Invalid {
+            path: self.path.into(),
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+
+    fn object<'v>(
+        &mut self,
+        v: &'v Value,
+        key: &str,
+    ) -> Result<&'v Map<String, Value>, ConfigError> {
+        v.as_object()
+            .ok_or_else(|| self.err(key, format!("expected an object, got {}", short(v))))
+    }
+
+    /// Warns about keys of `obj` not in `known`.
+    fn unknown(&mut self, obj: &Map<String, Value>, prefix: &str, known: &[&str]) {
+        for k in obj.keys().filter(|k| !known.contains(&k.as_str())) {
+            self.warnings.push(format!(
+                "unknown key {prefix}{k} is ignored (kept when the file is rewritten)"
+            ));
+        }
+    }
+
+    fn uint(
+        &self,
+        obj: &Map<String, Value>,
+        prefix: &str,
+        key: &str,
+        min: u64,
+        max: u64,
+    ) -> Result<Option<u64>, ConfigError> {
+        let full = format!("{prefix}{key}");
+        match obj.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => match v.as_u64() {
+                Some(n) if (min..=max).contains(&n) => Ok(Some(n)),
+                _ => Err(self.err(
+                    &full,
+                    format!(
+                        "expected a whole number from {min} to {max}, got {}",
+                        short(v)
+                    ),
+                )),
+            },
+        }
+    }
+
+    fn string(
+        &self,
+        obj: &Map<String, Value>,
+        prefix: &str,
+        key: &str,
+    ) -> Result<Option<String>, ConfigError> {
+        match obj.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(v) => Err(self.err(
+                &format!("{prefix}{key}"),
+                format!("expected a string, got {}", short(v)),
+            )),
+        }
+    }
+
+    fn url(
+        &self,
+        obj: &Map<String, Value>,
+        prefix: &str,
+        key: &str,
+    ) -> Result<Option<String>, ConfigError> {
+        let s = self.string(obj, prefix, key)?;
+        if let Some(u) = &s {
+            if !(u.starts_with("http://") || u.starts_with("https://"))
+                || u.contains(char::is_whitespace)
+            {
+                return Err(self.err(
+                    &format!("{prefix}{key}"),
+                    format!("expected an http:// or https:// URL, got {u:?}"),
+                ));
+            }
+        }
+        Ok(s)
+    }
+
+    fn word<T: std::str::FromStr<Err = crate::format::BadValue>>(
+        &self,
+        obj: &Map<String, Value>,
+        prefix: &str,
+        key: &str,
+    ) -> Result<Option<T>, ConfigError> {
+        // Families may be written as numbers (4, 6) as well as strings.
+        let text = match obj.get(key) {
+            Some(Value::Number(n)) => Some(n.to_string()),
+            _ => self.string(obj, prefix, key)?,
+        };
+        text.map(|s| {
+            s.parse::<T>()
+                .map_err(|e| self.err(&format!("{prefix}{key}"), e.0))
+        })
+        .transpose()
+    }
+
+    fn sources(
+        &mut self,
+        root: &Map<String, Value>,
+        kind: Kind,
+    ) -> Result<Vec<String>, ConfigError> {
+        let key = kind.key();
+        let list = match root.get(key) {
+            None | Some(Value::Null) => return Ok(Vec::new()),
+            Some(Value::Array(a)) => a,
+            Some(v) => return Err(self.err(key, format!("expected a list, got {}", short(v)))),
+        };
+        let mut out: Vec<String> = Vec::with_capacity(list.len());
+        for (i, v) in list.iter().enumerate() {
+            let norm = match kind {
+                Kind::Asn => normalize_asn_value(v),
+                Kind::Fqdn => match v {
+                    Value::String(s) => normalize_fqdn(s),
+                    other => Err(format!("expected a host name string, got {}", short(other))),
+                },
+            }
+            .map_err(|m| self.err(&format!("{key}[{i}]"), m))?;
+            if out.contains(&norm) {
+                self.warnings.push(format!(
+                    "{key}[{i}]: {norm} is listed twice; collected once"
+                ));
+            } else {
+                out.push(norm);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A short rendering of a JSON value for error messages.
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 60 {
+        format!("{}...", s.chars().take(57).collect::<String>())
+    } else {
+        s
+    }
+}
+
+/// Validates a parsed JSON document as a configuration.
+pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
+    let mut warnings = Vec::new();
+    let mut r = Reader {
+        path,
+        warnings: &mut warnings,
+    };
+    let root = r.object(value, "(top level)")?;
+    r.unknown(
+        root,
+        "",
+        &[
+            "asns", "fqdns", "schedule", "ttl_days", "ripe", "dns", "api", "outputs",
+        ],
+    );
+    let mut c = Config {
+        asns: r.sources(root, Kind::Asn)?,
+        fqdns: r.sources(root, Kind::Fqdn)?,
+        ..Config::default()
+    };
+    if let Some(n) = r.uint(root, "", "ttl_days", 0, 36_500)? {
+        c.ttl_days = n as u32;
+    }
+    if let Some(v) = root.get("schedule").filter(|v| !v.is_null()) {
+        let o = r.object(v, "schedule")?;
+        r.unknown(
+            o,
+            "schedule.",
+            &["interval_minutes", "interval_seconds", "retry_seconds"],
+        );
+        if let Some(n) = r.uint(o, "schedule.", "retry_seconds", 1, 86_400)? {
+            c.schedule.retry_seconds = n;
+        }
+        if let Some(n) = r.uint(o, "schedule.", "interval_minutes", 1, 525_600)? {
+            c.schedule.interval_minutes = n;
+        }
+        c.schedule.interval_seconds = r.uint(o, "schedule.", "interval_seconds", 1, 31_536_000)?;
+    }
+    if let Some(v) = root.get("ripe").filter(|v| !v.is_null()) {
+        let o = r.object(v, "ripe")?;
+        r.unknown(
+            o,
+            "ripe.",
+            &[
+                "url",
+                "min_peers_seeing",
+                "sourceapp",
+                "timeout_seconds",
+                "retries",
+            ],
+        );
+        if let Some(u) = r.url(o, "ripe.", "url")? {
+            c.ripe.url = u;
+        }
+        c.ripe.min_peers_seeing = r.uint(o, "ripe.", "min_peers_seeing", 0, 100_000)?;
+        if let Some(s) = r.string(o, "ripe.", "sourceapp")? {
+            if s.is_empty()
+                || !s
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+            {
+                return Err(r.err(
+                    "ripe.sourceapp",
+                    format!("expected letters, digits, '-', '_' or '.', got {s:?}"),
+                ));
+            }
+            c.ripe.sourceapp = s;
+        }
+        if let Some(n) = r.uint(o, "ripe.", "timeout_seconds", 1, 3600)? {
+            c.ripe.timeout_seconds = n;
+        }
+        if let Some(n) = r.uint(o, "ripe.", "retries", 0, 10)? {
+            c.ripe.retries = n as u32;
+        }
+    }
+    if let Some(v) = root.get("dns").filter(|v| !v.is_null()) {
+        let o = r.object(v, "dns")?;
+        r.unknown(o, "dns.", &["resolver", "doh_url", "timeout_seconds"]);
+        match r.string(o, "dns.", "resolver")?.as_deref() {
+            None | Some("system") => c.dns.resolver = Resolver::System,
+            Some("doh") => c.dns.resolver = Resolver::Doh,
+            Some(other) => {
+                return Err(r.err(
+                    "dns.resolver",
+                    format!("expected \"system\" or \"doh\", got {other:?}"),
+                ))
+            }
+        }
+        if let Some(u) = r.url(o, "dns.", "doh_url")? {
+            c.dns.doh_url = u;
+        }
+        if let Some(n) = r.uint(o, "dns.", "timeout_seconds", 1, 3600)? {
+            c.dns.timeout_seconds = n;
+        }
+    }
+    if let Some(v) = root.get("api").filter(|v| !v.is_null()) {
+        let o = r.object(v, "api")?;
+        r.unknown(o, "api.", &["listen", "token"]);
+        if let Some(l) = r.string(o, "api.", "listen")? {
+            c.api.listen = parse_listen(&l).map_err(|m| r.err("api.listen", m))?;
+        }
+        c.api.token = r.string(o, "api.", "token")?;
+        if c.api.token.as_deref() == Some("") {
+            return Err(r.err(
+                "api.token",
+                "an empty token would let anyone in; use null to switch it off",
+            ));
+        }
+    }
+    match root.get("outputs") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(list)) => {
+            for (i, v) in list.iter().enumerate() {
+                let prefix = format!("outputs[{i}].");
+                let o = r.object(v, &format!("outputs[{i}]"))?;
+                r.unknown(
+                    o,
+                    &prefix,
+                    &[
+                        "path",
+                        "format",
+                        "type",
+                        "command",
+                        "family",
+                        "aggregate",
+                        "table",
+                        "set",
+                        "timeout_seconds",
+                    ],
+                );
+                let path = r
+                    .string(o, &prefix, "path")?
+                    .filter(|p| !p.is_empty())
+                    .ok_or_else(|| r.err(&format!("{prefix}path"), "missing: the file to write"))?;
+                let mut render = RenderOptions {
+                    format: r
+                        .word::<Format>(o, &prefix, "format")?
+                        .unwrap_or(Format::Text),
+                    type_filter: r
+                        .word::<TypeFilter>(o, &prefix, "type")?
+                        .unwrap_or(TypeFilter::All),
+                    family: r.word::<Family>(o, &prefix, "family")?,
+                    ..RenderOptions::default()
+                };
+                match o.get("aggregate") {
+                    None | Some(Value::Null) => {}
+                    Some(Value::Bool(b)) => render.aggregate = *b,
+                    Some(v) => {
+                        return Err(r.err(
+                            &format!("{prefix}aggregate"),
+                            format!("expected true or false, got {}", short(v)),
+                        ))
+                    }
+                }
+                if let Some(t) = r.string(o, &prefix, "table")? {
+                    render.table = t;
+                }
+                if let Some(s) = r.string(o, &prefix, "set")? {
+                    render.set = s;
+                }
+                render
+                    .check()
+                    .map_err(|e| r.err(&format!("{prefix}table/set"), e.0))?;
+                c.outputs.push(OutputConfig {
+                    path: PathBuf::from(path),
+                    render,
+                    command: r
+                        .string(o, &prefix, "command")?
+                        .filter(|s| !s.trim().is_empty()),
+                    timeout_seconds: r
+                        .uint(o, &prefix, "timeout_seconds", 1, 3600)?
+                        .unwrap_or(60),
+                });
+            }
+        }
+        Some(v) => return Err(r.err("outputs", format!("expected a list, got {}", short(v)))),
+    }
+    Ok(Loaded {
+        config: c,
+        warnings,
+    })
+}
+
+/// Parses a listen address such as `127.0.0.1:8080` or `[::1]:8080`.
+pub fn parse_listen(s: &str) -> Result<SocketAddr, String> {
+    s.parse::<SocketAddr>().map_err(|_| {
+        format!(
+            "invalid listen address {s:?}: expected IP:PORT such as 127.0.0.1:8080 or [::1]:8080"
+        )
+    })
+}

@@ -1,0 +1,156 @@
+//! Tests of loading, validating and editing `config.json`.
+use super::*;
+use serde_json::Value;
+use std::fs;
+use std::path::Path;
+
+fn p() -> &'static Path {
+    Path::new("config.json")
+}
+
+#[test]
+fn defaults_and_empty() {
+    let c = parse("{}", p()).unwrap().config;
+    assert_eq!(c, Config::default());
+    assert_eq!(c.ttl_days, 7);
+    assert_eq!(c.schedule.interval_secs(), 360 * 60);
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(
+        load(&dir.path().join("config.json")).unwrap().config,
+        Config::default()
+    );
+}
+
+#[test]
+fn full_config() {
+    let text = r#"{
+            "asns": ["AS62041", 13335, "as62041"],
+            "fqdns": ["Example.com."],
+            "schedule": {"interval_minutes": 60, "interval_seconds": 5},
+            "ttl_days": 0,
+            "ripe": {"url": "http://127.0.0.1:1/x", "min_peers_seeing": 10, "retries": 0},
+            "dns": {"resolver": "doh", "doh_url": "http://127.0.0.1:2/q"},
+            "api": {"listen": "[::1]:9000", "token": "s3cret"},
+            "outputs": [{"path": "/tmp/x.nft", "format": "nft", "type": "cidr", "family": 4,
+                         "command": "nft -f /tmp/x.nft", "set": "tg"}],
+            "extra": {"keep": true}
+        }"#;
+    let l = parse(text, p()).unwrap();
+    let c = l.config;
+    assert_eq!(c.asns, ["62041", "13335"]);
+    assert_eq!(c.fqdns, ["example.com"]);
+    assert_eq!(c.ttl_days, 0);
+    assert_eq!(c.schedule.interval_secs(), 5);
+    assert_eq!(c.ripe.min_peers_seeing, Some(10));
+    assert_eq!(c.ripe.retries, 0);
+    assert_eq!(c.ripe.timeout_seconds, 30);
+    assert_eq!(c.dns.resolver, Resolver::Doh);
+    assert_eq!(c.api.listen.to_string(), "[::1]:9000");
+    assert_eq!(c.outputs[0].render.format, Format::Nft);
+    assert_eq!(c.outputs[0].render.family, Some(Family::V4));
+    assert_eq!(c.outputs[0].render.set, "tg");
+    assert_eq!(l.warnings.len(), 2, "{:?}", l.warnings); // duplicate ASN, unknown key
+    assert!(l.warnings.iter().any(|w| w.contains("extra")));
+}
+
+#[test]
+fn errors_name_the_key() {
+    let cases = [
+        (r#"{"asns": ["AS62041", "ASX"]}"#, "asns[1]"),
+        (r#"{"asns": "62041"}"#, "asns"),
+        (r#"{"fqdns": ["1.2.3.4"]}"#, "fqdns[0]"),
+        (r#"{"ttl_days": -1}"#, "ttl_days"),
+        (r#"{"ttl_days": "7"}"#, "ttl_days"),
+        (
+            r#"{"schedule": {"interval_minutes": 0}}"#,
+            "schedule.interval_minutes",
+        ),
+        (r#"{"ripe": {"url": "ftp://x"}}"#, "ripe.url"),
+        (
+            r#"{"ripe": {"timeout_seconds": 0}}"#,
+            "ripe.timeout_seconds",
+        ),
+        (r#"{"dns": {"resolver": "udp"}}"#, "dns.resolver"),
+        (r#"{"api": {"listen": "localhost"}}"#, "api.listen"),
+        (r#"{"outputs": [{"format": "nft"}]}"#, "outputs[0].path"),
+        (
+            r#"{"outputs": [{"path": "/x", "format": "yaml"}]}"#,
+            "outputs[0].format",
+        ),
+        (
+            r#"{"outputs": [{"path": "/x", "set": "bad name"}]}"#,
+            "outputs[0].table/set",
+        ),
+        ("[]", "(top level)"),
+    ];
+    for (text, key) in cases {
+        match parse(text, p()) {
+            Err(ConfigError::Invalid { key: k, .. }) => assert_eq!(k, key, "{text}"),
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+    let e = parse("{\n  \"asns\": [1,\n}", p()).unwrap_err();
+    match &e {
+        ConfigError::Syntax { line, column, .. } => assert_eq!((*line, *column), (3, 1)),
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        e.to_string()
+            .starts_with("config.json: invalid JSON at line 3, column 1"),
+        "{e}"
+    );
+}
+
+#[test]
+fn add_remove_keep_unknown_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.json");
+    assert_eq!(
+        add_source(&path, Kind::Asn, "AS62041").unwrap(),
+        ("62041".into(), true)
+    );
+    assert_eq!(
+        add_source(&path, Kind::Asn, "62041").unwrap(),
+        ("62041".into(), false)
+    );
+    fs::write(&path, r#"{"asns": ["AS62041", 13335], "mine": [1, 2]}"#).unwrap();
+    assert_eq!(
+        add_source(&path, Kind::Fqdn, "Example.com").unwrap(),
+        ("example.com".into(), true)
+    );
+    assert_eq!(
+        remove_source(&path, Kind::Asn, "as62041").unwrap(),
+        ("62041".into(), true)
+    );
+    assert_eq!(
+        remove_source(&path, Kind::Asn, "1").unwrap(),
+        ("1".into(), false)
+    );
+    let v: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(v["mine"], serde_json::json!([1, 2]));
+    // Rewrites store every source in its normalised form.
+    assert_eq!(v["asns"], serde_json::json!(["13335"]));
+    assert_eq!(v["fqdns"], serde_json::json!(["example.com"]));
+}
+
+#[test]
+fn bad_values_leave_file_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.json");
+    fs::write(&path, "{\"asns\": [\"62041\"]}").unwrap();
+    for bad in ["ASX", "", "AS-1", "99999999999"] {
+        let e = add_source(&path, Kind::Asn, bad).unwrap_err();
+        assert!(e.to_string().contains(&format!("{bad:?}")), "{e}");
+    }
+    for bad in ["1.2.3.4", "a b", "é.com"] {
+        assert!(add_source(&path, Kind::Fqdn, bad).is_err());
+    }
+    assert_eq!(
+        fs::read_to_string(&path).unwrap(),
+        "{\"asns\": [\"62041\"]}"
+    );
+    // An invalid file is not rewritten either.
+    fs::write(&path, "{\"ttl_days\": \"x\"}").unwrap();
+    assert!(add_source(&path, Kind::Asn, "1").is_err());
+    assert_eq!(fs::read_to_string(&path).unwrap(), "{\"ttl_days\": \"x\"}");
+}

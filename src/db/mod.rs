@@ -1,0 +1,312 @@
+//! The SQLite store. All SQL of the program lives in this module: `mod.rs` opens
+//! the database (pragmas, errors, damage), `migrate` brings its schema up to date,
+//! `write` holds merge/sweep/purge, `read` the queries.
+
+use std::fmt;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, TransactionBehavior};
+
+use crate::config::Paths;
+use crate::source::Kind;
+use crate::util;
+
+mod migrate;
+mod read;
+#[cfg(test)]
+mod tests;
+mod write;
+
+pub use read::{Row, SourceSummary};
+pub use write::{MergeStats, WriteTx};
+
+/// Whether the warning about legacy files beside an existing database was given.
+static LEGACY_WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The schema version this binary writes (`PRAGMA user_version`).
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Page cache per connection, in KiB: small, because a router has little memory and the
+/// API opens a connection per request.
+const CACHE_KIB: i64 = 2048;
+
+/// A storage failure, classified so that callers can tell a passing lock from damage.
+#[derive(Debug)]
+pub enum StoreError {
+    /// The database stayed locked by another process longer than the busy timeout.
+    Busy(String),
+    /// The database is damaged; its files were moved aside to `moved_to`.
+    Corrupt {
+        /// What SQLite said.
+        message: String,
+        /// The new name of the main file, when moving it aside worked.
+        moved_to: Option<PathBuf>,
+    },
+    /// The database was written by a newer version of this program.
+    NewerSchema {
+        /// The database file.
+        path: PathBuf,
+        /// Its `user_version`.
+        found: i64,
+    },
+    /// A legacy JSON file could not be read; nothing was imported or changed.
+    Legacy(String),
+    /// Any other failure (I/O, full disk, permissions).
+    Other(String),
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreError::Busy(m) => write!(f, "database busy: {m}"),
+            StoreError::Corrupt { message, moved_to } => match moved_to {
+                Some(p) => write!(
+                    f,
+                    "database corrupt ({message}); moved aside to {}; the next run or request starts a fresh database",
+                    p.display()
+                ),
+                None => write!(f, "database corrupt ({message}); could not move it aside"),
+            },
+            StoreError::NewerSchema { path, found } => write!(
+                f,
+                "{}: schema version {found} is newer than this program knows ({SCHEMA_VERSION}); \
+                 upgrade ripe-cidr-collector or use another --db",
+                path.display()
+            ),
+            StoreError::Legacy(m) => write!(f, "legacy import: {m}"),
+            StoreError::Other(m) => write!(f, "database error: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+impl StoreError {
+    /// True for damage that moved the database aside.
+    pub fn is_corrupt(&self) -> bool {
+        matches!(self, StoreError::Corrupt { .. })
+    }
+}
+
+/// Moves `db` and its `-wal`/`-shm` aside as `<db>.corrupt-<ts>[-wal|-shm]`. Returns
+/// the new name of the main file. Nothing is deleted.
+pub fn quarantine(db: &Path) -> std::io::Result<PathBuf> {
+    // A link (OpenWrt: RAM data directory, database on flash) stays: the file it
+    // points to, beside which SQLite keeps -wal and -shm, is what is moved aside, so
+    // the next open creates the fresh database where the link points.
+    let resolved;
+    let db = match fs::symlink_metadata(db) {
+        Ok(m) if m.file_type().is_symlink() => {
+            resolved = fs::canonicalize(db)?;
+            resolved.as_path()
+        }
+        _ => db,
+    };
+    let ts = util::compact_ts(util::unix_now());
+    let name = db
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "ripe.db".into());
+    let target = db.with_file_name(format!("{name}.corrupt-{ts}"));
+    fs::rename(db, &target)?;
+    for suffix in ["-wal", "-shm"] {
+        let from = db.with_file_name(format!("{name}{suffix}"));
+        if from.exists() {
+            let to = db.with_file_name(format!("{name}.corrupt-{ts}{suffix}"));
+            if let Err(e) = fs::rename(&from, &to) {
+                log::error!("could not move {} aside: {e}", from.display());
+            }
+        }
+    }
+    Ok(target)
+}
+
+/// Classifies a SQLite error; damage moves the database files aside at once, so that
+/// the next open starts fresh instead of failing for ever.
+pub(crate) fn classify(db: &Path, e: rusqlite::Error) -> StoreError {
+    let code = e.sqlite_error_code();
+    match code {
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
+            StoreError::Busy(e.to_string())
+        }
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => {
+            let moved_to = match quarantine(db) {
+                Ok(p) => {
+                    log::error!("{}: {e}; moved aside to {}", db.display(), p.display());
+                    Some(p)
+                }
+                Err(err) => {
+                    log::error!("{}: {e}; moving it aside failed: {err}", db.display());
+                    None
+                }
+            };
+            StoreError::Corrupt {
+                message: e.to_string(),
+                moved_to,
+            }
+        }
+        _ => StoreError::Other(e.to_string()),
+    }
+}
+
+/// Switches the connection to WAL. SQLite answers a concurrent switch (another
+/// process converting the same fresh database, or importing right after) with BUSY
+/// without calling the busy handler, so this waits and retries itself.
+fn set_wal(c: &Connection) -> rusqlite::Result<String> {
+    let start = std::time::Instant::now();
+    loop {
+        match c.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)) {
+            Err(e)
+                if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy)
+                    && start.elapsed() < Duration::from_secs(120) =>
+            {
+                std::thread::sleep(Duration::from_millis(25));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// An open database: one connection with the pragmas set and the schema current.
+pub struct Db {
+    pub(crate) conn: Connection,
+    pub(crate) path: PathBuf,
+}
+
+impl fmt::Debug for Db {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Db").field("path", &self.path).finish()
+    }
+}
+
+/// Opens the database at `paths.db`, creating it (and importing the legacy JSON files
+/// of `paths.data_dir` once) when needed.
+pub fn open(paths: &Paths) -> Result<Db, StoreError> {
+    let path = paths.db.clone();
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        fs::create_dir_all(dir)
+            .map_err(|e| StoreError::Other(format!("{}: {e}", dir.display())))?;
+    }
+    let conn = Connection::open(&path).map_err(|e| classify(&path, e))?;
+    let mut db = Db { conn, path };
+    db.setup(paths).map_err(|e| match e {
+        SetupError::Sql(e) => classify(&db.path, e),
+        SetupError::Store(s) => s,
+    })?;
+    Ok(db)
+}
+
+pub(crate) enum SetupError {
+    Sql(rusqlite::Error),
+    Store(StoreError),
+}
+
+impl From<rusqlite::Error> for SetupError {
+    fn from(e: rusqlite::Error) -> Self {
+        SetupError::Sql(e)
+    }
+}
+
+impl Db {
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub(crate) fn err(&self, e: rusqlite::Error) -> StoreError {
+        classify(&self.path, e)
+    }
+
+    fn setup(&mut self, paths: &Paths) -> Result<(), SetupError> {
+        let c = &self.conn;
+        c.busy_timeout(Duration::from_millis(5000))?;
+        // Read the version before anything writes: a newer database stays untouched.
+        let version: i64 = c.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if version > SCHEMA_VERSION {
+            return Err(SetupError::Store(StoreError::NewerSchema {
+                path: self.path.clone(),
+                found: version,
+            }));
+        }
+        let mode = set_wal(c)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            log::warn!(
+                "{}: journal_mode is {mode}, not WAL: readers may wait for a collection \
+                 (WAL needs a local filesystem with shared memory)",
+                self.path.display()
+            );
+        }
+        c.execute_batch(&format!(
+            "PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-{CACHE_KIB};"
+        ))?;
+        if version < SCHEMA_VERSION {
+            migrate::migrate(self, paths)?;
+        } else if !LEGACY_WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            // Once per process: the API opens the database for every request.
+            for kind in Kind::ALL {
+                let f = paths.legacy(kind);
+                if f.exists() {
+                    log::warn!(
+                        "{} is not imported: the database {} exists already (the import runs \
+                         only into a new database; move the database away to import)",
+                        f.display(),
+                        self.path.display()
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Creates the schema and imports the legacy files, all in one `BEGIN IMMEDIATE`
+    /// transaction: a second process opening at the same moment waits for it and then
+    /// finds the version set, so the import happens exactly once.
+    pub fn write(&mut self) -> Result<WriteTx<'_>, StoreError> {
+        let path = &self.path;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| classify(path, e))?;
+        Ok(WriteTx { tx, path })
+    }
+
+    /// Merges one source in its own transaction; see [`WriteTx::merge_source`].
+    pub fn merge_source(
+        &mut self,
+        kind: Kind,
+        source: &str,
+        values: &[String],
+        now: i64,
+        ttl_days: u32,
+    ) -> Result<MergeStats, StoreError> {
+        let tx = self.write()?;
+        let stats = tx.merge_source(kind, source, values, now, ttl_days)?;
+        tx.commit()?;
+        Ok(stats)
+    }
+
+    /// Deletes every row of one source now; returns how many.
+    pub fn purge_source(&mut self, kind: Kind, source: &str) -> Result<usize, StoreError> {
+        let tx = self.write()?;
+        let n = tx.purge_source(kind, source)?;
+        tx.commit()?;
+        Ok(n)
+    }
+
+    /// Sweeps unconfigured sources of `kind` in its own transaction; see
+    /// [`WriteTx::sweep_unconfigured`].
+    pub fn sweep_unconfigured(
+        &mut self,
+        kind: Kind,
+        configured: &[String],
+        now: i64,
+        ttl_days: u32,
+    ) -> Result<usize, StoreError> {
+        let tx = self.write()?;
+        let n = tx.sweep_unconfigured(kind, configured, now, ttl_days)?;
+        tx.commit()?;
+        Ok(n)
+    }
+}

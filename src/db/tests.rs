@@ -1,0 +1,440 @@
+//! Tests of the store.
+use super::*;
+use crate::format::TypeFilter;
+
+const DAY: i64 = 86_400;
+const T0: i64 = 1_790_000_000;
+
+fn setup() -> (tempfile::TempDir, Paths) {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = Paths::new(dir.path(), None);
+    (dir, paths)
+}
+
+fn vals(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+fn values_of(db: &Db, kind: Kind, source: &str) -> Vec<String> {
+    db.rows(kind, source)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.value)
+        .collect()
+}
+
+#[test]
+fn schema_and_pragmas() {
+    let (_d, paths) = setup();
+    let db = open(&paths).unwrap();
+    assert_eq!(db.pragma("journal_mode").unwrap(), "wal");
+    assert_eq!(db.pragma("busy_timeout").unwrap(), "5000");
+    assert_eq!(db.pragma("synchronous").unwrap(), "1");
+    assert_eq!(db.pragma("temp_store").unwrap(), "2");
+    assert_eq!(db.pragma("cache_size").unwrap(), format!("-{CACHE_KIB}"));
+    assert_eq!(db.pragma("user_version").unwrap(), "1");
+    // The build leaves out the schema pragmas (table_info): read the columns of a
+    // `SELECT *` and the stored CREATE statement instead.
+    let cols: Vec<String> = db
+        .conn
+        .prepare("SELECT * FROM addresses")
+        .unwrap()
+        .column_names()
+        .map(String::from)
+        .collect();
+    assert_eq!(cols, ["kind", "source", "value", "first_seen", "last_seen"]);
+    let table: String = db
+        .conn
+        .query_row(
+            "SELECT sql FROM sqlite_master WHERE name='addresses'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(
+        table.contains("PRIMARY KEY (kind, source, value)"),
+        "{table}"
+    );
+    let idx: String = db
+        .conn
+        .query_row(
+            "SELECT sql FROM sqlite_master WHERE name='addresses_value'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(idx.contains("(value)"));
+    // The CHECK constraint holds.
+    assert!(db
+        .conn
+        .execute("INSERT INTO addresses VALUES ('x','s','v','a','b')", [])
+        .is_err());
+}
+
+#[test]
+fn merge_and_ttl() {
+    let (_d, paths) = setup();
+    let mut db = open(&paths).unwrap();
+    let s = db
+        .merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8", "11.0.0.0/8"]), T0, 7)
+        .unwrap();
+    assert_eq!(
+        s,
+        MergeStats {
+            added: 2,
+            refreshed: 0,
+            removed: 0
+        }
+    );
+    db.merge_source(Kind::Asn, "2", &vals(&["12.0.0.0/8"]), T0, 7)
+        .unwrap();
+    // A day later 11/8 is gone from the answer: still stored (not expired).
+    let s = db
+        .merge_source(
+            Kind::Asn,
+            "1",
+            &vals(&["10.0.0.0/8", "10.0.0.0/8"]),
+            T0 + DAY,
+            7,
+        )
+        .unwrap();
+    assert_eq!(
+        s,
+        MergeStats {
+            added: 0,
+            refreshed: 1,
+            removed: 0
+        }
+    );
+    let rows = db.rows(Kind::Asn, "1").unwrap();
+    assert_eq!(rows[0].first_seen, util::iso(T0));
+    assert_eq!(rows[0].last_seen, util::iso(T0 + DAY));
+    assert_eq!(
+        rows[1].last_seen,
+        util::iso(T0),
+        "unseen value keeps its last_seen"
+    );
+    // Eight days after it was last seen, the next merge of source 1 expires it...
+    let s = db
+        .merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8"]), T0 + 8 * DAY, 7)
+        .unwrap();
+    assert_eq!(s.removed, 1);
+    assert_eq!(values_of(&db, Kind::Asn, "1"), ["10.0.0.0/8"]);
+    // ...but source 2's equally old row stays until source 2 is merged.
+    assert_eq!(values_of(&db, Kind::Asn, "2"), ["12.0.0.0/8"]);
+    let s = db
+        .merge_source(Kind::Asn, "2", &[], T0 + 8 * DAY, 7)
+        .unwrap();
+    assert_eq!(s.removed, 1);
+    assert!(values_of(&db, Kind::Asn, "2").is_empty());
+}
+
+#[test]
+fn ttl_zero_keeps_everything() {
+    let (_d, paths) = setup();
+    let mut db = open(&paths).unwrap();
+    db.merge_source(Kind::Fqdn, "a.example", &vals(&["1.2.3.4"]), T0, 0)
+        .unwrap();
+    let s = db
+        .merge_source(Kind::Fqdn, "a.example", &[], T0 + 3650 * DAY, 0)
+        .unwrap();
+    assert_eq!(s.removed, 0);
+    assert_eq!(
+        db.sweep_unconfigured(Kind::Fqdn, &[], T0 + 3650 * DAY, 0)
+            .unwrap(),
+        0
+    );
+    assert_eq!(values_of(&db, Kind::Fqdn, "a.example"), ["1.2.3.4"]);
+}
+
+#[test]
+fn many_values_partial_overlap() {
+    // Exercises both update strategies (bulk update + restore, and per value).
+    let (_d, paths) = setup();
+    let mut db = open(&paths).unwrap();
+    let all: Vec<String> = (0..200).map(|i| format!("10.{i}.0.0/16")).collect();
+    db.merge_source(Kind::Asn, "1", &all, T0, 7).unwrap();
+    let s = db
+        .merge_source(Kind::Asn, "1", &all[..150], T0 + DAY, 7)
+        .unwrap();
+    assert_eq!((s.added, s.refreshed), (0, 150));
+    let s = db
+        .merge_source(Kind::Asn, "1", &all[..10], T0 + 2 * DAY, 7)
+        .unwrap();
+    assert_eq!((s.added, s.refreshed), (0, 10));
+    let rows = db.rows(Kind::Asn, "1").unwrap();
+    let last = |v: &str| {
+        rows.iter()
+            .find(|r| r.value == v)
+            .unwrap()
+            .last_seen
+            .clone()
+    };
+    assert_eq!(last("10.0.0.0/16"), util::iso(T0 + 2 * DAY));
+    assert_eq!(last("10.100.0.0/16"), util::iso(T0 + DAY));
+    assert_eq!(last("10.199.0.0/16"), util::iso(T0));
+}
+
+#[test]
+fn failed_merge_leaves_rows_untouched() {
+    let (_d, paths) = setup();
+    let mut db = open(&paths).unwrap();
+    db.merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8", "11.0.0.0/8"]), T0, 7)
+        .unwrap();
+    let before = db.all_rows().unwrap();
+    // Inject a failure in the middle of the next merge: inserting this value aborts.
+    db.conn
+        .execute_batch(
+            "CREATE TRIGGER poison BEFORE INSERT ON addresses WHEN NEW.value = '66.0.0.0/8'
+                 BEGIN SELECT RAISE(ABORT, 'injected'); END;",
+        )
+        .unwrap();
+    let err = db
+        .merge_source(
+            Kind::Asn,
+            "1",
+            &vals(&["10.0.0.0/8", "66.0.0.0/8"]),
+            T0 + 30 * DAY,
+            7,
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("injected"), "{err}");
+    assert_eq!(db.all_rows().unwrap(), before);
+}
+
+#[test]
+fn purge_and_sweep() {
+    let (_d, paths) = setup();
+    let mut db = open(&paths).unwrap();
+    db.merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8"]), T0, 7)
+        .unwrap();
+    db.merge_source(Kind::Asn, "2", &vals(&["11.0.0.0/8", "12.0.0.0/8"]), T0, 7)
+        .unwrap();
+    db.merge_source(Kind::Fqdn, "x.example", &vals(&["1.1.1.1"]), T0, 7)
+        .unwrap();
+    assert_eq!(db.purge_source(Kind::Asn, "2").unwrap(), 2);
+    assert!(values_of(&db, Kind::Asn, "2").is_empty());
+    // Source 1 is no longer configured: kept while fresh, swept once expired.
+    assert_eq!(
+        db.sweep_unconfigured(Kind::Asn, &[], T0 + 6 * DAY, 7)
+            .unwrap(),
+        0
+    );
+    assert_eq!(values_of(&db, Kind::Asn, "1"), ["10.0.0.0/8"]);
+    assert_eq!(
+        db.sweep_unconfigured(Kind::Asn, &vals(&["1"]), T0 + 8 * DAY, 7)
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        db.sweep_unconfigured(Kind::Asn, &[], T0 + 8 * DAY, 7)
+            .unwrap(),
+        1
+    );
+    assert!(values_of(&db, Kind::Asn, "1").is_empty());
+    // Other kinds are not touched by an ASN sweep.
+    assert_eq!(values_of(&db, Kind::Fqdn, "x.example"), ["1.1.1.1"]);
+    assert_eq!(db.count_values(Kind::Fqdn).unwrap(), 1);
+}
+
+#[test]
+fn values_and_counts() {
+    let (_d, paths) = setup();
+    let mut db = open(&paths).unwrap();
+    db.merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8"]), T0, 7)
+        .unwrap();
+    db.merge_source(
+        Kind::Asn,
+        "2",
+        &vals(&["10.0.0.0/8", "2001:db8::/32"]),
+        T0,
+        7,
+    )
+    .unwrap();
+    db.merge_source(Kind::Fqdn, "x.example", &vals(&["1.1.1.1"]), T0, 7)
+        .unwrap();
+    let mut all = db.get_values(TypeFilter::All).unwrap();
+    all.sort();
+    assert_eq!(all, ["1.1.1.1", "10.0.0.0/8", "2001:db8::/32"]);
+    assert_eq!(db.get_values(TypeFilter::Fqdn).unwrap(), ["1.1.1.1"]);
+    assert_eq!(db.get_values(TypeFilter::Cidr).unwrap().len(), 2);
+    assert_eq!(db.count_values(Kind::Asn).unwrap(), 3);
+    let s = db.sources(Kind::Asn).unwrap();
+    assert_eq!((s[1].source.as_str(), s[1].count), ("2", 2));
+}
+
+fn copy_legacy(paths: &Paths) {
+    fs::write(
+        paths.legacy(Kind::Asn),
+        include_str!("../../tests/fixtures/legacy/data.json"),
+    )
+    .unwrap();
+    fs::write(
+        paths.legacy(Kind::Fqdn),
+        include_str!("../../tests/fixtures/legacy/fqdn_data.json"),
+    )
+    .unwrap();
+}
+
+fn migrated(paths: &Paths) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(&paths.data_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".migrated-"))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn legacy_import_once() {
+    let (_d, paths) = setup();
+    copy_legacy(&paths);
+    let before = util::iso(util::unix_now());
+    let db = open(&paths).unwrap();
+    let rows = db.all_rows().unwrap();
+    assert_eq!(rows.len(), 10);
+    assert_eq!(rows.iter().filter(|r| r.kind == Kind::Asn).count(), 7);
+    let get = |v: &str| rows.iter().find(|r| r.value == v).unwrap();
+    assert_eq!(
+        (
+            get("1.1.1.0/24").first_seen.as_str(),
+            get("1.1.1.0/24").last_seen.as_str()
+        ),
+        ("2026-09-01T00:00:00", "2026-10-02T08:30:00")
+    );
+    assert_eq!(get("104.16.0.0/13").first_seen, "2026-09-15T00:00:00");
+    assert_eq!(get("149.154.167.99").last_seen, "2026-10-03T00:00:00");
+    assert_eq!(get("91.108.4.0/22").first_seen, "2026-10-01T12:00:00");
+    assert_eq!(
+        get("2606:4700::/32").first_seen,
+        "2026-10-02T08:30:00.123456"
+    );
+    assert!(get("91.108.4.0/22").last_seen >= before);
+    assert_eq!(get("93.184.216.34").source, "example.com");
+    let names = migrated(&paths);
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(names[0].starts_with("data.json.migrated-2"));
+    assert!(names[1].starts_with("fqdn_data.json.migrated-2"));
+    assert!(!paths.legacy(Kind::Asn).exists());
+    drop(db);
+    // A legacy file that shows up again is not imported a second time.
+    copy_legacy(&paths);
+    let db = open(&paths).unwrap();
+    assert_eq!(db.all_rows().unwrap().len(), 10);
+    assert!(paths.legacy(Kind::Asn).exists());
+}
+
+#[test]
+fn broken_legacy_file_blocks_and_keeps_everything() {
+    let (_d, paths) = setup();
+    fs::write(paths.legacy(Kind::Asn), "{\"1\": {").unwrap();
+    let e = open(&paths).unwrap_err();
+    assert!(matches!(e, StoreError::Legacy(_)), "{e}");
+    assert!(e.to_string().contains("data.json"), "{e}");
+    assert_eq!(
+        fs::read_to_string(paths.legacy(Kind::Asn)).unwrap(),
+        "{\"1\": {"
+    );
+    // Once the file is fixed, the import happens.
+    fs::write(
+        paths.legacy(Kind::Asn),
+        r#"{"1": {"prefixes": ["10.0.0.0/8"], "last_updated": "2026-01-01T00:00:00"}}"#,
+    )
+    .unwrap();
+    assert_eq!(open(&paths).unwrap().all_rows().unwrap().len(), 1);
+}
+
+#[test]
+fn corrupt_database_is_moved_aside() {
+    let (_d, paths) = setup();
+    fs::write(&paths.db, b"this is not a database at all, just some text..........................................................").unwrap();
+    let e = open(&paths).unwrap_err();
+    assert!(e.is_corrupt(), "{e}");
+    assert!(!paths.db.exists());
+    let aside: Vec<_> = fs::read_dir(&paths.data_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("ripe.db.corrupt-"))
+        .collect();
+    assert_eq!(aside.len(), 1, "{aside:?}");
+    assert!(e.to_string().contains("ripe.db.corrupt-"), "{e}");
+    // The next open starts fresh.
+    let db = open(&paths).unwrap();
+    assert!(db.all_rows().unwrap().is_empty());
+}
+
+#[cfg(unix)]
+#[test]
+fn corrupt_database_behind_a_link() {
+    let (dir, paths) = setup();
+    let flash = dir.path().join("flash");
+    fs::create_dir(&flash).unwrap();
+    fs::write(flash.join("ripe.db"), vec![0x42u8; 8192]).unwrap();
+    std::os::unix::fs::symlink(flash.join("ripe.db"), &paths.db).unwrap();
+    let e = open(&paths).unwrap_err();
+    assert!(e.is_corrupt(), "{e}");
+    // The link stays; the file on "flash" was moved aside there.
+    assert!(fs::symlink_metadata(&paths.db)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let aside = fs::read_dir(&flash)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("ripe.db.corrupt-")
+        })
+        .count();
+    assert_eq!(aside, 1);
+    // The fresh database is created where the link points.
+    let mut db = open(&paths).unwrap();
+    db.merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8"]), T0, 7)
+        .unwrap();
+    assert!(flash.join("ripe.db").is_file());
+}
+
+#[test]
+fn corruption_found_while_using() {
+    let (_d, paths) = setup();
+    let mut db = open(&paths).unwrap();
+    let many: Vec<String> = (0..5000)
+        .map(|i| format!("10.{}.{}.0/24", i / 256, i % 256))
+        .collect();
+    db.merge_source(Kind::Asn, "1", &many, T0, 7).unwrap();
+    drop(db);
+    // Checkpoint so the data is in the main file, then damage its pages.
+    {
+        let c = Connection::open(&paths.db).unwrap();
+        c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
+    }
+    let mut bytes = fs::read(&paths.db).unwrap();
+    for b in bytes.iter_mut().skip(4096 * 2) {
+        *b = 0x55;
+    }
+    fs::write(&paths.db, &bytes).unwrap();
+    let e = open(&paths)
+        .and_then(|db| db.all_rows().map(|_| ()))
+        .unwrap_err();
+    assert!(e.is_corrupt(), "{e}");
+    assert!(!paths.db.exists());
+}
+
+#[test]
+fn newer_schema_is_refused_untouched() {
+    let (_d, paths) = setup();
+    {
+        let c = Connection::open(&paths.db).unwrap();
+        c.execute_batch("CREATE TABLE future (x); PRAGMA user_version = 7;")
+            .unwrap();
+    }
+    let before = fs::read(&paths.db).unwrap();
+    let e = open(&paths).unwrap_err();
+    assert!(matches!(e, StoreError::NewerSchema { found: 7, .. }), "{e}");
+    assert!(e.to_string().contains("newer"), "{e}");
+    assert_eq!(fs::read(&paths.db).unwrap(), before);
+    assert!(!paths.data_dir.join("ripe.db-wal").exists());
+}

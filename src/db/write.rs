@@ -1,0 +1,185 @@
+//! Writes: merge, sweep and purge, inside one write transaction.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::source::Kind;
+use crate::util;
+
+use super::{classify, StoreError};
+
+/// What one merge did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MergeStats {
+    /// Values stored for the first time.
+    pub added: usize,
+    /// Values seen again (their `last_seen` moved to now).
+    pub refreshed: usize,
+    /// Expired values deleted.
+    pub removed: usize,
+}
+
+/// The `last_seen` below which values expire, or `None` when nothing expires.
+fn cutoff(now: i64, ttl_days: u32) -> Option<String> {
+    (ttl_days > 0).then(|| util::iso(now - i64::from(ttl_days) * 86_400))
+}
+
+/// A write transaction. Dropped without [`WriteTx::commit`], it rolls back: a failure
+/// in the middle leaves every stored row as it was.
+pub struct WriteTx<'a> {
+    pub(super) tx: rusqlite::Transaction<'a>,
+    pub(super) path: &'a Path,
+}
+
+impl WriteTx<'_> {
+    fn err(&self, e: rusqlite::Error) -> StoreError {
+        classify(self.path, e)
+    }
+
+    /// Commits.
+    pub fn commit(self) -> Result<(), StoreError> {
+        let path = self.path;
+        self.tx.commit().map_err(|e| classify(path, e))
+    }
+
+    /// Merges what one source answered now: every value (already normalised) is
+    /// stored with `last_seen = now` (`first_seen = now` when new), then the source's
+    /// values not seen for `ttl_days` are deleted (none when `ttl_days` is 0).
+    pub fn merge_source(
+        &self,
+        kind: Kind,
+        source: &str,
+        values: &[String],
+        now: i64,
+        ttl_days: u32,
+    ) -> Result<MergeStats, StoreError> {
+        self.merge_inner(kind, source, values, &util::iso(now), cutoff(now, ttl_days))
+            .map_err(|e| self.err(e))
+    }
+
+    fn merge_inner(
+        &self,
+        kind: Kind,
+        source: &str,
+        values: &[String],
+        now: &str,
+        cutoff: Option<String>,
+    ) -> rusqlite::Result<MergeStats> {
+        let k = kind.as_str();
+        let tx = &self.tx;
+        // What the source has now, with each value's last_seen: it tells new values from
+        // known ones without one query per value.
+        // `Some(last_seen)` until the value is seen in this answer, then `None`.
+        let mut stored: HashMap<String, Option<String>> = HashMap::new();
+        {
+            let mut st = tx.prepare(
+                "SELECT value, last_seen FROM addresses WHERE kind = ?1 AND source = ?2",
+            )?;
+            let mut rows = st.query([k, source])?;
+            while let Some(r) = rows.next()? {
+                stored.insert(r.get(0)?, Some(r.get(1)?));
+            }
+        }
+        let mut stats = MergeStats::default();
+        let mut fresh: Vec<&str> = Vec::new();
+        let mut seen_known = 0usize;
+        for v in values {
+            match stored.get_mut(v.as_str()) {
+                Some(last) => {
+                    // A value listed twice counts once.
+                    if last.take().is_some() {
+                        seen_known += 1;
+                    }
+                }
+                None => fresh.push(v),
+            }
+        }
+        fresh.sort_unstable();
+        fresh.dedup();
+        if seen_known > 0 {
+            let mut one = tx.prepare(
+                "UPDATE addresses SET last_seen = ?4 WHERE kind = ?1 AND source = ?2 AND value = ?3",
+            )?;
+            let unseen = stored.len() - seen_known;
+            if unseen < seen_known {
+                // Most of the source was seen again (the usual case): one UPDATE of the
+                // whole source and a restore of the few unseen values beats one UPDATE
+                // per value.
+                tx.prepare("UPDATE addresses SET last_seen = ?3 WHERE kind = ?1 AND source = ?2")?
+                    .execute([k, source, now])?;
+                for (v, last) in &stored {
+                    if let Some(last) = last {
+                        one.execute([k, source, v.as_str(), last.as_str()])?;
+                    }
+                }
+            } else {
+                for (v, last) in &stored {
+                    if last.is_none() {
+                        one.execute([k, source, v.as_str(), now])?;
+                    }
+                }
+            }
+        }
+        stats.refreshed = seen_known;
+        {
+            let mut ins = tx.prepare(
+                "INSERT INTO addresses (kind, source, value, first_seen, last_seen)
+                 VALUES (?1, ?2, ?3, ?4, ?4)",
+            )?;
+            for v in &fresh {
+                ins.execute([k, source, v, now])?;
+            }
+        }
+        stats.added = fresh.len();
+        if let Some(cut) = cutoff {
+            stats.removed = tx
+                .prepare(
+                    "DELETE FROM addresses WHERE kind = ?1 AND source = ?2 AND last_seen < ?3",
+                )?
+                .execute([k, source, cut.as_str()])?;
+        }
+        Ok(stats)
+    }
+
+    /// Deletes the expired rows of sources of `kind` that are not in `configured`;
+    /// returns how many. With `ttl_days = 0` nothing expires, so nothing is swept.
+    pub fn sweep_unconfigured(
+        &self,
+        kind: Kind,
+        configured: &[String],
+        now: i64,
+        ttl_days: u32,
+    ) -> Result<usize, StoreError> {
+        let Some(cut) = cutoff(now, ttl_days) else {
+            return Ok(0);
+        };
+        let run = || -> rusqlite::Result<usize> {
+            let stored: Vec<String> = {
+                let mut st = self
+                    .tx
+                    .prepare("SELECT DISTINCT source FROM addresses WHERE kind = ?1")?;
+                let rows = st.query_map([kind.as_str()], |r| r.get(0))?;
+                rows.collect::<rusqlite::Result<_>>()?
+            };
+            let mut del = self.tx.prepare(
+                "DELETE FROM addresses WHERE kind = ?1 AND source = ?2 AND last_seen < ?3",
+            )?;
+            let mut n = 0;
+            for s in stored.iter().filter(|s| !configured.contains(s)) {
+                n += del.execute([kind.as_str(), s.as_str(), cut.as_str()])?;
+            }
+            Ok(n)
+        };
+        run().map_err(|e| self.err(e))
+    }
+
+    /// Deletes every row of one source; returns how many.
+    pub fn purge_source(&self, kind: Kind, source: &str) -> Result<usize, StoreError> {
+        self.tx
+            .execute(
+                "DELETE FROM addresses WHERE kind = ?1 AND source = ?2",
+                [kind.as_str(), source],
+            )
+            .map_err(|e| self.err(e))
+    }
+}

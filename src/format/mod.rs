@@ -1,0 +1,142 @@
+//! Output formats: plain text, JSON, nftables script, ipset restore file, RouterOS script.
+//!
+//! `mod.rs` holds the options that select and shape a listing, `names` the checks of
+//! table and set names, `values` parsing, ordering and aggregation of stored values,
+//! `write` the five writers.
+
+mod names;
+mod values;
+mod write;
+
+pub use names::{check_name, NFT_KEYWORDS, NFT_KEYWORDS_NEWER};
+pub use values::{parse_value, prepare, Collector, Entry, Prepared};
+pub use write::{
+    ipset_maxelem, needs_aggregate, render, render_prepared, IPSET_MAXELEM, IPSET_TMP_SUFFIX,
+    NFT_CHUNK,
+};
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Which addresses a listing holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypeFilter {
+    /// Everything.
+    All,
+    /// Values from ASN sources (prefixes).
+    Cidr,
+    /// Values from FQDN sources (addresses).
+    Fqdn,
+}
+
+/// The output format of a listing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// One value per line.
+    Text,
+    /// `{"type":..,"count":..,"addresses":[..]}`.
+    Json,
+    /// An `nft -f` script.
+    Nft,
+    /// An `ipset restore` file.
+    Ipset,
+    /// A MikroTik RouterOS script.
+    Routeros,
+}
+
+/// Keeps one address family only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// IPv4 only.
+    V4,
+    /// IPv6 only.
+    V6,
+}
+
+/// A word that is not one of the accepted values; the message names the value and the choices.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadValue(pub String);
+
+impl fmt::Display for BadValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadValue {}
+
+macro_rules! word_enum {
+    ($ty:ident, $what:literal, $($word:literal => $var:ident),+) => {
+        impl FromStr for $ty {
+            type Err = BadValue;
+            fn from_str(s: &str) -> Result<Self, BadValue> {
+                match s {
+                    $($word => Ok($ty::$var),)+
+                    _ => Err(BadValue(format!(
+                        concat!("invalid ", $what, " {:?}: expected one of ", $($word, " "),+),
+                        s
+                    ).trim_end().to_string())),
+                }
+            }
+        }
+        impl $ty {
+            /// The word that names this value in config, CLI and API.
+            pub fn as_str(self) -> &'static str {
+                match self { $($ty::$var => $word,)+ }
+            }
+        }
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+word_enum!(TypeFilter, "type", "all" => All, "cidr" => Cidr, "fqdn" => Fqdn);
+word_enum!(Format, "format", "text" => Text, "json" => Json, "nft" => Nft, "ipset" => Ipset, "routeros" => Routeros);
+word_enum!(Family, "family", "4" => V4, "6" => V6);
+
+/// Default nftables table name.
+pub const DEFAULT_TABLE: &str = "ripe_cidr";
+/// Default set (and RouterOS list) name; families get `_v4`/`_v6` suffixes.
+pub const DEFAULT_SET: &str = "ripe";
+/// Longest accepted set name: `<set>_v4` plus the 4-byte suffix of ipset's temporary
+/// swap set must fit ipset's 31-byte limit.
+pub const MAX_SET_LEN: usize = 24;
+/// Longest accepted table name.
+pub const MAX_TABLE_LEN: usize = 64;
+
+/// Everything that selects and shapes one listing: the same options for the API's
+/// query parameters, `export` and the daemon's `outputs`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderOptions {
+    /// Which sources' values.
+    pub type_filter: TypeFilter,
+    /// Output format.
+    pub format: Format,
+    /// One family only, or both when `None`.
+    pub family: Option<Family>,
+    /// Merge overlapping and adjacent prefixes (always done for `nft`).
+    pub aggregate: bool,
+    /// nftables table name.
+    pub table: String,
+    /// Set / address-list base name.
+    pub set: String,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        RenderOptions {
+            type_filter: TypeFilter::All,
+            format: Format::Text,
+            family: None,
+            aggregate: false,
+            table: DEFAULT_TABLE.into(),
+            set: DEFAULT_SET.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,222 @@
+//! The writers of the five formats.
+
+use std::io::Write as _;
+
+use super::values::{prepare, Entry, Net, Prepared};
+use super::{Family, Format, RenderOptions};
+
+/// Elements per nftables `add element` statement. nft parses and overlap-checks each
+/// statement as a whole, so very long statements get slow and memory-hungry on small
+/// routers; a thousand elements per statement keeps that cheap while the file as a
+/// whole still loads as one transaction.
+pub const NFT_CHUNK: usize = 1000;
+
+/// `maxelem` of the ipset sets for any list of up to this many entries per family.
+///
+/// `ipset create -exist` accepts an existing set only when its parameters, maxelem
+/// included, are identical, and at every `swap` the live name takes the temporary
+/// set's parameters. A maxelem that followed the count would make the next load fail
+/// as soon as the list grew or shrank across a step; a constant keeps every load
+/// compatible with the previous one. A hash set's memory follows its content, not
+/// maxelem, so the large limit costs nothing. Longer lists get the next power of two
+/// (see [`ipset_maxelem`]); when that step changes, the live set has to be destroyed
+/// once by hand. A set created by other means (e.g. fw3 `config ipset`) must use
+/// `hash:net`, the same family and this maxelem.
+pub const IPSET_MAXELEM: usize = 1 << 20;
+
+/// Suffix of ipset's temporary swap sets, `<set>_v4_new`; [`MAX_SET_LEN`] keeps the
+/// name within ipset's 31-byte limit.
+pub const IPSET_TMP_SUFFIX: &str = "_new";
+
+/// Renders the distinct stored `values` (prefixes and bare addresses, in any order,
+/// duplicates allowed; invalid strings are skipped) in `opts.format`.
+///
+/// Every format lists IPv4 before IPv6, each in numeric order (network address, then
+/// prefix length) without duplicates, and every non-empty output ends with a newline.
+/// Values are printed as stored (bare addresses stay bare) unless aggregated, when
+/// all are prefixes (`93.184.216.34/32`); see [`prepare`].
+///
+/// * `text`: one value per line. Empty list: zero bytes.
+/// * `json`: `{"type":"all","count":2,"addresses":["91.108.4.0/22","2001:b28:f23d::/48"]}`
+///   and a newline, like the other formats, so that a terminal prompt does not run on
+///   and a file is a proper text file; JSON parsers ignore it.
+/// * `nft`: `add table inet <table>`, then per family `add set` (interval set;
+///   idempotent), `flush set` and `add element` statements of at most [`NFT_CHUNK`]
+///   elements. Always aggregated, so no elements overlap (nft rejects overlaps
+///   without `auto-merge`); no `add element` for an empty family. One file is one
+///   transaction: the sets never appear empty or half-filled.
+/// * `ipset`: per family, `create <set>_v4 hash:net family inet maxelem M -exist` (the
+///   live set, if missing); the temporary `<set>_v4_new` created the same way and
+///   flushed (it may be left over from an interrupted load); `add` lines into it;
+///   `swap` with the live set and `destroy` of the temporary. The live set changes
+///   atomically and keeps the references of iptables rules. `M` is
+///   [`ipset_maxelem`]. Aggregated only on request (hash:net accepts overlapping
+///   entries). `hash:net` cannot hold a `/0`: a family containing one is written as
+///   its two `/1` halves, which match exactly the same addresses (every other entry is
+///   inside them).
+/// * `routeros`: per family, `/ip firewall address-list` (`/ipv6 ...`),
+///   `remove [find list=<set>]`, then `add list=<set> address=...` lines. RouterOS
+///   keeps IPv4 and IPv6 lists apart, so both use the name `<set>`. The `remove` is
+///   written for an empty family too, so that stale entries go away.
+///
+/// With a `family` filter the scripts leave the other family alone: they neither
+/// create, flush nor remove anything of it.
+///
+/// `opts.table` and `opts.set` are written unquoted: callers validate them first with
+/// [`RenderOptions::check`].
+///
+/// ```
+/// use ripe_cidr_collector::format::{render, Format, RenderOptions};
+/// let values = vec!["2001:db8::/32".to_string(), "10.0.0.0/8".to_string(), "9.0.0.0/8".to_string()];
+/// let opts = RenderOptions { format: Format::Text, ..RenderOptions::default() };
+/// assert_eq!(render(&values, &opts), b"9.0.0.0/8\n10.0.0.0/8\n2001:db8::/32\n");
+/// ```
+pub fn render(values: &[String], opts: &RenderOptions) -> Vec<u8> {
+    let p = prepare(values, opts.family, needs_aggregate(opts));
+    render_prepared(&p, opts)
+}
+
+/// Whether `opts` asks for aggregated lists: when requested, and always for `nft`
+/// (interval sets must not overlap).
+pub fn needs_aggregate(opts: &RenderOptions) -> bool {
+    opts.aggregate || opts.format == Format::Nft
+}
+
+/// [`render`] of lists already prepared (with [`needs_aggregate`] honoured).
+pub fn render_prepared(p: &Prepared, opts: &RenderOptions) -> Vec<u8> {
+    let v4 = opts.family != Some(Family::V6);
+    let v6 = opts.family != Some(Family::V4);
+    // About the longest line per entry, so that the buffer is allocated once.
+    let per_entry = 48 + opts.set.len();
+    let mut out = Vec::with_capacity(p.len() * per_entry + 512);
+    // Writing to a Vec cannot fail: the `let _ = write!` below ignore nothing real.
+    match opts.format {
+        Format::Text => {
+            lines(&mut out, b"", &p.v4);
+            lines(&mut out, b"", &p.v6);
+        }
+        Format::Json => {
+            let _ = write!(
+                out,
+                "{{\"type\":\"{}\",\"count\":{},\"addresses\":[",
+                opts.type_filter.as_str(),
+                p.len()
+            );
+            // IP syntax needs no JSON escaping.
+            for e in &p.v4 {
+                out.push(b'"');
+                Net::write(e, &mut out);
+                out.extend_from_slice(b"\",");
+            }
+            for e in &p.v6 {
+                out.push(b'"');
+                Net::write(e, &mut out);
+                out.extend_from_slice(b"\",");
+            }
+            if !p.is_empty() {
+                out.pop(); // the last comma
+            }
+            out.extend_from_slice(b"]}\n");
+        }
+        Format::Nft => {
+            let _ = writeln!(out, "add table inet {}", opts.table);
+            if v4 {
+                nft_family(&mut out, &opts.table, &opts.set, &p.v4);
+            }
+            if v6 {
+                nft_family(&mut out, &opts.table, &opts.set, &p.v6);
+            }
+        }
+        Format::Ipset => {
+            if v4 {
+                ipset_family(&mut out, &opts.set, &p.v4);
+            }
+            if v6 {
+                ipset_family(&mut out, &opts.set, &p.v6);
+            }
+        }
+        Format::Routeros => {
+            if v4 {
+                routeros_family(&mut out, &opts.set, &p.v4);
+            }
+            if v6 {
+                routeros_family(&mut out, &opts.set, &p.v6);
+            }
+        }
+    }
+    out
+}
+
+/// One line per entry, each `prefix` then the entry.
+fn lines<N: Net>(out: &mut Vec<u8>, prefix: &[u8], entries: &[Entry<N>]) {
+    for e in entries {
+        out.extend_from_slice(prefix);
+        N::write(e, out);
+        out.push(b'\n');
+    }
+}
+
+/// One family of the nft script.
+fn nft_family<N: Net>(out: &mut Vec<u8>, table: &str, set: &str, entries: &[Entry<N>]) {
+    let d = N::DIGIT;
+    let _ = writeln!(
+        out,
+        "add set inet {table} {set}_v{d} {{ type ipv{d}_addr; flags interval; }}"
+    );
+    let _ = writeln!(out, "flush set inet {table} {set}_v{d}");
+    for chunk in entries.chunks(NFT_CHUNK) {
+        let _ = write!(out, "add element inet {table} {set}_v{d} {{ ");
+        for (i, e) in chunk.iter().enumerate() {
+            if i > 0 {
+                out.extend_from_slice(b", ");
+            }
+            N::write(e, out);
+        }
+        out.extend_from_slice(b" }\n");
+    }
+}
+
+/// One family of the ipset restore file.
+fn ipset_family<N: Net>(out: &mut Vec<u8>, set: &str, entries: &[Entry<N>]) {
+    let halves;
+    let entries = if entries.iter().any(|e| e.net.prefix_len() == 0) {
+        halves = N::halves().map(|net| Entry { net, bare: false });
+        &halves[..]
+    } else {
+        entries
+    };
+    let (d, family) = (N::DIGIT, N::IPSET_FAMILY);
+    let maxelem = ipset_maxelem(entries.len());
+    let live = format!("{set}_v{d}");
+    let tmp = format!("{live}{IPSET_TMP_SUFFIX}");
+    for name in [&live, &tmp] {
+        let _ = writeln!(
+            out,
+            "create {name} hash:net family {family} maxelem {maxelem} -exist"
+        );
+    }
+    let _ = writeln!(out, "flush {tmp}");
+    lines(out, format!("add {tmp} ").as_bytes(), entries);
+    let _ = writeln!(out, "swap {tmp} {live}");
+    let _ = writeln!(out, "destroy {tmp}");
+}
+
+/// The ipset `maxelem` for `count` entries: [`IPSET_MAXELEM`], or for a longer list
+/// the next power of two (within ipset's 32-bit limit).
+pub fn ipset_maxelem(count: usize) -> u64 {
+    if count <= IPSET_MAXELEM {
+        IPSET_MAXELEM as u64
+    } else {
+        (count as u64)
+            .checked_next_power_of_two()
+            .unwrap_or(u64::MAX)
+            .min(u64::from(u32::MAX))
+    }
+}
+
+/// One family of the RouterOS script.
+fn routeros_family<N: Net>(out: &mut Vec<u8>, set: &str, entries: &[Entry<N>]) {
+    let _ = writeln!(out, "{} firewall address-list", N::ROUTEROS_MENU);
+    let _ = writeln!(out, "remove [find list={set}]");
+    lines(out, format!("add list={set} address=").as_bytes(), entries);
+}

@@ -1,0 +1,283 @@
+//! Sources and values: the two kinds of source, how ASNs and host names are written
+//! and shown, and how collected values are normalised. Every layer uses these, so
+//! there is one definition of each rule.
+
+use std::fmt;
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+use serde_json::Value;
+
+/// The two kinds of source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// An autonomous system: its announced prefixes.
+    Asn,
+    /// A host name: its A and AAAA addresses.
+    Fqdn,
+}
+
+impl Kind {
+    /// Both kinds, ASN first.
+    pub const ALL: [Kind; 2] = [Kind::Asn, Kind::Fqdn];
+
+    /// `asn` or `fqdn`: the word stored in the database's `kind` column.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Asn => "asn",
+            Kind::Fqdn => "fqdn",
+        }
+    }
+    /// The config key holding sources of this kind: `asns` or `fqdns`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Kind::Asn => "asns",
+            Kind::Fqdn => "fqdns",
+        }
+    }
+    /// Normalises a source given as text (CLI, API path).
+    pub fn normalize(self, s: &str) -> Result<String, String> {
+        match self {
+            Kind::Asn => normalize_asn(s),
+            Kind::Fqdn => normalize_fqdn(s),
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a source is shown to people: `AS62041` or the host name.
+pub fn display(kind: Kind, source: &str) -> String {
+    match kind {
+        Kind::Asn => format!("AS{source}"),
+        Kind::Fqdn => source.to_string(),
+    }
+}
+
+/// Normalises an ASN: `"62041"`, `"AS62041"`, `"as62041"` → `"62041"`.
+///
+/// ```
+/// use ripe_cidr_collector::source::normalize_asn;
+/// assert_eq!(normalize_asn("AS62041").unwrap(), "62041");
+/// assert!(normalize_asn("ASX").unwrap_err().contains("\"ASX\""));
+/// ```
+pub fn normalize_asn(s: &str) -> Result<String, String> {
+    let digits = s
+        .strip_prefix("AS")
+        .or_else(|| s.strip_prefix("as"))
+        .or_else(|| s.strip_prefix("As"))
+        .or_else(|| s.strip_prefix("aS"))
+        .unwrap_or(s);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "invalid ASN {s:?}: expected a number such as 62041 or AS62041"
+        ));
+    }
+    match digits.parse::<u32>() {
+        Ok(0) => Err(format!("invalid ASN {s:?}: AS0 is reserved")),
+        Ok(n) => Ok(n.to_string()),
+        Err(_) => Err(format!("invalid ASN {s:?}: ASNs go up to 4294967295")),
+    }
+}
+
+/// Normalises an ASN given as JSON: a string as in [`normalize_asn`] or a whole number.
+pub fn normalize_asn_value(v: &Value) -> Result<String, String> {
+    match v {
+        Value::String(s) => normalize_asn(s),
+        Value::Number(n) => match n.as_u64() {
+            Some(n) => normalize_asn(&n.to_string()),
+            None => Err(format!("invalid ASN {n}: expected a whole number")),
+        },
+        other => Err(format!(
+            "invalid ASN {other}: expected a string such as \"AS62041\" or a number"
+        )),
+    }
+}
+
+/// Normalises a host name: lower case, trailing dot dropped; rejects IP literals,
+/// spaces and other invalid characters, empty labels, labels over 63 bytes, names over
+/// 253 bytes and non-ASCII names (those must be given in their `xn--` form).
+///
+/// ```
+/// use ripe_cidr_collector::source::normalize_fqdn;
+/// assert_eq!(normalize_fqdn("Example.COM.").unwrap(), "example.com");
+/// assert!(normalize_fqdn("192.0.2.1").is_err());
+/// ```
+pub fn normalize_fqdn(s: &str) -> Result<String, String> {
+    let bad = |why: &str| Err(format!("invalid host name {s:?}: {why}"));
+    let name = s.strip_suffix('.').unwrap_or(s).to_ascii_lowercase();
+    if name.is_empty() {
+        return bad("empty");
+    }
+    if !name.is_ascii() {
+        return bad("not ASCII; give internationalised names in their xn-- form");
+    }
+    if name.parse::<IpAddr>().is_ok() {
+        return bad("an IP address, not a host name");
+    }
+    if s.contains(':') {
+        return bad("':' is not allowed (no port, no IPv6 address)");
+    }
+    if name.len() > 253 {
+        return bad("longer than 253 bytes");
+    }
+    for label in name.split('.') {
+        if label.is_empty() {
+            return bad("empty label");
+        }
+        if label.len() > 63 {
+            return bad("a label is longer than 63 bytes");
+        }
+        if !label
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            return bad("only letters, digits, '-' and '_' are allowed in a label");
+        }
+        if label.starts_with('-') || label.ends_with('-') {
+            return bad("a label starts or ends with '-'");
+        }
+    }
+    // A top-level label is never all digits; this also catches things like 300.1.1.1.
+    if name.contains('.')
+        && name
+            .rsplit('.')
+            .next()
+            .is_some_and(|l| l.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return bad("looks like an IP address, not a host name");
+    }
+    Ok(name)
+}
+
+/// Normalises a prefix from an ASN source: host bits cleared (`10.0.0.1/8` →
+/// `10.0.0.0/8`), IPv6 in canonical lower-case form. A bare address becomes a host
+/// prefix (`/32`, `/128`).
+pub fn normalize_prefix(s: &str) -> Result<String, String> {
+    let t = s.trim();
+    if let Ok(net) = t.parse::<IpNet>() {
+        return Ok(net.trunc().to_string());
+    }
+    if let Ok(ip) = t.parse::<IpAddr>() {
+        return Ok(IpNet::from(ip).to_string());
+    }
+    Err(format!("invalid prefix {s:?}"))
+}
+
+/// Normalises an address from an FQDN source: a bare address in canonical form.
+pub fn normalize_address(s: &str) -> Result<String, String> {
+    s.trim()
+        .parse::<IpAddr>()
+        .map(|ip| ip.to_string())
+        .map_err(|_| format!("invalid IP address {s:?}"))
+}
+
+/// Normalises a value for a source of `kind`.
+pub fn normalize_value(kind: Kind, s: &str) -> Result<String, String> {
+    match kind {
+        Kind::Asn => normalize_prefix(s),
+        Kind::Fqdn => normalize_address(s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn asn_forms() {
+        for s in ["62041", "AS62041", "as62041", "As62041", "062041"] {
+            assert_eq!(normalize_asn(s).unwrap(), "62041", "{s}");
+        }
+        assert_eq!(
+            normalize_asn_value(&serde_json::json!(62041)).unwrap(),
+            "62041"
+        );
+        assert_eq!(normalize_asn("4294967295").unwrap(), "4294967295");
+        for bad in [
+            "",
+            "AS",
+            "ASN62041",
+            "62041a",
+            " 62041",
+            "-1",
+            "4294967296",
+            "0",
+            "AS 1",
+            "1.5",
+        ] {
+            let e = normalize_asn(bad).unwrap_err();
+            assert!(e.contains(&format!("{bad:?}")), "{e}");
+        }
+        for bad in [
+            serde_json::json!(-5),
+            serde_json::json!(1.5),
+            serde_json::json!(null),
+            serde_json::json!([1]),
+        ] {
+            assert!(normalize_asn_value(&bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn fqdn_forms() {
+        assert_eq!(normalize_fqdn("Example.COM.").unwrap(), "example.com");
+        assert_eq!(normalize_fqdn("localhost").unwrap(), "localhost");
+        assert_eq!(
+            normalize_fqdn("xn--bcher-kva.example").unwrap(),
+            "xn--bcher-kva.example"
+        );
+        let long_label = "a".repeat(64);
+        let long_name = [
+            "a".repeat(63),
+            "b".repeat(63),
+            "c".repeat(63),
+            "d".repeat(62),
+        ]
+        .join(".");
+        assert_eq!(long_name.len(), 254);
+        for bad in [
+            "",
+            ".",
+            "1.2.3.4",
+            "::1",
+            "2001:db8::1",
+            "[::1]",
+            "exa mple.com",
+            "bücher.example",
+            "a..b",
+            ".example.com",
+            "-a.example",
+            "a-.example",
+            "ex/ample.com",
+            "300.1.1.1",
+            &long_label,
+            &long_name,
+            "example.com..",
+        ] {
+            let e = normalize_fqdn(bad).unwrap_err();
+            assert!(e.contains("invalid host name"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn normalises_values() {
+        assert_eq!(normalize_prefix("10.0.0.1/8").unwrap(), "10.0.0.0/8");
+        assert_eq!(
+            normalize_prefix("2001:DB8:0:0::1/32").unwrap(),
+            "2001:db8::/32"
+        );
+        assert_eq!(normalize_prefix("1.2.3.4").unwrap(), "1.2.3.4/32");
+        assert!(normalize_prefix("1.2.3.4/33").is_err());
+        assert!(normalize_prefix("garbage").is_err());
+        assert_eq!(
+            normalize_address("2606:2800:0:0:0:0:0:1").unwrap(),
+            "2606:2800::1"
+        );
+        assert!(normalize_address("1.2.3.0/24").is_err());
+    }
+}

@@ -1,0 +1,175 @@
+//! Adding, removing and purging sources: the one implementation behind the `asn` and
+//! `fqdn` commands and the API's `/asns` and `/fqdns`, so both give the same outcome
+//! for the same request.
+
+use std::fmt;
+
+use crate::config::{self, ConfigError, Paths};
+use crate::db::{self, StoreError};
+use crate::source::{self, Kind};
+
+/// Why a change to the sources failed.
+#[derive(Debug)]
+pub enum SourcesError {
+    /// `config.json` could not be read, validated or written.
+    Config(ConfigError),
+    /// The database failed (on `purge`).
+    Store(StoreError),
+    /// The source is neither configured nor (for a purge) stored; the text names it.
+    NotFound(String),
+}
+
+impl fmt::Display for SourcesError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SourcesError::Config(e) => e.fmt(f),
+            SourcesError::Store(e) => e.fmt(f),
+            SourcesError::NotFound(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for SourcesError {}
+
+impl From<ConfigError> for SourcesError {
+    fn from(e: ConfigError) -> Self {
+        SourcesError::Config(e)
+    }
+}
+
+impl From<StoreError> for SourcesError {
+    fn from(e: StoreError) -> Self {
+        SourcesError::Store(e)
+    }
+}
+
+/// What [`add`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Added {
+    /// The source, normalised (`62041`, `example.com`).
+    pub source: String,
+    /// False when it was configured already.
+    pub added: bool,
+}
+
+/// What [`remove`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Removed {
+    /// The source, normalised.
+    pub source: String,
+    /// Whether it was configured (and now is not).
+    pub removed: bool,
+    /// With `purge`: how many stored values were deleted now.
+    pub purged: Option<usize>,
+}
+
+/// Adds an already normalised (or at least valid) source to the configuration,
+/// creating `config.json` when needed. A running daemon notices within seconds.
+pub fn add(paths: &Paths, kind: Kind, source: &str) -> Result<Added, SourcesError> {
+    let (source, added) = config::add_source(&paths.config(), kind, source)?;
+    let shown = source::display(kind, &source);
+    if added {
+        log::info!("added {shown}; a running daemon collects it within seconds");
+    } else {
+        log::info!("{shown} is already configured");
+    }
+    Ok(Added { source, added })
+}
+
+/// Takes a source out of the configuration; its values then age out by the TTL. With
+/// `purge` they are deleted now, which also works for a source that is no longer
+/// configured but still has stored values (e.g. one imported from the legacy files).
+///
+/// [`SourcesError::NotFound`] when there was nothing to do: the source is not
+/// configured and, for a purge, has no stored values.
+pub fn remove(
+    paths: &Paths,
+    kind: Kind,
+    source: &str,
+    purge: bool,
+) -> Result<Removed, SourcesError> {
+    let (source, removed) = config::remove_source(&paths.config(), kind, source)?;
+    let shown = source::display(kind, &source);
+    let purged = if purge {
+        Some(db::open(paths)?.purge_source(kind, &source)?)
+    } else {
+        None
+    };
+    match (removed, purged) {
+        (false, None) => {
+            return Err(SourcesError::NotFound(format!(
+                "{shown} is not configured (stored values of an unconfigured source \
+                 expire by ttl_days; --purge or ?purge=true deletes them now)"
+            )))
+        }
+        (false, Some(0)) => {
+            return Err(SourcesError::NotFound(format!(
+                "{shown} is neither configured nor stored"
+            )))
+        }
+        (false, Some(n)) => log::info!("{shown} was not configured; deleted its {n} stored values"),
+        (true, Some(n)) => log::info!("removed {shown} and deleted its {n} stored values"),
+        (true, None) => log::info!("removed {shown}; its values expire after ttl_days"),
+    }
+    Ok(Removed {
+        source,
+        removed,
+        purged,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paths() -> (tempfile::TempDir, Paths) {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Paths::new(dir.path(), None);
+        (dir, paths)
+    }
+
+    #[test]
+    fn add_then_add_again() {
+        let (_d, p) = paths();
+        assert!(add(&p, Kind::Asn, "AS62041").unwrap().added);
+        let again = add(&p, Kind::Asn, "62041").unwrap();
+        assert_eq!((again.source.as_str(), again.added), ("62041", false));
+    }
+
+    #[test]
+    fn remove_unknown_is_not_found_with_or_without_purge() {
+        let (_d, p) = paths();
+        for purge in [false, true] {
+            let e = remove(&p, Kind::Asn, "999", purge).unwrap_err();
+            assert!(
+                matches!(&e, SourcesError::NotFound(m) if m.contains("AS999")),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn purge_of_unconfigured_stored_source_deletes_it() {
+        let (_d, p) = paths();
+        let mut db = db::open(&p).unwrap();
+        db.merge_source(Kind::Asn, "7", &["10.0.0.0/8".to_string()], 1_000, 7)
+            .unwrap();
+        let r = remove(&p, Kind::Asn, "7", true).unwrap();
+        assert_eq!((r.removed, r.purged), (false, Some(1)));
+        assert!(matches!(
+            remove(&p, Kind::Asn, "7", true),
+            Err(SourcesError::NotFound(_))
+        ));
+    }
+
+    #[test]
+    fn remove_configured_keeps_values_unless_purged() {
+        let (_d, p) = paths();
+        add(&p, Kind::Fqdn, "example.com").unwrap();
+        let r = remove(&p, Kind::Fqdn, "Example.COM.", false).unwrap();
+        assert_eq!(
+            (r.source.as_str(), r.removed, r.purged),
+            ("example.com", true, None)
+        );
+    }
+}
