@@ -44,7 +44,7 @@ fn render_one(db: &db::Db, out: &OutputConfig) -> Result<(), String> {
     let bytes = crate::listing::render(db, &out.render).map_err(|e| e.to_string())?;
     crate::util::write_atomic(&out.path, &bytes).map_err(|e| format!("writing: {e}"))?;
     match &out.command {
-        Some(cmd) => run_command(cmd, Duration::from_secs(out.timeout_seconds)),
+        Some(cmd) => run_shell(cmd, Duration::from_secs(out.timeout_seconds)),
         None => Ok(()),
     }
 }
@@ -67,7 +67,7 @@ const STDERR_GRACE: Duration = Duration::from_millis(500);
 
 /// Runs `cmd` with `/bin/sh -c`, killing it after `limit`. Its stderr (the last line)
 /// goes into the error message.
-pub fn run_command(cmd: &str, limit: Duration) -> Result<(), String> {
+pub fn run_shell(cmd: &str, limit: Duration) -> Result<(), String> {
     let mut command = Command::new("/bin/sh");
     command.arg("-c").arg(cmd);
     // Its own process group, so that a timeout kills what the shell started too (a
@@ -144,16 +144,16 @@ mod tests {
 
     #[test]
     fn commands() {
-        assert!(run_command("true", Duration::from_secs(5)).is_ok());
-        let e = run_command("echo nope >&2; exit 3", Duration::from_secs(5)).unwrap_err();
+        assert!(run_shell("true", Duration::from_secs(5)).is_ok());
+        let e = run_shell("echo nope >&2; exit 3", Duration::from_secs(5)).unwrap_err();
         assert!(e.contains("exit status: 3") && e.ends_with(": nope"), "{e}");
         let t = Instant::now();
-        let e = run_command("sleep 10", Duration::from_millis(300)).unwrap_err();
+        let e = run_shell("sleep 10", Duration::from_millis(300)).unwrap_err();
         assert!(e.contains("killed"), "{e}");
         assert!(t.elapsed() < Duration::from_secs(5));
         // A command that leaves a background process holding stderr does not block.
         let t = Instant::now();
-        assert!(run_command("sleep 10 & echo started", Duration::from_secs(5)).is_ok());
+        assert!(run_shell("sleep 10 & echo started", Duration::from_secs(5)).is_ok());
         assert!(t.elapsed() < Duration::from_secs(5));
     }
 }

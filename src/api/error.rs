@@ -159,8 +159,8 @@ struct ErrorBody {
 }
 
 /// A storage error as the API logs it. The store's own text for a database moved
-/// aside speaks of "the next start", which fits a command; the API opens the
-/// database anew for every request, so the next request starts a fresh one.
+/// aside speaks of "the next run or request"; the API opens the database anew for
+/// every request, so here it is exactly the next request that starts a fresh one.
 fn describe_store_error(e: &StoreError) -> String {
     match e {
         StoreError::Corrupt {

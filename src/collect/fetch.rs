@@ -285,7 +285,8 @@ impl Http {
             .timeout_global(Some(timeout))
             .user_agent(concat!("ripe-cidr-collector/", env!("CARGO_PKG_VERSION")))
             .max_redirects(5)
-            // One source at a time, a few requests per run: no pool worth keeping.
+            // Each fetching thread (four run at once) makes one request per source, a few
+            // per run: a couple of idle connections is all a pool would reuse.
             .max_idle_connections(2)
             .tls_config(TlsConfig::builder().root_certs(root_certs).build())
             .build()

@@ -5,7 +5,7 @@
 use std::fs;
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
@@ -24,28 +24,8 @@ struct Serve {
 }
 
 fn serve(t: &TestDir) -> Serve {
-    // free_port() may hand the same port to a parallel test before our server binds
-    // it; then ours exits and someone else would answer. Retry on another port.
-    for _ in 0..5 {
-        let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
-        let log = fs::File::create(t.file("serve.log")).unwrap();
-        let child = t
-            .cmd()
-            .args(["-v", "serve", "--listen", &addr.to_string()])
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        let mut proc = Proc(child);
-        let serving = format!("serving on {addr}");
-        let up = eventually(Duration::from_secs(10), || {
-            log_of(t).contains(&serving) || proc.0.try_wait().unwrap().is_some()
-        });
-        if up && log_of(t).contains(&serving) && wait_listening(addr, Duration::from_secs(5)) {
-            return Serve { proc, addr };
-        }
-    }
-    panic!("serve did not start: {}", log_of(t));
+    let (proc, addr) = t.spawn_listening(&["-v", "serve"]);
+    Serve { proc, addr }
 }
 
 fn log_of(t: &TestDir) -> String {

@@ -54,15 +54,50 @@ impl TestDir {
             .stdin(Stdio::null());
         c
     }
-    /// Starts the binary with `args` (stderr captured), killed when dropped.
+    /// Starts the binary with `args`, killed when dropped. Its stdout and stderr are
+    /// drained on threads (a chatty process never blocks on a full pipe) into
+    /// [`Proc::stdout`] / [`Proc::stderr`]; stderr also goes to `<command>.log` in
+    /// this directory.
     pub fn spawn(&self, args: &[&str]) -> Proc {
-        Proc(
-            self.cmd()
-                .args(args)
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap(),
-        )
+        let name = args
+            .iter()
+            .find(|a| !a.starts_with('-'))
+            .copied()
+            .unwrap_or("proc");
+        let child = self
+            .cmd()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        Proc::drained(child, Some(self.file(&format!("{name}.log"))))
+    }
+
+    /// Starts the binary with `args` plus `--listen 127.0.0.1:PORT` on a free port and
+    /// waits until it logs `serving on` and accepts connections. (A free port may be
+    /// taken by a parallel test before the server binds it: then another is tried.)
+    pub fn spawn_listening(&self, args: &[&str]) -> (Proc, SocketAddr) {
+        let mut last = String::new();
+        for _ in 0..5 {
+            let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
+            let listen = addr.to_string();
+            let mut all = args.to_vec();
+            all.extend(["--listen", listen.as_str()]);
+            let mut proc = self.spawn(&all);
+            let serving = format!("serving on {addr}");
+            let up = eventually(Duration::from_secs(10), || {
+                proc.stderr().contains(&serving) || proc.0.try_wait().unwrap().is_some()
+            });
+            if up
+                && proc.stderr().contains(&serving)
+                && wait_listening(addr, Duration::from_secs(5))
+            {
+                return (proc, addr);
+            }
+            last = proc.stderr();
+        }
+        panic!("{args:?} did not start listening: {last}");
     }
 
     /// Runs the binary with `args` to completion.
@@ -71,8 +106,41 @@ impl TestDir {
     }
 }
 
+/// What a drained stream has delivered so far.
+type Sink = Arc<Mutex<Vec<u8>>>;
+
+/// Copies `from` into `sink` (and `log`) until it ends.
+fn drain(
+    mut from: impl Read + Send + 'static,
+    sink: Sink,
+    log: Option<PathBuf>,
+) -> thread::JoinHandle<()> {
+    thread::spawn(move || {
+        let mut file = log.and_then(|p| std::fs::File::create(p).ok());
+        let mut buf = [0u8; 8192];
+        loop {
+            match from.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    sink.lock().unwrap().extend_from_slice(&buf[..n]);
+                    if let Some(f) = file.as_mut() {
+                        let _ = std::io::Write::write_all(f, &buf[..n]);
+                    }
+                }
+            }
+        }
+    })
+}
+
+/// The streams of a [`Proc`] read so far, and the threads reading them.
+pub struct Drained {
+    out: Sink,
+    err: Sink,
+    threads: Vec<thread::JoinHandle<()>>,
+}
+
 /// A child process killed when dropped.
-pub struct Proc(pub Child);
+pub struct Proc(pub Child, pub Drained);
 
 impl Drop for Proc {
     fn drop(&mut self) {
@@ -82,28 +150,53 @@ impl Drop for Proc {
 }
 
 impl Proc {
+    /// Wraps `child`, draining whichever of its stdout and stderr are piped.
+    pub fn drained(mut child: Child, log: Option<PathBuf>) -> Proc {
+        let (out, err): (Sink, Sink) = Default::default();
+        let mut threads = Vec::new();
+        if let Some(o) = child.stdout.take() {
+            threads.push(drain(o, out.clone(), None));
+        }
+        if let Some(e) = child.stderr.take() {
+            threads.push(drain(e, err.clone(), log));
+        }
+        Proc(child, Drained { out, err, threads })
+    }
     pub fn pid(&self) -> u32 {
         self.0.id()
     }
     /// Waits up to `limit` for the process to exit.
     pub fn wait_exit(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
-        let start = Instant::now();
-        while start.elapsed() < limit {
-            if let Some(s) = self.0.try_wait().unwrap() {
-                return Some(s);
+        let status = wait_child(&mut self.0, limit).map(|_| self.0.wait().unwrap());
+        if status.is_some() {
+            // The streams end with the process (unless a child of it holds them).
+            for t in self.1.threads.drain(..) {
+                let _ = t.join();
             }
-            thread::sleep(Duration::from_millis(20));
         }
-        None
+        status
     }
-    /// Everything the process wrote to stderr so far (after it exited).
+    /// Everything the process wrote to stderr so far.
     pub fn stderr(&mut self) -> String {
-        let mut s = String::new();
-        if let Some(e) = self.0.stderr.as_mut() {
-            let _ = e.read_to_string(&mut s);
-        }
-        s
+        String::from_utf8_lossy(&self.1.err.lock().unwrap()).into_owned()
     }
+    /// Everything the process wrote to stdout so far.
+    pub fn stdout(&mut self) -> String {
+        String::from_utf8_lossy(&self.1.out.lock().unwrap()).into_owned()
+    }
+}
+
+/// Waits up to `limit` for `child` to exit; its exit code (`Some(None)`-free: a
+/// signal gives `None` inside), or `None` when it is still running.
+pub fn wait_child(child: &mut Child, limit: Duration) -> Option<i32> {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if let Some(s) = child.try_wait().unwrap() {
+            return Some(s.code().unwrap_or(-1));
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    None
 }
 
 /// A port that was free a moment ago.

@@ -4,6 +4,7 @@
 
 #[cfg(feature = "api")]
 mod api;
+mod cli;
 #[cfg(feature = "collect")]
 mod collect;
 mod common;

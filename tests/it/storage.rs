@@ -33,16 +33,7 @@ fn two_processes_import_once() {
     for _ in 0..3 {
         let t = TestDir::new();
         copy_legacy(&t, 100);
-        let spawn = || {
-            Proc(
-                t.cmd()
-                    .args(["status"])
-                    .stdout(std::process::Stdio::null())
-                    .stderr(std::process::Stdio::piped())
-                    .spawn()
-                    .unwrap(),
-            )
-        };
+        let spawn = || t.spawn(&["status"]);
         let (mut a, mut b) = (spawn(), spawn());
         let sa = a
             .wait_exit(Duration::from_secs(60))
