@@ -845,6 +845,7 @@ mod tests {
             .prepare("SELECT * FROM addresses")
             .unwrap()
             .column_names()
+            .into_iter()
             .map(String::from)
             .collect();
         assert_eq!(cols, ["kind", "source", "value", "first_seen", "last_seen"]);
