@@ -95,6 +95,19 @@ else
 	failed=1
 fi
 
+# An earlier version linked DATA_DIR/ripe.db to the database on flash.
+reset_uci
+UCI_main_enabled=1 UCI_main_data_dir="$d"
+mkdir -p "$d"
+ln -s /nonexistent/ripe.db "$d/ripe.db"
+run start_service
+if [ ! -L "$d/ripe.db" ] && [ ! -e "$d/ripe.db" ]; then
+	echo "ok   old link to a flash database removed"
+else
+	echo "FAIL old link to a flash database: $(ls -l "$d")"
+	failed=1
+fi
+
 reset_uci
 UCI_main_enabled=yes UCI_main_data_dir="$d"
 run start_service
