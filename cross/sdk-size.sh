@@ -31,9 +31,10 @@ case "$target" in
   mips*)
     rustup component add rust-src --toolchain nightly >/dev/null
     # Only to get a std for the target at all: -Zbuild-std, stock features.
-    # +crt-static: zig links musl statically (the SDK links it dynamically: both are
-    # position-independent code, unlike cross/build.sh's relocation-model=static).
-    RUSTFLAGS="-C target-feature=+crt-static" \
+    # +crt-static: zig links its own musl (link-self-contained=no), statically; the
+    # SDK links musl dynamically. Both are position-independent code, unlike
+    # cross/build.sh's relocation-model=static.
+    RUSTFLAGS="-C link-self-contained=no -C target-feature=+crt-static" \
       cargo +nightly zigbuild --profile openwrt --target "$target" -Zbuild-std=std,panic_abort
     ;;
   *) cargo zigbuild --profile openwrt --target "$target" ;;
