@@ -155,9 +155,9 @@ pub(crate) fn keep_valid<'a>(
 
 /// `16 MiB`, `1 KiB` or `1000 bytes`, for messages.
 fn human_bytes(n: u64) -> String {
-    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+    if n >= 1 << 20 && n % (1 << 20) == 0 {
         format!("{} MiB", n >> 20)
-    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
+    } else if n >= 1 << 10 && n % (1 << 10) == 0 {
         format!("{} KiB", n >> 10)
     } else {
         format!("{n} bytes")

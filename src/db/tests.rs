@@ -40,6 +40,7 @@ fn schema_and_pragmas() {
         .prepare("SELECT * FROM addresses")
         .unwrap()
         .column_names()
+        .into_iter()
         .map(String::from)
         .collect();
     assert_eq!(cols, ["kind", "source", "value", "first_seen", "last_seen"]);

@@ -9,4 +9,5 @@ mod cli;
 mod collect;
 mod common;
 mod formats_real;
+mod openwrt;
 mod storage;

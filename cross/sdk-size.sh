@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Builds the binary the way OpenWrt's SDK does (lang/rust's rust-values.mk and
+# rust-package.mk), to measure what a router gets from the feed package:
+# * profile `openwrt` (`CARGO_PKG_PROFILE:=openwrt`), with the environment the SDK
+#   sets: CARGO_PROFILE_RELEASE_PANIC=unwind, ..._OVERFLOW_CHECKS=true, opt-level z,
+#   LTO, one codegen unit (the openwrt profile overrides the first two);
+# * no -Z flags and none of cross/build.sh's size flags: std is the stock one, with
+#   its panic and formatting code;
+# * the SQLite trimming flags passed in the environment, as the package Makefile does
+#   (`cargo install` ignores .cargo/config.toml).
+# Differences that cannot be avoided here: the SDK uses its own stable rustc whose std
+# is built for the target, and links musl dynamically with its GCC. MIPS has no
+# prebuilt std in rustup, so std is rebuilt with nightly's -Zbuild-std (stock
+# features, nothing else); other targets use rustup's prebuilt std on stable. Static
+# linking through zig is kept (a dynamic musl link needs the target's libc.so).
+#   cross/sdk-size.sh mipsel-unknown-linux-musl
+# Needs `pip install ziglang cargo-zigbuild`; for MIPS also
+# `rustup component add rust-src --toolchain nightly`. Prints the size and the xz
+# size (what an .ipk roughly costs on flash, squashfs compresses with xz too).
+set -euo pipefail
+target=${1:?usage: cross/sdk-size.sh TARGET}
+cd "$(dirname "$0")/.."
+flags=$(sed -n 's/^LIBSQLITE3_FLAGS = "\(.*\)"$/\1/p' .cargo/config.toml)
+export LIBSQLITE3_FLAGS="$flags"
+export CARGO_PROFILE_RELEASE_PANIC=unwind CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS=true \
+  CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=true \
+  CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 CARGO_PROFILE_RELEASE_DEBUG=false \
+  CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=false
+export CARGO_TARGET_DIR=target/sdk
+case "$target" in
+  mips*)
+    rustup component add rust-src --toolchain nightly >/dev/null
+    # Only to get a std for the target at all: -Zbuild-std, stock features.
+    # +crt-static: zig links its own musl (link-self-contained=no), statically; the
+    # SDK links musl dynamically. Both are position-independent code, unlike
+    # cross/build.sh's relocation-model=static.
+    RUSTFLAGS="-C link-self-contained=no -C target-feature=+crt-static" \
+      cargo +nightly zigbuild --profile openwrt --target "$target" -Zbuild-std=std,panic_abort
+    ;;
+  *) cargo zigbuild --profile openwrt --target "$target" ;;
+esac
+bin="$CARGO_TARGET_DIR/$target/openwrt/ripe-cidr-collector"
+size=$(stat -c %s "$bin")
+xzs=$(xz -9e -c "$bin" | wc -c)
+budget=$((3 * 1024 * 1024))
+echo "$bin: $size bytes, xz $xzs ($(( size * 100 / budget ))% of the 3.0 MiB SDK budget)"

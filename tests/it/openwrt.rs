@@ -1,0 +1,149 @@
+//! The OpenWrt package's shell parts, off-router: the procd init script against stub
+//! procd/UCI functions (`openwrt/tests/init-test.sh`), and shellcheck on every shell
+//! file of the repository. Each skips with a message when its tool is missing.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Whether `tool` can be started (it answers `--version` or `-c :`).
+fn has(tool: &str, probe: &[&str]) -> bool {
+    Command::new(tool)
+        .args(probe)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn init_script_against_stub_procd_and_uci() {
+    if !has("sh", &["-c", ":"]) {
+        eprintln!("skipping: no `sh` to run openwrt/tests/init-test.sh");
+        return;
+    }
+    let out = Command::new("sh")
+        .arg(root().join("openwrt/tests/init-test.sh"))
+        .output()
+        .expect("run sh");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("init-test: all passed"),
+        "init-test.sh failed:\n{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The shell files: `*.sh`, `.ci/run`, the init script and the uci-defaults script.
+fn shell_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if p.is_dir() {
+            if name != "target" && name != ".git" {
+                shell_files(&p, out);
+            }
+        } else if name.ends_with(".sh")
+            || name.ends_with(".init")
+            || name.ends_with(".uci-defaults")
+            || p.ends_with(".ci/run")
+        {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn shellcheck_clean() {
+    if !has("shellcheck", &["--version"]) {
+        eprintln!("skipping: shellcheck is not installed (apt-get install shellcheck)");
+        return;
+    }
+    let mut files = Vec::new();
+    shell_files(root(), &mut files);
+    files.sort();
+    assert!(files.len() >= 8, "shell files not found: {files:?}");
+    let out = Command::new("shellcheck")
+        .current_dir(root())
+        .args(&files)
+        .output()
+        .expect("run shellcheck");
+    assert!(
+        out.status.success(),
+        "shellcheck on {files:?}:\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn mkpkg_builds_an_ipk_that_unpacks_to_the_package_tree() {
+    if !has("sh", &["-c", ":"]) || !has("tar", &["--version"]) || !has("gzip", &["--version"]) {
+        eprintln!("skipping: openwrt/mkpkg.sh needs sh, tar and gzip");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Any file does for packaging; the real one comes from cross/build.sh.
+    let bin = dir.path().join("ripe-cidr-collector");
+    std::fs::write(&bin, "#!/bin/sh\necho fake\n").unwrap();
+    let dist = dir.path().join("dist");
+    let out = Command::new("sh")
+        .arg(root().join("openwrt/mkpkg.sh"))
+        .args(["mipsel_24kc".as_ref(), bin.as_os_str(), dist.as_os_str()])
+        .env("SOURCE_DATE_EPOCH", "0")
+        .output()
+        .expect("run mkpkg.sh");
+    assert!(
+        out.status.success(),
+        "mkpkg.sh: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ipk = dist.join("ripe-cidr-collector_0.1.0-r1_mipsel_24kc.ipk");
+    let unpack = dir.path().join("unpack");
+    std::fs::create_dir(&unpack).unwrap();
+    let tar = |args: &[&str]| {
+        let o = Command::new("tar")
+            .current_dir(&unpack)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "tar {args:?}: {o:?}");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let outer = tar(&["-tzf", ipk.to_str().unwrap()]);
+    assert_eq!(
+        outer.lines().collect::<Vec<_>>(),
+        ["./debian-binary", "./data.tar.gz", "./control.tar.gz"]
+    );
+    tar(&["-xzf", ipk.to_str().unwrap()]);
+    let control = tar(&["-xzOf", "control.tar.gz", "./control"]);
+    for field in [
+        "Package: ripe-cidr-collector\n",
+        "Version: 0.1.0-r1\n",
+        "Architecture: mipsel_24kc\n",
+        "Depends: ca-bundle, nftables\n",
+        "License: MIT\n",
+    ] {
+        assert!(control.contains(field), "{field:?} not in\n{control}");
+    }
+    let conffiles = tar(&["-xzOf", "control.tar.gz", "./conffiles"]);
+    assert_eq!(
+        conffiles,
+        "/etc/config/ripe-cidr-collector\n/etc/ripe-cidr-collector/config.json\n"
+    );
+    let data = tar(&["-tzf", "data.tar.gz"]);
+    for path in [
+        "./usr/bin/ripe-cidr-collector",
+        "./etc/init.d/ripe-cidr-collector",
+        "./etc/config/ripe-cidr-collector",
+        "./etc/ripe-cidr-collector/config.json",
+        "./etc/uci-defaults/90-ripe-cidr-collector",
+        "./usr/share/ripe-cidr-collector/fw4-include.sh",
+    ] {
+        assert!(data.lines().any(|l| l == path), "{path} not in\n{data}");
+    }
+}
