@@ -14,6 +14,8 @@ use crate::db::{self, StoreError};
 use crate::format::{Family, Format, RenderOptions, TypeFilter};
 use crate::status;
 
+pub mod healthcheck;
+
 /// The text of `--help`.
 pub const USAGE: &str = "\
 ripe-cidr-collector: keeps lists of IP prefixes announced by autonomous systems and
@@ -35,6 +37,12 @@ Commands:
   fqdn list | add FQDN | remove FQDN [--purge]
                               manage host-name sources
   status [--json]             daemon heartbeat, last run, last error, counts
+  healthcheck api [--listen ADDR]
+                              exit 0 when GET /health of the API answers 200 and
+                              status ok within 3 s (default address: api.listen)
+  healthcheck daemon [--max-age SECONDS]
+                              exit 0 when status.json has the daemon's pid and a
+                              heartbeat at most SECONDS old (default 180)
 
 Options:
   --data-dir DIR   data directory (config.json, status.json); default $RIPE_DATA_DIR,
@@ -45,8 +53,8 @@ Options:
   -h, --help       this text
   -V, --version    the version
 
-Exit codes: 0 success, 1 error (config, storage, I/O), 2 usage error,
-3 `run` finished but at least one source failed.
+Exit codes: 0 success, 1 error (config, storage, I/O; unhealthy for healthcheck),
+2 usage error, 3 `run` finished but at least one source failed.
 ";
 
 /// What a usage error prints after its message.
@@ -125,6 +133,8 @@ pub enum Command {
         /// As JSON.
         json: bool,
     },
+    /// Check the API or the daemon for a container health check.
+    Healthcheck(healthcheck::Check),
 }
 
 /// A command line that cannot be understood (exit code 2).
@@ -173,6 +183,7 @@ pub fn parse(
     let mut output = None;
     let mut purge = false;
     let mut json = false;
+    let mut max_age = None;
     let mut help = false;
     let mut version = false;
     // Options that belong to one command, checked once the command is known.
@@ -228,6 +239,10 @@ pub fn parse(
                 json = true;
                 seen.push("--json");
             }
+            Long("max-age") => {
+                max_age = Some(parsed::<u64>(p.value()?, "--max-age")?);
+                seen.push("--max-age");
+            }
             Value(v) => words.push(text(v, "argument")?),
             other => return Err(other.unexpected().into()),
         }
@@ -278,6 +293,7 @@ pub fn parse(
         ],
         "asn" | "fqdn" => &["--purge"],
         "status" => &["--json"],
+        "healthcheck" => &["--listen", "--max-age"],
         _ => &[],
     };
     if let Some(bad) = seen.iter().find(|o| !allowed.contains(o)) {
@@ -311,6 +327,7 @@ pub fn parse(
             no_more(&rest)?;
             Command::Status { json }
         }
+        "healthcheck" => Command::Healthcheck(healthcheck::parse(&rest, listen, max_age)?),
         "asn" | "fqdn" => {
             let kind = if cmd == "asn" { Kind::Asn } else { Kind::Fqdn };
             let what = kind.as_str().to_ascii_uppercase();
@@ -463,6 +480,7 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
         Command::Run => network::run(paths),
         Command::Daemon { listen } => network::daemon(paths, *listen),
         Command::Serve { listen } => network::serve(paths, *listen),
+        Command::Healthcheck(check) => healthcheck::run(paths, check),
     }
 }
 
