@@ -103,7 +103,7 @@ EOF
 # (They arrive owned by root; the volume directory itself is the image user's, which
 # is all the import's renames and the atomic rewrites of config.json need.)
 chmod 644 "$old"/*
-docker cp "$old/." "$(compose ps -q collector):/data/"
+docker cp "$old/." "$(compose ps -aq collector):/data/"
 
 health_of() { docker inspect -f '{{.State.Health.Status}}' "$(compose ps -q "$1")"; }
 wait_healthy() {
