@@ -33,6 +33,12 @@ Commands:
   fqdn list | add FQDN | remove FQDN [--purge]
                               manage host-name sources
   status [--json]             daemon heartbeat, last run, last error, counts
+  healthcheck api [--listen ADDR]
+                              exit 0 when GET /health of the API answers 200 and
+                              status ok within 3 s (default address: api.listen)
+  healthcheck daemon [--max-age SECONDS]
+                              exit 0 when status.json has the daemon's pid and a
+                              heartbeat at most SECONDS old (default 180)
 
 Options:
   --data-dir DIR   data directory (config.json, status.json); default $RIPE_DATA_DIR,
@@ -43,8 +49,8 @@ Options:
   -h, --help       this text
   -V, --version    the version
 
-Exit codes: 0 success, 1 error (config, storage, I/O), 2 usage error,
-3 `run` finished but at least one source failed.
+Exit codes: 0 success, 1 error (config, storage, I/O; unhealthy for healthcheck),
+2 usage error, 3 `run` finished but at least one source failed.
 ";
 
 /// What a usage error prints after its message.
@@ -98,6 +104,7 @@ pub fn parse(
     let mut output = None;
     let mut purge = false;
     let mut json = false;
+    let mut max_age = None;
     let mut help = false;
     let mut version = false;
     // Options that belong to one command, checked once the command is known.
@@ -153,6 +160,10 @@ pub fn parse(
                 json = true;
                 seen.push("--json");
             }
+            Long("max-age") => {
+                max_age = Some(parsed::<u64>(p.value()?, "--max-age")?);
+                seen.push("--max-age");
+            }
             Value(v) => words.push(text(v, "argument")?),
             other => return Err(other.unexpected().into()),
         }
@@ -203,6 +214,7 @@ pub fn parse(
         ],
         "asn" | "fqdn" => &["--purge"],
         "status" => &["--json"],
+        "healthcheck" => &["--listen", "--max-age"],
         _ => &[],
     };
     if let Some(bad) = seen.iter().find(|o| !allowed.contains(o)) {
@@ -236,6 +248,7 @@ pub fn parse(
             no_more(&rest)?;
             Command::Status { json }
         }
+        "healthcheck" => Command::Healthcheck(super::healthcheck::parse(&rest, listen, max_age)?),
         "asn" | "fqdn" => {
             let kind = if cmd == "asn" { Kind::Asn } else { Kind::Fqdn };
             let what = kind.as_str().to_ascii_uppercase();

@@ -5,6 +5,7 @@ mod args;
 mod daemon;
 mod error;
 mod export;
+pub mod healthcheck;
 mod output;
 mod run;
 mod serve;
@@ -92,6 +93,8 @@ pub enum Command {
         /// As JSON.
         json: bool,
     },
+    /// Check the API or the daemon for a container health check.
+    Healthcheck(healthcheck::Check),
 }
 
 /// Commands that only read refuse a data directory (or database directory) that does
@@ -138,6 +141,7 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
         Command::Run => run::run(paths),
         Command::Daemon { listen } => daemon::run(paths, *listen),
         Command::Serve { listen } => serve::run(paths, *listen),
+        Command::Healthcheck(check) => healthcheck::run(paths, check),
     }
 }
 

@@ -9,5 +9,6 @@ mod cli;
 mod collect;
 mod common;
 mod formats_real;
+mod healthcheck;
 mod openwrt;
 mod storage;
