@@ -630,9 +630,28 @@ mod network {
         crate::collect::run_command(paths)
     }
 
+    /// The API (with `--listen`) runs beside the daemon and stops with it.
     #[cfg(feature = "collect")]
     pub fn daemon(paths: &Paths, listen: Option<SocketAddr>) -> Result<Outcome, CliError> {
-        crate::daemon::run(paths, listen)
+        // The API first: when its address is taken, fail before claiming status.json.
+        #[cfg(feature = "api")]
+        let _api = match listen {
+            Some(addr) => {
+                let server = crate::api::spawn(paths, addr).map_err(CliError::Other)?;
+                log::info!("API listening on {}", server.addr());
+                Some(server)
+            }
+            None => None,
+        };
+        #[cfg(not(feature = "api"))]
+        if listen.is_some() {
+            return Err(CliError::Other(
+                "--listen is not available: this binary was built without the `api` feature"
+                    .into(),
+            ));
+        }
+        crate::daemon::run(paths).map_err(|e| CliError::Other(e.to_string()))?;
+        Ok(Outcome::Success)
     }
 
     #[cfg(feature = "api")]
