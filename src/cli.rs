@@ -646,8 +646,7 @@ mod network {
         #[cfg(not(feature = "api"))]
         if listen.is_some() {
             return Err(CliError::Other(
-                "--listen is not available: this binary was built without the `api` feature"
-                    .into(),
+                "--listen is not available: this binary was built without the `api` feature".into(),
             ));
         }
         crate::daemon::run(paths).map_err(|e| CliError::Other(e.to_string()))?;

@@ -125,7 +125,8 @@ impl Shell {
             self.perform(actions);
             // Sleep until something is due, a job reports, or the next signal poll.
             let until = self.core.wake_at().saturating_sub(util::unix_now());
-            let wait = Duration::from_secs(until.max(0) as u64).clamp(Duration::from_millis(20), TICK);
+            let wait =
+                Duration::from_secs(until.max(0) as u64).clamp(Duration::from_millis(20), TICK);
             match self.messages.1.recv_timeout(wait) {
                 Ok(msg) => self.handle(msg),
                 Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {}

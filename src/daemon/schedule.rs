@@ -74,10 +74,7 @@ impl Outputs {
 #[derive(Debug)]
 enum Busy {
     /// A collection; `forced` is what is rendered afterwards even if nothing changed.
-    Collecting {
-        full: bool,
-        forced: Option<Outputs>,
-    },
+    Collecting { full: bool, forced: Option<Outputs> },
     /// Rendering the outputs at these paths.
     Rendering(Vec<String>),
 }
@@ -172,7 +169,11 @@ impl Schedule {
                 return i64::MIN;
             }
             t = t.min(self.next_run);
-            t = t.min(self.retry_at.unwrap_or(i64::MAX));
+            t = t.min(
+                self.retry_at
+                    .filter(|_| !self.retry.is_empty())
+                    .unwrap_or(i64::MAX),
+            );
             t = t.min(self.render.as_ref().map_or(i64::MAX, |r| r.0));
         }
         t
@@ -235,11 +236,8 @@ impl Schedule {
             }
         }
         self.cfg = Some(new);
-        if first {
-            vec![self.write(now)]
-        } else {
-            Vec::new()
-        }
+        // The status shows the new schedule at once.
+        vec![self.write(now)]
     }
 
     /// The first schedule: collect now when the last successful run is older than
@@ -269,7 +267,6 @@ impl Schedule {
             Some(t) if t <= now && now - t < interval && !empty => t + interval,
             _ => now,
         };
-        self.status.next_run = Some(util::iso(self.next_run));
         log::info!(
             "collecting every {interval} s, next run {}",
             util::iso(self.next_run)
@@ -288,6 +285,9 @@ impl Schedule {
         let configured = |(k, s): &Source| new.sources(*k).contains(s);
         self.pending.retain(configured);
         self.retry.retain(configured);
+        if self.retry.is_empty() {
+            self.retry_at = None;
+        }
         if new.schedule.interval_secs() != old.schedule.interval_secs() {
             // Keep the rhythm: one new interval after the last full run.
             let last = self.last_full_start.or_else(|| {
@@ -295,7 +295,6 @@ impl Schedule {
                 util::parse_iso(t)
             });
             self.next_run = last.map_or(now, |t| t + new.schedule.interval_secs() as i64);
-            self.status.next_run = Some(util::iso(self.next_run));
         }
         if new.outputs != old.outputs {
             self.render_backoff.reset();
@@ -337,7 +336,6 @@ impl Schedule {
             self.pending.clear();
             self.retry_at = None;
             self.next_run = now + interval;
-            self.status.next_run = Some(util::iso(self.next_run));
             self.last_full_start = Some(now);
             self.start(now, None, forced, actions);
         } else if !self.pending.is_empty() {
@@ -451,14 +449,11 @@ impl Schedule {
                 self.next_run = self.next_run.min(now + delay);
                 // Never render after the run failed as a whole: the database may just
                 // have been moved aside, and an empty fresh one must not flush the
-                // live sets. What was to be rendered waits for the next try.
-                if let Some(which) = forced {
-                    self.render_at(now + self.retry_after(), which);
-                }
+                // live sets. What was to be rendered (`forced`) waits for the next
+                // collection, which renders everything.
                 None
             }
         };
-        self.status.next_run = Some(util::iso(self.next_run));
         actions.push(self.write(now));
         if let Some(which) = render.filter(|_| !self.stopped) {
             self.render_now(which, &mut actions);
@@ -533,7 +528,9 @@ impl Schedule {
             // whether or not the data changes meanwhile; only the failed outputs.
             let failed = self.status.output_failures.keys().map(PathBuf::from);
             let which = Outputs::Only(failed.collect());
-            let delay = self.render_backoff.next(self.retry_after(), self.interval());
+            let delay = self
+                .render_backoff
+                .next(self.retry_after(), self.interval());
             self.render_at(now + delay, which);
         }
         vec![self.write(now)]

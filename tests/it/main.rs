@@ -7,5 +7,7 @@ mod api;
 #[cfg(feature = "collect")]
 mod collect;
 mod common;
+#[cfg(feature = "collect")]
+mod daemon;
 mod formats_real;
 mod storage;
