@@ -211,6 +211,9 @@ impl Shell {
 
     /// Runs `work` on a worker thread, which sends its result as its last act.
     fn spawn(&mut self, phase: u8, work: impl FnOnce(&AtomicU8) -> Msg + Send + 'static) {
+        if self.stop.load(Ordering::SeqCst) {
+            return; // stopping: the loop's next turn shuts down, start nothing new
+        }
         // The previous job has sent its result already: it is ending.
         if let Some(old) = self.job.take() {
             let _ = old.handle.join();
