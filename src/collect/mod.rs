@@ -20,15 +20,7 @@ fn record(paths: &Paths, report: &run::RunReport) {
         st.last_run_finished = Some(report.finished.clone());
         st.failures = report
             .failures()
-            .map(|s| {
-                (
-                    s.name(),
-                    s.outcome
-                        .as_ref()
-                        .err()
-                        .map_or(String::new(), |e| e.to_string()),
-                )
-            })
+            .filter_map(|s| Some((s.name(), s.outcome.as_ref().err()?.to_string())))
             .collect();
         if st.failures.is_empty() {
             st.last_success = Some(report.finished.clone());

@@ -15,7 +15,7 @@ pub mod schedule;
 use std::fmt;
 use std::fs;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -29,6 +29,8 @@ use schedule::{Action, ConfigRead, Schedule};
 
 /// The longest the main loop sleeps: signals are flags, polled this often.
 const TICK: Duration = Duration::from_millis(200);
+/// The shortest sleep, so that a due time the schedule cannot act on yet never spins.
+const MIN_SLEEP: Duration = Duration::from_millis(20);
 /// How long a stop waits for a job that is not committing (nothing to lose).
 const STOP_GRACE: Duration = Duration::from_secs(3);
 /// The job's phase while it renders the outputs (after its commit).
@@ -56,6 +58,9 @@ enum Msg {
     Collected(Result<RunReport, RunError>),
     Rendered(Vec<(String, String)>),
 }
+
+/// What a job does on its thread, given its phase to update.
+type Work = Box<dyn FnOnce(&AtomicU8) -> Msg + Send>;
 
 struct Job {
     handle: JoinHandle<()>,
@@ -123,14 +128,11 @@ impl Shell {
             self.reap();
             let actions = self.core.tick(now);
             self.perform(actions);
-            // Sleep until something is due, a job reports, or the next signal poll.
+            // Sleep until something is due or the next poll of the signals and the
+            // jobs' messages.
             let until = self.core.wake_at().saturating_sub(util::unix_now());
-            let wait =
-                Duration::from_secs(until.max(0) as u64).clamp(Duration::from_millis(20), TICK);
-            match self.messages.1.recv_timeout(wait) {
-                Ok(msg) => self.handle(msg),
-                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {}
-            }
+            thread::sleep(Duration::from_secs(until.max(0) as u64).clamp(MIN_SLEEP, TICK));
+            self.drain();
         }
     }
 
@@ -187,9 +189,12 @@ impl Shell {
                 Action::CollectOnly(only) => self.collect(Some(only)),
                 Action::Render(outputs) => {
                     let paths = self.paths.clone();
-                    self.spawn(PHASE_OUTPUTS, move |_| {
-                        Msg::Rendered(crate::outputs::render_all(&paths, &outputs))
-                    });
+                    self.spawn(
+                        PHASE_OUTPUTS,
+                        Box::new(move |_| {
+                            Msg::Rendered(crate::outputs::render_all(&paths, &outputs))
+                        }),
+                    );
                 }
             }
         }
@@ -200,17 +205,21 @@ impl Shell {
             return;
         };
         let (paths, stop) = (self.paths.clone(), self.stop.clone());
-        self.spawn(run::PHASE_IDLE, move |phase| {
-            let report = run::collect(&paths, &cfg, only.as_deref(), &stop, phase);
-            if let Ok(r) = &report {
-                run::log_report(r);
-            }
-            Msg::Collected(report)
-        });
+        self.spawn(
+            run::PHASE_IDLE,
+            Box::new(move |phase| {
+                let report = run::collect(&paths, &cfg, only.as_deref(), &stop, phase);
+                if let Ok(r) = &report {
+                    run::log_report(r);
+                }
+                Msg::Collected(report)
+            }),
+        );
     }
 
-    /// Runs `work` on a worker thread, which sends its result as its last act.
-    fn spawn(&mut self, phase: u8, work: impl FnOnce(&AtomicU8) -> Msg + Send + 'static) {
+    /// Runs `work` on a worker thread, which sends its result as its last act. (Boxed:
+    /// one copy of the thread machinery in the binary, not one per kind of job.)
+    fn spawn(&mut self, phase: u8, work: Work) {
         if self.stop.load(Ordering::SeqCst) {
             return; // stopping: the loop's next turn shuts down, start nothing new
         }

@@ -322,7 +322,7 @@ impl Schedule {
         if self.busy.is_none() && self.cfg.is_some() {
             self.schedule(now, &mut actions);
         }
-        if now >= self.heartbeat_at && !actions.contains(&Action::WriteStatus) {
+        if now >= self.heartbeat_at && !actions.iter().any(|a| matches!(a, Action::WriteStatus)) {
             actions.push(self.write(now));
         }
         actions
