@@ -17,7 +17,6 @@
 # line when docker, a running dockerd, compose or the musl toolchain is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$PWD
 
 skip() { echo "skip: $*"; exit 0; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -138,10 +137,11 @@ check_data() {
   grep -q '"counts":{"asn":15,"fqdn":3}' <<<"$health" || fail "unexpected counts: $health"
   local migrated
   migrated=$(cd "$volume_dir" && ls)
-  [ "$(grep -c '^data\.json\.migrated-' <<<"$migrated")" = 1 ] &&
-    [ "$(grep -c '^fqdn_data\.json\.migrated-' <<<"$migrated")" = 1 ] &&
-    ! grep -qx 'data.json\|fqdn_data.json' <<<"$migrated" ||
+  if [ "$(grep -c '^data\.json\.migrated-' <<<"$migrated")" != 1 ] ||
+    [ "$(grep -c '^fqdn_data\.json\.migrated-' <<<"$migrated")" != 1 ] ||
+    grep -qx 'data.json\|fqdn_data.json' <<<"$migrated"; then
     fail "expected exactly one *.migrated-* pair and no legacy file left: $migrated"
+  fi
   echo "data: $(wc -l <<<"$list") addresses served; $health"
 }
 
@@ -153,7 +153,7 @@ check_data
 n=$(imports)
 [ "$n" = 1 ] || fail "the legacy import ran $n times (want 1)"
 echo "legacy import logged once; RIPEstat asked $(wc -l <"$work/requests.log") time(s)"
-ls -ln "$volume_dir" | sed 's/^/  /'
+find "$volume_dir" -maxdepth 1 -printf '  %u:%g %m %f\n'
 
 step "compose down, then up: the data stays"
 compose down >/dev/null 2>&1

@@ -1,4 +1,5 @@
-//! `daemon [--listen ADDR]`: collect on schedule; with `--listen` also serve the API.
+//! `daemon [--listen ADDR]`: collect on schedule; with `--listen` also serve the API,
+//! which runs beside the daemon and stops with it.
 
 use std::net::SocketAddr;
 
@@ -14,5 +15,20 @@ pub fn run(_: &Paths, _: Option<SocketAddr>) -> Result<Outcome, CliError> {
 /// Runs the daemon until SIGTERM or SIGINT.
 #[cfg(feature = "collect")]
 pub fn run(paths: &Paths, listen: Option<SocketAddr>) -> Result<Outcome, CliError> {
-    crate::daemon::run(paths, listen)
+    // The API first: when its address is taken, fail before claiming status.json.
+    #[cfg(feature = "api")]
+    let _api = match listen {
+        Some(addr) => {
+            let server = crate::api::spawn(paths, addr).map_err(CliError::Other)?;
+            log::info!("API listening on {}", server.addr());
+            Some(server)
+        }
+        None => None,
+    };
+    #[cfg(not(feature = "api"))]
+    if listen.is_some() {
+        return Err(super::missing("daemon --listen", "api"));
+    }
+    crate::daemon::run(paths).map_err(|e| CliError::Other(e.to_string()))?;
+    Ok(Outcome::Success)
 }

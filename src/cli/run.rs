@@ -24,7 +24,7 @@ mod imp {
             st.last_run_finished = Some(report.finished.clone());
             st.failures = report
                 .failures()
-                .map(|s| (s.name(), s.outcome.clone().err().unwrap_or_default()))
+                .filter_map(|s| Some((s.name(), s.outcome.as_ref().err()?.to_string())))
                 .collect();
             if st.failures.is_empty() {
                 st.last_success = Some(report.finished.clone());

@@ -39,7 +39,9 @@ pub struct SourceReport {
     /// Invalid values left out.
     pub skipped: usize,
     /// What the merge did, or why the source failed (its rows were left untouched).
-    pub outcome: Result<MergeStats, String>,
+    /// The error stays typed so that the daemon can tell transient failures (retried
+    /// early) from permanent ones.
+    pub outcome: Result<MergeStats, SourceError>,
 }
 
 impl SourceReport {
@@ -248,7 +250,7 @@ fn store(
                     source: source.clone(),
                     fetched: 0,
                     skipped: 0,
-                    outcome: Err(e.to_string()),
+                    outcome: Err(e.clone()),
                 },
             };
             report.sources.push(entry);

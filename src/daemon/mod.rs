@@ -1,0 +1,279 @@
+//! The daemon: collect on schedule, follow `config.json`, keep `status.json` fresh,
+//! render the outputs, and survive its own errors.
+//!
+//! Every decision is made by [`schedule::Schedule`], which sees no clock and does no
+//! I/O. This file is the shell around it: it reads the clock, the signals and
+//! `config.json`, writes `status.json`, and runs the jobs the schedule asks for (a
+//! collection, or rendering the outputs) on a worker thread, so that a long run never
+//! delays the heartbeat or a signal. While a job fetches, a stop request ends the
+//! daemon at once (nothing is written yet); while it writes, the daemon waits for the
+//! commit.
+
+mod backoff;
+pub mod schedule;
+
+use std::fmt;
+use std::fs;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::Arc;
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use crate::collect::run::{self, RunError, RunReport, PHASE_FETCHING, PHASE_WRITING};
+use crate::config::Paths;
+use crate::status;
+use crate::util;
+
+use schedule::{Action, ConfigRead, Schedule};
+
+/// The longest the main loop sleeps: signals are flags, polled this often.
+const TICK: Duration = Duration::from_millis(200);
+/// The shortest sleep, so that a due time the schedule cannot act on yet never spins.
+const MIN_SLEEP: Duration = Duration::from_millis(20);
+/// How long a stop waits for a job that is not committing (nothing to lose).
+const STOP_GRACE: Duration = Duration::from_secs(3);
+/// The job's phase while it renders the outputs (after its commit).
+const PHASE_OUTPUTS: u8 = 3;
+
+/// Why the daemon could not run.
+#[derive(Debug)]
+pub enum DaemonError {
+    /// The signal handlers could not be installed.
+    Signals(std::io::Error),
+}
+
+impl fmt::Display for DaemonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DaemonError::Signals(e) => write!(f, "cannot handle signals: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for DaemonError {}
+
+/// What a job reports, once, as its last act.
+enum Msg {
+    Collected(Result<RunReport, RunError>),
+    Rendered(Vec<(String, String)>),
+}
+
+/// What a job does on its thread, given its phase to update.
+type Work = Box<dyn FnOnce(&AtomicU8) -> Msg + Send>;
+
+struct Job {
+    handle: JoinHandle<()>,
+    phase: Arc<AtomicU8>,
+}
+
+struct Shell {
+    paths: Paths,
+    core: Schedule,
+    job: Option<Job>,
+    messages: (Sender<Msg>, Receiver<Msg>),
+    stop: Arc<AtomicBool>,
+    collect_now: Arc<AtomicBool>,
+}
+
+/// Runs the daemon until SIGTERM or SIGINT arrives. SIGUSR1 collects every source
+/// at once.
+pub fn run(paths: &Paths) -> Result<(), DaemonError> {
+    use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR1};
+    let stop = Arc::new(AtomicBool::new(false));
+    let collect_now = Arc::new(AtomicBool::new(false));
+    for (sig, flag) in [(SIGTERM, &stop), (SIGINT, &stop), (SIGUSR1, &collect_now)] {
+        signal_hook::flag::register(sig, flag.clone()).map_err(DaemonError::Signals)?;
+    }
+    let previous = status::read(&paths.status()).unwrap_or_else(|e| {
+        log::warn!("{e}; starting a new status file");
+        None
+    });
+    let core = Schedule::new(
+        util::unix_now(),
+        previous,
+        std::process::id(),
+        paths.config(),
+    );
+    let mut shell = Shell {
+        paths: paths.clone(),
+        core,
+        job: None,
+        messages: mpsc::channel(),
+        stop,
+        collect_now,
+    };
+    log::info!("daemon started (pid {})", std::process::id());
+    shell.main_loop();
+    Ok(())
+}
+
+impl Shell {
+    fn main_loop(&mut self) {
+        loop {
+            if self.stop.load(Ordering::SeqCst) {
+                return self.shutdown();
+            }
+            let now = util::unix_now();
+            if self.collect_now.swap(false, Ordering::SeqCst) {
+                self.core.collect_now(now);
+            }
+            if self.core.config_check_due(now) {
+                let read = self.read_config();
+                let paths = &self.paths;
+                let mut stored = || stored_values(paths);
+                let actions = self.core.config_read(now, read, &mut stored);
+                self.perform(actions);
+            }
+            self.reap();
+            let actions = self.core.tick(now);
+            self.perform(actions);
+            // Sleep until something is due or the next poll of the signals and the
+            // jobs' messages.
+            let until = self.core.wake_at().saturating_sub(util::unix_now());
+            thread::sleep(Duration::from_secs(until.max(0) as u64).clamp(MIN_SLEEP, TICK));
+            self.drain();
+        }
+    }
+
+    /// `config.json` as it is now (the schedule compares and parses it).
+    fn read_config(&self) -> ConfigRead {
+        let path = self.paths.config();
+        match fs::read_to_string(&path) {
+            Ok(text) => ConfigRead::Text(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                ConfigRead::Missing(format!("{}: {e}", path.display()))
+            }
+            Err(e) => ConfigRead::Failed(format!("{}: {e}", path.display())),
+        }
+    }
+
+    fn handle(&mut self, msg: Msg) {
+        let now = util::unix_now();
+        let actions = match msg {
+            Msg::Collected(result) => self.core.collected(now, result),
+            Msg::Rendered(failures) => self.core.rendered(now, failures),
+        };
+        self.perform(actions);
+    }
+
+    fn drain(&mut self) {
+        while let Ok(msg) = self.messages.1.try_recv() {
+            self.handle(msg);
+        }
+    }
+
+    /// Joins a finished job; one that ended without reporting crashed.
+    fn reap(&mut self) {
+        if !self.job.as_ref().is_some_and(|j| j.handle.is_finished()) {
+            return;
+        }
+        let job = self.job.take().expect("checked above");
+        let crashed = job.handle.join().is_err();
+        self.drain();
+        if crashed {
+            let actions = self.core.job_lost(util::unix_now());
+            self.perform(actions);
+        }
+    }
+
+    fn perform(&mut self, actions: Vec<Action>) {
+        for action in actions {
+            match action {
+                Action::WriteStatus => {
+                    if let Err(e) = status::write(&self.paths.status(), self.core.status()) {
+                        log::error!("{}: {e}", self.paths.status().display());
+                    }
+                }
+                Action::CollectAll => self.collect(None),
+                Action::CollectOnly(only) => self.collect(Some(only)),
+                Action::Render(outputs) => {
+                    let paths = self.paths.clone();
+                    self.spawn(
+                        PHASE_OUTPUTS,
+                        Box::new(move |_| {
+                            Msg::Rendered(crate::outputs::render_all(&paths, &outputs))
+                        }),
+                    );
+                }
+            }
+        }
+    }
+
+    fn collect(&mut self, only: Option<Vec<schedule::Source>>) {
+        let Some(cfg) = self.core.config().cloned() else {
+            return;
+        };
+        let (paths, stop) = (self.paths.clone(), self.stop.clone());
+        self.spawn(
+            run::PHASE_IDLE,
+            Box::new(move |phase| {
+                let report = run::collect(&paths, &cfg, only.as_deref(), &stop, phase);
+                if let Ok(r) = &report {
+                    run::log_report(r);
+                }
+                Msg::Collected(report)
+            }),
+        );
+    }
+
+    /// Runs `work` on a worker thread, which sends its result as its last act. (Boxed:
+    /// one copy of the thread machinery in the binary, not one per kind of job.)
+    fn spawn(&mut self, phase: u8, work: Work) {
+        if self.stop.load(Ordering::SeqCst) {
+            return; // stopping: the loop's next turn shuts down, start nothing new
+        }
+        // The previous job has sent its result already: it is ending.
+        if let Some(old) = self.job.take() {
+            let _ = old.handle.join();
+        }
+        let phase = Arc::new(AtomicU8::new(phase));
+        let (job_phase, tx) = (phase.clone(), self.messages.0.clone());
+        let handle = thread::spawn(move || {
+            let _ = tx.send(work(&job_phase));
+        });
+        self.job = Some(Job { handle, phase });
+    }
+
+    /// Leaves promptly: waits for a job only while it is committing (or briefly).
+    fn shutdown(&mut self) {
+        log::info!("stopping");
+        let last = self.core.stop(util::unix_now());
+        if let Some(job) = self.job.take() {
+            let start = Instant::now();
+            loop {
+                if job.handle.is_finished() {
+                    let _ = job.handle.join();
+                    break;
+                }
+                let phase = job.phase.load(Ordering::SeqCst);
+                if phase != PHASE_WRITING && start.elapsed() >= STOP_GRACE {
+                    match phase {
+                        PHASE_FETCHING => log::info!(
+                            "abandoning the collection in progress; nothing of it was stored"
+                        ),
+                        PHASE_OUTPUTS => {
+                            log::info!("the collection is stored; stopping the output command");
+                            crate::outputs::kill_running();
+                        }
+                        _ => {}
+                    }
+                    break;
+                }
+                thread::sleep(Duration::from_millis(20));
+            }
+        }
+        // Results that arrived meanwhile are recorded; then the last status, without
+        // a pid, so that `status` tells a stopped daemon from a running one at once.
+        self.drain();
+        self.perform(last);
+    }
+}
+
+/// How many values are stored, for the first schedule (an empty database is due).
+fn stored_values(paths: &Paths) -> Result<u64, String> {
+    let (a, f) = crate::db::open(paths)
+        .and_then(|db| db.counts())
+        .map_err(|e| e.to_string())?;
+    Ok(a + f)
+}

@@ -1,0 +1,603 @@
+//! The daemon's decisions, without I/O: what to collect or render and when, what
+//! `status.json` says, which configuration is in force.
+//!
+//! The shell feeds it the time (unix seconds) and events (the configuration file's
+//! text, a job's results, a signal) and carries out the [`Action`]s it returns. It
+//! reads no clock and touches no file, so every rule of the daemon can be tested on a
+//! fake clock (see `tests.rs`). It does log, as the decisions are what the log is for.
+
+use std::path::PathBuf;
+
+use crate::collect::run::{RunError, RunReport};
+use crate::config::{self, Config, OutputConfig};
+use crate::source::{self, Kind};
+use crate::status::Status;
+use crate::util;
+
+use super::backoff::Backoff;
+
+/// A configured source: its kind and normalised name.
+pub type Source = (Kind, String);
+
+/// How often `config.json` is checked for changes, in seconds.
+pub const CONFIG_CHECK: i64 = 2;
+/// How often the heartbeat is written (the contract asks for at least every 60 s).
+pub const HEARTBEAT: i64 = 30;
+/// The retry delay and interval while no configuration says otherwise.
+const RETRY_AFTER_FAILURE: i64 = 60;
+
+/// What reading `config.json` gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigRead {
+    /// Its text.
+    Text(String),
+    /// There is none (the message names the path).
+    Missing(String),
+    /// It could not be read (the message names the path).
+    Failed(String),
+}
+
+/// What the shell is asked to do, in the order given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Write [`Schedule::status`] to `status.json`.
+    WriteStatus,
+    /// Collect every source of [`Schedule::config`] (a full run, which also sweeps);
+    /// report with [`Schedule::collected`].
+    CollectAll,
+    /// Collect only these sources; report with [`Schedule::collected`].
+    CollectOnly(Vec<Source>),
+    /// Render these outputs; report with [`Schedule::rendered`].
+    Render(Vec<OutputConfig>),
+}
+
+/// Which outputs a render covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Outputs {
+    All,
+    /// Only these paths (retrying failed outputs).
+    Only(Vec<PathBuf>),
+}
+
+impl Outputs {
+    fn union(self, other: Outputs) -> Outputs {
+        match (self, other) {
+            (Outputs::Only(mut a), Outputs::Only(b)) => {
+                a.extend(b.into_iter().filter(|p| !a.contains(p)).collect::<Vec<_>>());
+                Outputs::Only(a)
+            }
+            _ => Outputs::All,
+        }
+    }
+}
+
+/// The job the shell is running for us.
+#[derive(Debug)]
+enum Busy {
+    /// A collection; `forced` is what is rendered afterwards even if nothing changed.
+    Collecting { full: bool, forced: Option<Outputs> },
+    /// Rendering the outputs at these paths.
+    Rendering(Vec<String>),
+}
+
+/// The scheduler's state.
+#[derive(Debug)]
+pub struct Schedule {
+    /// `config.json`, for messages.
+    config_path: PathBuf,
+    /// The last good configuration; `None` until one could be read.
+    cfg: Option<Config>,
+    /// What the file held at the last check, so that only changes are acted on and
+    /// errors are logged once (the text is compared, not the file's time: a copied
+    /// file or a second-granular filesystem may keep the time).
+    seen: Option<ConfigRead>,
+    config_check_at: i64,
+    status: Status,
+    heartbeat_at: i64,
+    /// When the next full run is due (`i64::MAX` until there is a configuration).
+    next_run: i64,
+    /// When the last full run started: the base of the schedule.
+    last_full_start: Option<i64>,
+    run_backoff: Backoff,
+    /// Sources added to the configuration, collected on their own.
+    pending: Vec<Source>,
+    /// Sources that failed transiently, tried again at `retry_at`, so that a WAN that
+    /// comes up late at boot does not leave the lists empty for a whole interval.
+    retry: Vec<Source>,
+    retry_at: Option<i64>,
+    retry_backoff: Backoff,
+    /// Outputs to render even if no data changes: at start, after the outputs'
+    /// configuration changed, and to retry failed ones.
+    render: Option<(i64, Outputs)>,
+    render_backoff: Backoff,
+    /// A run failed as a whole after storing part of its work: the next collection
+    /// renders every output whatever it changes.
+    render_next: bool,
+    busy: Option<Busy>,
+    stopped: bool,
+}
+
+impl Schedule {
+    /// A daemon starting at `now` with the `status.json` it found (or none) and its
+    /// process id. The outputs are rendered once at start.
+    pub fn new(now: i64, previous: Option<Status>, pid: u32, config_path: PathBuf) -> Schedule {
+        let mut status = previous.unwrap_or_default();
+        status.pid = Some(pid);
+        status.next_run = None;
+        Schedule {
+            config_path,
+            cfg: None,
+            seen: None,
+            config_check_at: now,
+            status,
+            heartbeat_at: now,
+            next_run: i64::MAX,
+            last_full_start: None,
+            run_backoff: Backoff::default(),
+            pending: Vec::new(),
+            retry: Vec::new(),
+            retry_at: None,
+            retry_backoff: Backoff::default(),
+            render: Some((now, Outputs::All)),
+            render_backoff: Backoff::default(),
+            render_next: false,
+            busy: None,
+            stopped: false,
+        }
+    }
+
+    /// What `status.json` is to say.
+    pub fn status(&self) -> &Status {
+        &self.status
+    }
+
+    /// The configuration in force, once one could be read.
+    pub fn config(&self) -> Option<&Config> {
+        self.cfg.as_ref()
+    }
+
+    /// Whether `config.json` is to be read now (and given to [`Self::config_read`]).
+    pub fn config_check_due(&self, now: i64) -> bool {
+        !self.stopped && now >= self.config_check_at
+    }
+
+    /// The earliest time something is due without an event: the shell may sleep
+    /// until then.
+    pub fn wake_at(&self) -> i64 {
+        let mut t = self.heartbeat_at.min(self.config_check_at);
+        if self.busy.is_none() && self.cfg.is_some() {
+            if !self.pending.is_empty() {
+                return i64::MIN;
+            }
+            t = t.min(self.next_run);
+            t = t.min(
+                self.retry_at
+                    .filter(|_| !self.retry.is_empty())
+                    .unwrap_or(i64::MAX),
+            );
+            t = t.min(self.render.as_ref().map_or(i64::MAX, |r| r.0));
+        }
+        t
+    }
+
+    /// The file's content at `now`. New sources are queued for a run of their own,
+    /// changed outputs rendered; a broken, missing or unreadable file keeps the last
+    /// good configuration (at start a missing file is the empty configuration, a
+    /// broken one stops everything until it is fixed). `stored` counts the stored
+    /// values; it is asked once, when the first good configuration arrives.
+    pub fn config_read(
+        &mut self,
+        now: i64,
+        read: ConfigRead,
+        stored: &mut dyn FnMut() -> Result<u64, String>,
+    ) -> Vec<Action> {
+        self.config_check_at = now + CONFIG_CHECK;
+        let read = match read {
+            ConfigRead::Missing(_) if self.cfg.is_none() => ConfigRead::Text(String::new()),
+            other => other,
+        };
+        if self.seen.as_ref() == Some(&read) {
+            return Vec::new();
+        }
+        let first = self.seen.is_none();
+        self.seen = Some(read.clone());
+        let parsed = match read {
+            ConfigRead::Text(text) => config::parse(&text, &self.config_path)
+                .map(|l| {
+                    for w in &l.warnings {
+                        log::warn!("{}: {w}", self.config_path.display());
+                    }
+                    l.config
+                })
+                .map_err(|e| e.to_string()),
+            ConfigRead::Missing(e) | ConfigRead::Failed(e) => Err(e),
+        };
+        let new = match parsed {
+            Ok(new) => new,
+            Err(e) => {
+                let what = if self.cfg.is_some() {
+                    "keeping the last good configuration"
+                } else {
+                    "nothing is collected or swept until it is fixed"
+                };
+                self.record_error(now, format!("{e}; {what}"));
+                return vec![self.write(now)];
+            }
+        };
+        match self.cfg.take() {
+            None => {
+                if !first {
+                    log::info!("{} is valid now", self.config_path.display());
+                }
+                self.first_schedule(now, &new, stored);
+            }
+            Some(old) => {
+                log::info!("{} changed; reloaded", self.config_path.display());
+                self.config_changed(now, &old, &new);
+            }
+        }
+        self.cfg = Some(new);
+        // The status shows the new schedule at once.
+        vec![self.write(now)]
+    }
+
+    /// The first schedule: collect now when the last successful run is older than
+    /// the interval, or when the database is empty while sources are configured (a
+    /// database kept in RAM after a reboot, or one moved aside), so that the lists
+    /// come back as soon as possible.
+    fn first_schedule(
+        &mut self,
+        now: i64,
+        cfg: &Config,
+        stored: &mut dyn FnMut() -> Result<u64, String>,
+    ) {
+        let interval = cfg.schedule.interval_secs() as i64;
+        let last_ok = self
+            .status
+            .last_success
+            .as_deref()
+            .and_then(util::parse_iso);
+        let has_sources = !cfg.asns.is_empty() || !cfg.fqdns.is_empty();
+        let stored = stored().unwrap_or_else(|e| {
+            self.record_error(now, format!("database: {e}"));
+            0
+        });
+        let empty = has_sources && stored == 0;
+        self.next_run = match last_ok {
+            // (A last success "in the future", after the clock was set back, is due.)
+            Some(t) if t <= now && now - t < interval && !empty => t + interval,
+            _ => now,
+        };
+        log::info!(
+            "collecting every {interval} s, next run {}",
+            util::iso(self.next_run)
+        );
+    }
+
+    fn config_changed(&mut self, now: i64, old: &Config, new: &Config) {
+        for kind in Kind::ALL {
+            for s in new.sources(kind) {
+                let item = (kind, s.clone());
+                if !old.sources(kind).contains(s) && !self.pending.contains(&item) {
+                    self.pending.push(item);
+                }
+            }
+        }
+        let configured = |(k, s): &Source| new.sources(*k).contains(s);
+        self.pending.retain(configured);
+        self.retry.retain(configured);
+        if self.retry.is_empty() {
+            self.retry_at = None;
+        }
+        if new.schedule.interval_secs() != old.schedule.interval_secs() {
+            // Keep the rhythm: one new interval after the last full run.
+            let last = self.last_full_start.or_else(|| {
+                let t = self.status.last_success.as_deref()?;
+                util::parse_iso(t)
+            });
+            self.next_run = last.map_or(now, |t| t + new.schedule.interval_secs() as i64);
+        }
+        if new.outputs != old.outputs {
+            self.render_backoff.reset();
+            self.render = Some((now, Outputs::All));
+        }
+    }
+
+    /// SIGUSR1: collect every source now (the WAN just came up), or as soon as the
+    /// job in progress ends.
+    pub fn collect_now(&mut self, now: i64) {
+        if self.cfg.is_none() {
+            log::warn!("collection asked for, but there is no valid configuration");
+            return;
+        }
+        log::info!("collection asked for: collecting every source now");
+        self.next_run = self.next_run.min(now);
+    }
+
+    /// Time passes: starts the job that is due, if any, and keeps the heartbeat.
+    pub fn tick(&mut self, now: i64) -> Vec<Action> {
+        let mut actions = Vec::new();
+        if self.stopped {
+            return actions;
+        }
+        if self.busy.is_none() && self.cfg.is_some() {
+            self.schedule(now, &mut actions);
+        }
+        if now >= self.heartbeat_at && !actions.iter().any(|a| matches!(a, Action::WriteStatus)) {
+            actions.push(self.write(now));
+        }
+        actions
+    }
+
+    fn schedule(&mut self, now: i64, actions: &mut Vec<Action>) {
+        let interval = self.interval();
+        let render_due = self.render.as_ref().is_some_and(|r| now >= r.0);
+        let forced = if render_due { self.render.take() } else { None }.map(|r| r.1);
+        if now >= self.next_run {
+            self.pending.clear();
+            self.retry_at = None;
+            self.next_run = now + interval;
+            self.last_full_start = Some(now);
+            self.start(now, None, forced, actions);
+        } else if !self.pending.is_empty() {
+            let only = std::mem::take(&mut self.pending);
+            log::info!("collecting new sources: {}", names(&only));
+            self.start(now, Some(only), forced, actions);
+        } else if self.retry_at.is_some_and(|t| now >= t) && !self.retry.is_empty() {
+            self.retry_at = None;
+            let only = self.retry.clone();
+            log::info!("trying again: {}", names(&only));
+            self.start(now, Some(only), forced, actions);
+        } else if let Some(which) = forced {
+            self.render_now(which, actions);
+        }
+    }
+
+    fn start(
+        &mut self,
+        now: i64,
+        only: Option<Vec<Source>>,
+        forced: Option<Outputs>,
+        actions: &mut Vec<Action>,
+    ) {
+        let forced = match (forced, std::mem::take(&mut self.render_next)) {
+            (f, true) => Some(f.map_or(Outputs::All, |f| f.union(Outputs::All))),
+            (f, false) => f,
+        };
+        self.busy = Some(Busy::Collecting {
+            full: only.is_none(),
+            forced,
+        });
+        self.status.last_run_started = Some(util::iso(now));
+        actions.push(self.write(now));
+        actions.push(only.map_or(Action::CollectAll, Action::CollectOnly));
+    }
+
+    /// Asks the shell to render `which` outputs (nothing when none is configured).
+    fn render_now(&mut self, which: Outputs, actions: &mut Vec<Action>) {
+        let Some(cfg) = &self.cfg else { return };
+        let outputs: Vec<OutputConfig> = match which {
+            Outputs::All => cfg.outputs.clone(),
+            Outputs::Only(paths) => cfg
+                .outputs
+                .iter()
+                .filter(|o| paths.contains(&o.path))
+                .cloned()
+                .collect(),
+        };
+        if outputs.is_empty() {
+            return;
+        }
+        let paths = outputs.iter().map(|o| o.path.display().to_string());
+        self.busy = Some(Busy::Rendering(paths.collect()));
+        actions.push(Action::Render(outputs));
+    }
+
+    /// Asks for `which` outputs to be rendered at `t`, with what is asked already.
+    fn render_at(&mut self, t: i64, which: Outputs) {
+        self.render = Some(match self.render.take() {
+            Some((d, w)) => (d.min(t), w.union(which)),
+            None => (t, which),
+        });
+    }
+
+    /// A collection ended: with its report, or why it failed as a whole.
+    pub fn collected(&mut self, now: i64, result: Result<RunReport, RunError>) -> Vec<Action> {
+        let Some(Busy::Collecting { full, forced }) = self.busy.take() else {
+            return Vec::new();
+        };
+        let mut actions = Vec::new();
+        let render = match result {
+            Err(RunError::Stopped) => None,
+            Ok(report) => {
+                self.status.last_run_finished = Some(report.finished.clone());
+                if full {
+                    self.status.failures.clear();
+                    self.run_backoff.reset();
+                }
+                for s in &report.sources {
+                    match &s.outcome {
+                        Ok(_) => self.status.failures.remove(&s.name()),
+                        Err(e) => self.status.failures.insert(s.name(), e.to_string()),
+                    };
+                }
+                self.plan_retry(now, &report, full);
+                let failed: Vec<String> = report
+                    .sources
+                    .iter()
+                    .filter_map(|s| Some(format!("{}: {}", s.name(), s.outcome.as_ref().err()?)))
+                    .collect();
+                if failed.is_empty() {
+                    if full {
+                        self.status.last_success = Some(report.finished.clone());
+                    }
+                } else {
+                    let msg = format!("{} source(s) failed: {}", failed.len(), failed.join("; "));
+                    self.record_error(now, msg);
+                }
+                if report.changed() {
+                    Some(Outputs::All)
+                } else {
+                    forced
+                }
+            }
+            Err(e) => {
+                self.status.last_run_finished = Some(util::iso(now));
+                self.record_error(now, format!("collection failed: {e}"));
+                // Part of the run may be stored: the next collection renders.
+                self.render_next = true;
+                let delay = self.run_backoff.next(self.retry_after(), self.interval());
+                self.next_run = self.next_run.min(now + delay);
+                // Never render after the run failed as a whole: the database may just
+                // have been moved aside, and an empty fresh one must not flush the
+                // live sets. What was to be rendered (`forced`) waits for the next
+                // collection, which renders everything.
+                None
+            }
+        };
+        actions.push(self.write(now));
+        if let Some(which) = render.filter(|_| !self.stopped) {
+            self.render_now(which, &mut actions);
+        }
+        actions
+    }
+
+    /// Keeps the list of sources to try again early: a full run replaces it and
+    /// restarts the backoff, other runs (new sources, retries) update it with their
+    /// own results. Only transient failures are retried early: waiting cannot fix a
+    /// host name that does not exist or a request RIPEstat rejects.
+    fn plan_retry(&mut self, now: i64, report: &RunReport, full: bool) {
+        if full {
+            self.retry.clear();
+            self.retry_at = None;
+            self.retry_backoff.reset();
+        }
+        for s in &report.sources {
+            let item = (s.kind, s.source.clone());
+            let transient = match &s.outcome {
+                Ok(_) => false,
+                Err(e) if e.is_transient() => true,
+                Err(e) => {
+                    log::warn!(
+                        "{}: {e}: waiting will not help; tried again with the next full run at {}",
+                        s.name(),
+                        util::iso(self.next_run)
+                    );
+                    false
+                }
+            };
+            let known = self.retry.contains(&item);
+            if transient && !known {
+                self.retry.push(item);
+            } else if !transient && known {
+                self.retry.retain(|x| x != &item);
+            }
+        }
+        if self.retry.is_empty() {
+            self.retry_at = None;
+            self.retry_backoff.reset();
+            return;
+        }
+        if self.retry_at.is_some() {
+            return; // already planned: keep that time
+        }
+        let at = now + self.retry_backoff.next(self.retry_after(), self.interval());
+        if at < self.next_run {
+            log::info!(
+                "trying {} failed source(s) again at {}",
+                self.retry.len(),
+                util::iso(at)
+            );
+            self.retry_at = Some(at);
+        }
+    }
+
+    /// The outputs were rendered; `failures` by path and why.
+    pub fn rendered(&mut self, now: i64, failures: Vec<(String, String)>) -> Vec<Action> {
+        let Some(Busy::Rendering(done)) = self.busy.take() else {
+            return Vec::new();
+        };
+        // Outputs not rendered this time keep their earlier result.
+        self.status.output_failures.retain(|p, _| !done.contains(p));
+        let all: Vec<String> = failures.iter().map(|(p, e)| format!("{p}: {e}")).collect();
+        self.status.output_failures.extend(failures);
+        if all.is_empty() {
+            self.render_backoff.reset();
+        } else {
+            self.record_error(now, format!("output failed: {}", all.join("; ")));
+            // A firewall that was not ready (at boot, say) gets another chance soon,
+            // whether or not the data changes meanwhile; only the failed outputs.
+            let failed = self.status.output_failures.keys().map(PathBuf::from);
+            let which = Outputs::Only(failed.collect());
+            let delay = self
+                .render_backoff
+                .next(self.retry_after(), self.interval());
+            self.render_at(now + delay, which);
+        }
+        vec![self.write(now)]
+    }
+
+    /// The job ended without a word (it crashed).
+    pub fn job_lost(&mut self, now: i64) -> Vec<Action> {
+        if let Some(Busy::Collecting {
+            forced: Some(which),
+            ..
+        }) = self.busy.take()
+        {
+            self.render_at(now + self.retry_after(), which);
+        }
+        self.record_error(now, "collection job crashed".into());
+        vec![self.write(now)]
+    }
+
+    /// SIGTERM/SIGINT: nothing new starts; the status says the daemon is gone.
+    /// Results of a job still arriving are recorded.
+    pub fn stop(&mut self, now: i64) -> Vec<Action> {
+        self.stopped = true;
+        self.status.pid = None;
+        self.status.next_run = None;
+        vec![self.write(now)]
+    }
+
+    /// How soon a failure is first retried: `schedule.retry_seconds`, or the interval
+    /// when that is shorter.
+    fn retry_after(&self) -> i64 {
+        self.cfg.as_ref().map_or(RETRY_AFTER_FAILURE, |c| {
+            (c.schedule.retry_seconds as i64).min(c.schedule.interval_secs() as i64)
+        })
+    }
+
+    /// The collection interval, in seconds.
+    fn interval(&self) -> i64 {
+        self.cfg
+            .as_ref()
+            .map_or(RETRY_AFTER_FAILURE, |c| c.schedule.interval_secs() as i64)
+    }
+
+    fn record_error(&mut self, now: i64, message: String) {
+        log::error!("{message}");
+        self.status.last_error = Some(format!("{}: {message}", util::iso(now)));
+    }
+
+    /// Stamps the heartbeat and asks for the status to be written.
+    fn write(&mut self, now: i64) -> Action {
+        if !self.stopped {
+            self.status.next_run = Some(util::iso(self.next_run)).filter(|_| self.cfg.is_some());
+        }
+        self.status.heartbeat = Some(util::iso(now));
+        self.heartbeat_at = now + HEARTBEAT;
+        Action::WriteStatus
+    }
+}
+
+fn names(sources: &[Source]) -> String {
+    let shown: Vec<String> = sources
+        .iter()
+        .map(|(k, s)| source::display(*k, s))
+        .collect();
+    shown.join(", ")
+}
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;

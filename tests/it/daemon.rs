@@ -1,0 +1,100 @@
+//! The daemon through the real binary: permanent failures are not retried early,
+//! SIGUSR1 collects at once.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::common::*;
+
+const AS62041: &str = include_str!("../fixtures/ripestat/AS62041.json");
+const ERROR: &str = include_str!("../fixtures/ripestat/error.json");
+
+/// Requests the fake RIPEstat saw for `asn`.
+fn calls(ripe: &FakeServer, asn: &str) -> usize {
+    ripe.requests()
+        .iter()
+        .filter(|s| resource_of(&s.url).as_deref() == Some(asn))
+        .count()
+}
+
+/// A daemon config for `asns` on `ripe`: hourly runs, first retry after 1 s, no
+/// retries inside a fetch (so each early retry is one request).
+fn config(t: &TestDir, ripe: &FakeServer, asns: &[&str]) {
+    t.config(&json!({
+        "asns": asns,
+        "ripe": {"url": ripe.url("/data/announced-prefixes/data.json"), "timeout_seconds": 2,
+                 "retries": 0, "sourceapp": "rcc-test"},
+        "schedule": {"interval_seconds": 3600, "retry_seconds": 1}
+    }));
+}
+
+fn stop(mut d: Proc) -> String {
+    let ok = std::process::Command::new("kill")
+        .arg("-TERM")
+        .arg(d.pid().to_string())
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    d.wait_exit(Duration::from_secs(6)).expect("daemon stopped");
+    d.stderr()
+}
+
+#[test]
+fn daemon_retries_transient_failures_early_but_not_permanent_ones() {
+    // 64500 is down (503, may pass), 64503 is rejected (400, will not).
+    let ripe = FakeServer::start(|rq| match resource_of(&rq.url).as_deref() {
+        Some("64500") => Reply::json(503, "down"),
+        Some("64503") => Reply::json(400, ERROR),
+        _ => Reply::json(404, "{}"),
+    });
+    let t = TestDir::new();
+    config(&t, &ripe, &["64500", "64503"]);
+    let d = t.spawn(&["daemon"]);
+    // Tried at start, after 1 s and after 2 more.
+    assert!(eventually(Duration::from_secs(15), || calls(
+        &ripe, "64500"
+    ) >= 3));
+    assert_eq!(calls(&ripe, "64503"), 1, "a 400 is not retried early");
+    let log = stop(d);
+    assert!(
+        log.contains("AS64503") && log.contains("next full run"),
+        "the log says why: {log}"
+    );
+}
+
+#[test]
+fn daemon_collects_every_source_on_sigusr1() {
+    let served = Arc::new(AtomicUsize::new(0));
+    let s = served.clone();
+    let ripe = FakeServer::start(move |_| {
+        s.fetch_add(1, Ordering::SeqCst);
+        Reply::json(200, AS62041)
+    });
+    let t = TestDir::new();
+    config(&t, &ripe, &["62041"]);
+    let d = t.spawn(&["daemon"]);
+    // The run at start (after the handlers are installed) is done...
+    assert!(eventually(Duration::from_secs(10), || {
+        std::fs::read(t.file("status.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .is_some_and(|st| st["last_success"].is_string())
+    }));
+    assert_eq!(calls(&ripe, "62041"), 1);
+    // ...and SIGUSR1 (the WAN came up) collects again at once, hours early.
+    let ok = std::process::Command::new("kill")
+        .arg("-USR1")
+        .arg(d.pid().to_string())
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    assert!(eventually(Duration::from_secs(10), || calls(
+        &ripe, "62041"
+    ) == 2));
+    assert!(served.load(Ordering::SeqCst) >= 2);
+    let log = stop(d);
+    assert!(log.contains("collecting every source now"), "{log}");
+}
