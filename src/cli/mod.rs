@@ -8,6 +8,7 @@ mod export;
 mod output;
 mod run;
 mod serve;
+mod snapshot;
 mod sources;
 mod status;
 
@@ -92,6 +93,8 @@ pub enum Command {
         /// As JSON.
         json: bool,
     },
+    /// Write the snapshot file now.
+    Snapshot,
 }
 
 /// Commands that only read refuse a data directory (or database directory) that does
@@ -103,11 +106,13 @@ fn require_existing(paths: &Paths) -> Result<(), CliError> {
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
-    for (what, dir) in [
-        ("data directory", paths.data_dir.as_path()),
-        ("database directory", db_dir),
+    // After a reboot the RAM directory of the database is gone: the snapshot restores it.
+    let restorable = paths.snapshot.as_ref().is_some_and(|s| s.is_file());
+    for (what, dir, restores) in [
+        ("data directory", paths.data_dir.as_path(), false),
+        ("database directory", db_dir, restorable),
     ] {
-        if !dir.is_dir() {
+        if !dir.is_dir() && !restores {
             return Err(CliError::Other(format!(
                 "{what} {} does not exist (check --data-dir/--db; `asn add` or `run` create it)",
                 dir.display()
@@ -122,7 +127,10 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
     let paths = &cli.paths;
     if matches!(
         cli.command,
-        Command::Export { .. } | Command::Status { .. } | Command::Sources(_, SourceAction::List)
+        Command::Export { .. }
+            | Command::Status { .. }
+            | Command::Sources(_, SourceAction::List)
+            | Command::Snapshot
     ) {
         require_existing(paths)?;
     }
@@ -138,6 +146,7 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
         Command::Run => run::run(paths),
         Command::Daemon { listen } => daemon::run(paths, *listen),
         Command::Serve { listen } => serve::run(paths, *listen),
+        Command::Snapshot => snapshot::run(paths),
     }
 }
 
