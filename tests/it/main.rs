@@ -8,4 +8,5 @@ mod api;
 mod collect;
 mod common;
 mod formats_real;
+mod snapshot;
 mod storage;
