@@ -298,3 +298,43 @@ impl Saver {
         r
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn due_and_saver() {
+        let dir = tempfile::tempdir().unwrap();
+        let snap = dir.path().join("snap.db");
+        let paths = Paths::new(dir.path(), None).with_snapshot(Some(snap.clone()));
+        let mut cfg = Config::default();
+        let now = util::unix_now();
+        // No file configured, or nothing changed: never.
+        assert!(!due(&Paths::new(dir.path(), None), &cfg, true, now));
+        assert!(!due(&paths, &cfg, false, now));
+        // No snapshot yet: at the first change.
+        assert!(due(&paths, &cfg, true, now));
+        let mut saver = Saver::default();
+        assert!(saver.after_run(&paths, &cfg, false, now).is_none());
+        let t = saver.after_run(&paths, &cfg, true, now).unwrap().unwrap();
+        assert!(!saver.unsaved());
+        assert!((t - now).abs() < 5);
+        // Fresh: a change waits for the interval, or for the stop.
+        assert!(saver.after_run(&paths, &cfg, true, now).is_none());
+        assert!(saver.unsaved());
+        assert!(due(&paths, &cfg, true, t + 24 * 3600));
+        assert!(!due(&paths, &cfg, true, t + 23 * 3600));
+        assert!(due(&paths, &cfg, true, t - 3600), "a clock that went back");
+        cfg.storage.snapshot_interval_hours = 0;
+        assert!(due(&paths, &cfg, true, t));
+        assert!(saver.at_stop(&paths).unwrap().is_ok());
+        assert!(saver.at_stop(&paths).is_none(), "nothing new since");
+        // The snapshot restores a missing database.
+        let db_path = dir.path().join("ram/ripe.db");
+        let ram = Paths::new(dir.path(), Some(db_path.clone())).with_snapshot(Some(snap));
+        assert!(!db_path.exists());
+        super::super::open(&ram).unwrap();
+        assert!(db_path.exists());
+    }
+}
