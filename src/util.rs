@@ -139,6 +139,29 @@ pub fn process_id() -> u32 {
     return std::process::id();
 }
 
+/// An exclusive `flock` on `f`, waiting for it (released when `f` is closed). Through
+/// libc rather than `File::lock` so that Rust 1.85 (OpenWrt 23.05's feed) builds it.
+#[cfg(unix)]
+pub fn lock_exclusive(f: &fs::File) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    loop {
+        // SAFETY: flock only reads the descriptor, which `f` keeps open.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } == 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// Some platforms (WASI) have no file locks; a single writer is the norm there.
+#[cfg(not(unix))]
+pub fn lock_exclusive(_: &fs::File) -> io::Result<()> {
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

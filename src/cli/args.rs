@@ -17,7 +17,7 @@ pub const USAGE: &str = "\
 ripe-cidr-collector: keeps lists of IP prefixes announced by autonomous systems and
 of addresses of host names, for policy routing and firewalls.
 
-Usage: ripe-cidr-collector [--data-dir DIR] [--db FILE] [-v | -q] COMMAND
+Usage: ripe-cidr-collector [--data-dir DIR] [--db FILE] [--snapshot FILE] [-v | -q] COMMAND
 
 Commands:
   run                         collect every source once, then exit
@@ -32,7 +32,9 @@ Commands:
                               deletes the stored prefixes now instead of by TTL
   fqdn list | add FQDN | remove FQDN [--purge]
                               manage host-name sources
-  status [--json]             daemon heartbeat, last run, last error, counts
+  status [--json]             daemon heartbeat, last run, last error, counts,
+                              journal mode, last snapshot
+  snapshot                    write the snapshot file now (needs --snapshot)
   healthcheck api [--listen ADDR]
                               exit 0 when GET /health of the API answers 200 and
                               status ok within 3 s (default address: api.listen)
@@ -44,6 +46,10 @@ Options:
   --data-dir DIR   data directory (config.json, status.json); default $RIPE_DATA_DIR,
                    else /var/lib/ripe-cidr-collector
   --db FILE        SQLite database; default $RIPE_DB, else DIR/ripe.db
+  --snapshot FILE  copy of the database on persistent storage, for a --db in RAM:
+                   restored when the database is missing, rewritten atomically after
+                   changes (at most every storage.snapshot_interval_hours, default 24),
+                   on daemon stop and by `snapshot`; default $RIPE_SNAPSHOT, else none
   -v, --verbose    more log output (debug; release builds keep info and above)
   -q, --quiet      only warnings and errors
   -h, --help       this text
@@ -55,7 +61,7 @@ Exit codes: 0 success, 1 error (config, storage, I/O; unhealthy for healthcheck)
 
 /// What a usage error prints after its message.
 pub const USAGE_HINT: &str =
-    "Usage: ripe-cidr-collector [--data-dir DIR] [--db FILE] [-v | -q] COMMAND
+    "Usage: ripe-cidr-collector [--data-dir DIR] [--db FILE] [--snapshot FILE] [-v | -q] COMMAND
 Run `ripe-cidr-collector --help` for the commands and options.";
 
 /// A command line that cannot be understood (exit code 2).
@@ -89,7 +95,7 @@ where
 }
 
 /// Parses the arguments (without the program name). Global options may stand before
-/// or after the command. `env` looks up `RIPE_DATA_DIR` and `RIPE_DB`.
+/// or after the command. `env` looks up `RIPE_DATA_DIR`, `RIPE_DB` and `RIPE_SNAPSHOT`.
 pub fn parse(
     args: impl IntoIterator<Item = OsString>,
     env: impl Fn(&str) -> Option<OsString>,
@@ -97,6 +103,7 @@ pub fn parse(
     let mut p = lexopt::Parser::from_args(args);
     let mut data_dir: Option<PathBuf> = None;
     let mut db_path: Option<PathBuf> = None;
+    let mut snapshot: Option<PathBuf> = None;
     let mut verbosity = Verbosity::Normal;
     let mut words: Vec<String> = Vec::new();
     let mut listen = None;
@@ -113,6 +120,7 @@ pub fn parse(
         match arg {
             Long("data-dir") => data_dir = Some(p.value()?.into()),
             Long("db") => db_path = Some(p.value()?.into()),
+            Long("snapshot") => snapshot = Some(p.value()?.into()),
             Short('v') | Long("verbose") => verbosity = Verbosity::Verbose,
             Short('q') | Long("quiet") => verbosity = Verbosity::Quiet,
             Short('h') | Long("help") => help = true,
@@ -174,6 +182,9 @@ pub fn parse(
     if db_path.as_ref().is_some_and(|d| d.as_os_str().is_empty()) {
         return Err(UsageError("--db must not be empty".into()));
     }
+    if snapshot.as_ref().is_some_and(|d| d.as_os_str().is_empty()) {
+        return Err(UsageError("--snapshot must not be empty".into()));
+    }
     let data_dir = data_dir
         .or_else(|| {
             env("RIPE_DATA_DIR")
@@ -182,7 +193,17 @@ pub fn parse(
         })
         .unwrap_or_else(|| PathBuf::from(config::DEFAULT_DATA_DIR));
     let db_path = db_path.or_else(|| env("RIPE_DB").filter(|v| !v.is_empty()).map(PathBuf::from));
-    let paths = Paths::new(data_dir, db_path);
+    let snapshot = snapshot.or_else(|| {
+        env("RIPE_SNAPSHOT")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    });
+    let paths = Paths::new(data_dir, db_path).with_snapshot(snapshot);
+    if paths.snapshot.as_ref() == Some(&paths.db) {
+        return Err(UsageError(
+            "--snapshot must not be the database itself (--db)".into(),
+        ));
+    }
     let done = |command| {
         Ok(Cli {
             paths: paths.clone(),
@@ -249,6 +270,16 @@ pub fn parse(
             Command::Status { json }
         }
         "healthcheck" => Command::Healthcheck(super::healthcheck::parse(&rest, listen, max_age)?),
+        "snapshot" => {
+            no_more(&rest)?;
+            if paths.snapshot.is_none() {
+                return Err(UsageError(
+                    "`snapshot` needs --snapshot FILE (or $RIPE_SNAPSHOT): where to write it"
+                        .into(),
+                ));
+            }
+            Command::Snapshot
+        }
         "asn" | "fqdn" => {
             let kind = if cmd == "asn" { Kind::Asn } else { Kind::Fqdn };
             let what = kind.as_str().to_ascii_uppercase();
@@ -334,6 +365,15 @@ mod tests {
         .unwrap();
         assert_eq!(c.paths.db, PathBuf::from("/ram/r.db"));
         assert_eq!(c.paths.data_dir, PathBuf::from(config::DEFAULT_DATA_DIR));
+        assert_eq!(c.paths.snapshot, None);
+        let c = parse(["snapshot"].map(OsString::from), |k| {
+            (k == "RIPE_SNAPSHOT").then(|| OsString::from("/flash/s.db"))
+        })
+        .unwrap();
+        assert_eq!(c.command, Command::Snapshot);
+        assert_eq!(c.paths.snapshot, Some(PathBuf::from("/flash/s.db")));
+        let c = p(&["run", "--snapshot", "/f/s.db"]).unwrap();
+        assert_eq!(c.paths.snapshot, Some(PathBuf::from("/f/s.db")));
     }
 
     #[test]
@@ -357,6 +397,10 @@ mod tests {
             &["serve", "--listen", "nowhere"],
             &["--bogus", "run"],
             &["--data-dir"],
+            &["snapshot"],
+            &["--snapshot", "", "run"],
+            &["--db", "/x.db", "--snapshot", "/x.db", "run"],
+            &["snapshot", "now"],
         ] {
             assert!(p(args).is_err(), "{args:?}");
         }

@@ -9,6 +9,7 @@ pub mod healthcheck;
 mod output;
 mod run;
 mod serve;
+mod snapshot;
 mod sources;
 mod status;
 
@@ -95,6 +96,8 @@ pub enum Command {
     },
     /// Check the API or the daemon for a container health check.
     Healthcheck(healthcheck::Check),
+    /// Write the snapshot file now.
+    Snapshot,
 }
 
 /// Commands that only read refuse a data directory (or database directory) that does
@@ -106,11 +109,13 @@ fn require_existing(paths: &Paths) -> Result<(), CliError> {
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
-    for (what, dir) in [
-        ("data directory", paths.data_dir.as_path()),
-        ("database directory", db_dir),
+    // After a reboot the RAM directory of the database is gone: the snapshot restores it.
+    let restorable = paths.snapshot.as_ref().is_some_and(|s| s.is_file());
+    for (what, dir, restores) in [
+        ("data directory", paths.data_dir.as_path(), false),
+        ("database directory", db_dir, restorable),
     ] {
-        if !dir.is_dir() {
+        if !dir.is_dir() && !restores {
             return Err(CliError::Other(format!(
                 "{what} {} does not exist (check --data-dir/--db; `asn add` or `run` create it)",
                 dir.display()
@@ -125,7 +130,10 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
     let paths = &cli.paths;
     if matches!(
         cli.command,
-        Command::Export { .. } | Command::Status { .. } | Command::Sources(_, SourceAction::List)
+        Command::Export { .. }
+            | Command::Status { .. }
+            | Command::Sources(_, SourceAction::List)
+            | Command::Snapshot
     ) {
         require_existing(paths)?;
     }
@@ -142,6 +150,7 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
         Command::Daemon { listen } => daemon::run(paths, *listen),
         Command::Serve { listen } => serve::run(paths, *listen),
         Command::Healthcheck(check) => healthcheck::run(paths, check),
+        Command::Snapshot => snapshot::run(paths),
     }
 }
 

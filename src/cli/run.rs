@@ -15,11 +15,13 @@ mod imp {
     use std::sync::atomic::{AtomicBool, AtomicU8};
 
     use crate::cli::{CliError, Outcome};
-    use crate::config::{self, Paths};
-    use crate::{collect, outputs, status};
+    use crate::config::{self, Config, Paths};
+    use crate::db::snapshot::Saver;
+    use crate::{collect, db, outputs, status, util};
 
     fn record(paths: &Paths, report: &collect::run::RunReport) {
         let result = status::update(&paths.status(), |st| {
+            st.journal_mode = Some(db::journal_mode_for(&paths.db).as_str().into());
             st.last_run_started = Some(report.started.clone());
             st.last_run_finished = Some(report.finished.clone());
             st.failures = report
@@ -39,6 +41,29 @@ mod imp {
         if let Err(e) = result {
             log::warn!("{}: {e}", paths.status().display());
         }
+    }
+
+    /// Writes the snapshot when changes wait for it (this run's or an earlier run's,
+    /// from `status.json`) and the last one is old enough.
+    fn snapshot(paths: &Paths, cfg: &Config, changed: bool) -> Result<(), CliError> {
+        if paths.snapshot.is_none() {
+            return Ok(());
+        }
+        let pending = status::read(&paths.status())
+            .ok()
+            .flatten()
+            .is_some_and(|s| s.snapshot_pending);
+        let mut saver = Saver::new(pending);
+        match saver.after_run(paths, cfg, changed, util::unix_now()) {
+            Some(Ok(t)) => crate::cli::snapshot::record(paths, Some(t)),
+            Some(Err(e)) => {
+                crate::cli::snapshot::record(paths, None);
+                return Err(CliError::Store(e));
+            }
+            None if saver.unsaved() && !pending => crate::cli::snapshot::record(paths, None),
+            None => {}
+        }
+        Ok(())
     }
 
     /// The `run` command: collect every source once, store, render the outputs when
@@ -64,14 +89,16 @@ mod imp {
         })?;
         collect::run::log_report(&report);
         record(paths, &report);
-        if report.changed() {
-            let failed = outputs::render_all(paths, &cfg.outputs);
-            if !failed.is_empty() {
-                return Err(CliError::Other(format!(
-                    "{} output(s) failed",
-                    failed.len()
-                )));
-            }
+        let failed = match report.changed() {
+            true => outputs::render_all(paths, &cfg.outputs),
+            false => Vec::new(),
+        };
+        snapshot(paths, &cfg, report.changed())?;
+        if !failed.is_empty() {
+            return Err(CliError::Other(format!(
+                "{} output(s) failed",
+                failed.len()
+            )));
         }
         Ok(if report.failures().next().is_some() {
             Outcome::SourcesFailed

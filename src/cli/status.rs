@@ -16,10 +16,19 @@ pub fn run(paths: &Paths, json: bool) -> Result<Outcome, CliError> {
         .map_err(|e| problems.push(format!("status: {e}")))
         .ok()
         .flatten();
-    let counts = db::open(paths)
-        .and_then(|db| db.counts())
+    let opened = db::open(paths)
+        .and_then(|db| Ok((db.counts()?, db.journal_mode())))
         .map_err(|e| problems.push(format!("database: {e}")))
         .ok();
+    let counts = opened.map(|o| o.0);
+    // What this open found, else what the last run recorded.
+    let journal_mode = opened
+        .map(|o| o.1.as_str().to_string())
+        .or_else(|| st.as_ref().and_then(|s| s.journal_mode.clone()));
+    // The snapshot file itself is the truth when it is known here.
+    let last_snapshot = db::snapshot::last_written(paths)
+        .map(util::iso)
+        .or_else(|| st.as_ref().and_then(|s| s.last_snapshot.clone()));
     let mut out = String::new();
     if json {
         let v = serde_json::json!({
@@ -27,6 +36,9 @@ pub fn run(paths: &Paths, json: bool) -> Result<Outcome, CliError> {
             "counts": counts.map(|c| serde_json::json!({"asn": c.0, "fqdn": c.1})),
             "asns": cfg.as_ref().map(|c| &c.asns),
             "fqdns": cfg.as_ref().map(|c| &c.fqdns),
+            "journal_mode": journal_mode,
+            "snapshot": paths.snapshot,
+            "last_snapshot": last_snapshot,
             "errors": problems,
         });
         out = v.to_string();
@@ -73,6 +85,23 @@ pub fn run(paths: &Paths, json: bool) -> Result<Outcome, CliError> {
         }
         if let Some((a, f)) = counts {
             out.push_str(&format!("stored:        {a} ASN values, {f} FQDN values\n"));
+        }
+        if let Some(m) = &journal_mode {
+            out.push_str(&format!("journal mode:  {m}\n"));
+        }
+        if let Some(f) = &paths.snapshot {
+            out.push_str(&format!(
+                "snapshot:      {} (last written {}{})\n",
+                f.display(),
+                or_never(&last_snapshot),
+                if st.snapshot_pending {
+                    "; newer changes not in it yet"
+                } else {
+                    ""
+                }
+            ));
+        } else if let Some(t) = &last_snapshot {
+            out.push_str(&format!("last snapshot: {t}\n"));
         }
         for (source, why) in &st.failures {
             out.push_str(&format!("failed:        {source}: {why}\n"));

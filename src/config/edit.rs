@@ -26,33 +26,10 @@ fn lock(path: &Path) -> Result<fs::File, ConfigError> {
         .write(true)
         .open(&lock_path)
         .map_err(io_err)?;
-    match flock(&f) {
+    match crate::util::lock_exclusive(&f) {
         Ok(()) => Ok(f),
         Err(e) => Err(io_err(e)),
     }
-}
-
-/// An exclusive `flock` on `f`, waiting for it (released when `f` is closed). Through
-/// libc rather than `File::lock` so that Rust 1.85 (OpenWrt 23.05's feed) builds it.
-#[cfg(unix)]
-fn flock(f: &fs::File) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    loop {
-        // SAFETY: flock only reads the descriptor, which `f` keeps open.
-        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } == 0 {
-            return Ok(());
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
-}
-
-/// Some platforms (WASI) have no file locks; a single writer is the norm there.
-#[cfg(not(unix))]
-fn flock(_: &fs::File) -> io::Result<()> {
-    Ok(())
 }
 
 /// Applies `change` to the JSON document of the configuration under the lock and

@@ -30,6 +30,9 @@ pub struct Paths {
     pub data_dir: PathBuf,
     /// The SQLite database (`<data_dir>/ripe.db` unless moved with `--db`/`$RIPE_DB`).
     pub db: PathBuf,
+    /// A copy of the database on persistent storage (`--snapshot`/`$RIPE_SNAPSHOT`),
+    /// for a database kept in RAM; see `db::snapshot`.
+    pub snapshot: Option<PathBuf>,
 }
 
 impl Paths {
@@ -37,7 +40,16 @@ impl Paths {
     pub fn new(data_dir: impl Into<PathBuf>, db: Option<PathBuf>) -> Paths {
         let data_dir = data_dir.into();
         let db = db.unwrap_or_else(|| data_dir.join("ripe.db"));
-        Paths { data_dir, db }
+        Paths {
+            data_dir,
+            db,
+            snapshot: None,
+        }
+    }
+    /// The same paths with a snapshot file.
+    pub fn with_snapshot(mut self, snapshot: Option<PathBuf>) -> Paths {
+        self.snapshot = snapshot;
+        self
     }
     /// `config.json`.
     pub fn config(&self) -> PathBuf {
@@ -122,6 +134,14 @@ pub struct ApiConfig {
     pub token: Option<String>,
 }
 
+/// Storage settings (`storage`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StorageConfig {
+    /// Least hours between two snapshots written after runs that changed something
+    /// (`storage.snapshot_interval_hours`, default 24; 0 = after every change).
+    pub snapshot_interval_hours: u32,
+}
+
 /// One file the daemon renders after a run that changed anything (`outputs[]`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutputConfig {
@@ -154,6 +174,8 @@ pub struct Config {
     pub api: ApiConfig,
     /// Files rendered by the daemon.
     pub outputs: Vec<OutputConfig>,
+    /// Storage settings.
+    pub storage: StorageConfig,
 }
 
 impl Default for Config {
@@ -184,6 +206,9 @@ impl Default for Config {
                 token: None,
             },
             outputs: Vec::new(),
+            storage: StorageConfig {
+                snapshot_interval_hours: 24,
+            },
         }
     }
 }

@@ -194,7 +194,7 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
         root,
         "",
         &[
-            "asns", "fqdns", "schedule", "ttl_days", "ripe", "dns", "api", "outputs",
+            "asns", "fqdns", "schedule", "ttl_days", "ripe", "dns", "api", "outputs", "storage",
         ],
     );
     let mut c = Config {
@@ -275,6 +275,13 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
         }
         if let Some(n) = r.uint(o, "dns.", "timeout_seconds", 1, 3600)? {
             c.dns.timeout_seconds = n;
+        }
+    }
+    if let Some(v) = root.get("storage").filter(|v| !v.is_null()) {
+        let o = r.object(v, "storage")?;
+        r.unknown(o, "storage.", &["snapshot_interval_hours"]);
+        if let Some(n) = r.uint(o, "storage.", "snapshot_interval_hours", 0, 87_600)? {
+            c.storage.snapshot_interval_hours = n as u32;
         }
     }
     if let Some(v) = root.get("api").filter(|v| !v.is_null()) {

@@ -82,6 +82,11 @@ fn errors_name_the_key() {
             "outputs[0].table/set",
         ),
         ("[]", "(top level)"),
+        (
+            r#"{"storage": {"snapshot_interval_hours": 1.5}}"#,
+            "storage.snapshot_interval_hours",
+        ),
+        (r#"{"storage": 24}"#, "storage"),
     ];
     for (text, key) in cases {
         match parse(text, p()) {
@@ -98,6 +103,20 @@ fn errors_name_the_key() {
         e.to_string()
             .starts_with("config.json: invalid JSON at line 3, column 1"),
         "{e}"
+    );
+}
+
+#[test]
+fn storage_settings() {
+    let c = parse(r#"{"storage": {"snapshot_interval_hours": 0}}"#, p()).unwrap();
+    assert_eq!(c.config.storage.snapshot_interval_hours, 0);
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    assert_eq!(Config::default().storage.snapshot_interval_hours, 24);
+    let c = parse(r#"{"storage": {"snapshot_hours": 1}}"#, p()).unwrap();
+    assert!(
+        c.warnings[0].contains("storage.snapshot_hours"),
+        "{:?}",
+        c.warnings
     );
 }
 

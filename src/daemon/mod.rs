@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use crate::collect::run::{self, RunError, RunReport, PHASE_FETCHING, PHASE_WRITING};
 use crate::config::Paths;
+use crate::db::snapshot::Saver;
 use crate::status;
 use crate::util;
 
@@ -74,6 +75,8 @@ struct Shell {
     messages: (Sender<Msg>, Receiver<Msg>),
     stop: Arc<AtomicBool>,
     collect_now: Arc<AtomicBool>,
+    /// Changes not in the snapshot (`--snapshot`) yet, and writing it when due.
+    saver: Saver,
 }
 
 /// Runs the daemon until SIGTERM or SIGINT arrives. SIGUSR1 collects every source
@@ -89,6 +92,7 @@ pub fn run(paths: &Paths) -> Result<(), DaemonError> {
         log::warn!("{e}; starting a new status file");
         None
     });
+    let saver = Saver::new(previous.as_ref().is_some_and(|s| s.snapshot_pending));
     let core = Schedule::new(
         util::unix_now(),
         previous,
@@ -102,6 +106,7 @@ pub fn run(paths: &Paths) -> Result<(), DaemonError> {
         messages: mpsc::channel(),
         stop,
         collect_now,
+        saver,
     };
     log::info!("daemon started (pid {})", std::process::id());
     shell.main_loop();
@@ -151,10 +156,38 @@ impl Shell {
     fn handle(&mut self, msg: Msg) {
         let now = util::unix_now();
         let actions = match msg {
-            Msg::Collected(result) => self.core.collected(now, result),
+            Msg::Collected(result) => {
+                let changed = result.as_ref().is_ok_and(|r| r.changed());
+                let stored = result.is_ok();
+                let mut actions = self.core.collected(now, result);
+                if stored {
+                    self.after_store(changed, now);
+                    actions.push(Action::WriteStatus);
+                }
+                actions
+            }
             Msg::Rendered(failures) => self.core.rendered(now, failures),
         };
         self.perform(actions);
+    }
+
+    /// After a collection was stored: notes the journal mode and writes the snapshot
+    /// when changes wait for it and it is due (on the main thread: a copy of the
+    /// database takes a moment, and no job may write meanwhile).
+    fn after_store(&mut self, changed: bool, now: i64) {
+        let Some(cfg) = self.core.config() else {
+            return;
+        };
+        let written = self.saver.after_run(&self.paths, cfg, changed, now);
+        let written = written.map(|r| {
+            r.map_err(|e| {
+                log::error!("snapshot: {e}");
+                e.to_string()
+            })
+        });
+        let mode = crate::db::journal_mode_for(&self.paths.db);
+        let unsaved = self.saver.unsaved();
+        self.core.storage_done(mode.as_str(), written, unsaved);
     }
 
     fn drain(&mut self) {
@@ -266,6 +299,17 @@ impl Shell {
         // Results that arrived meanwhile are recorded; then the last status, without
         // a pid, so that `status` tells a stopped daemon from a running one at once.
         self.drain();
+        // The lists must survive a reboot: what changed since the last snapshot is
+        // written now (the job is done or abandoned, nothing else writes).
+        if let Some(r) = self.saver.at_stop(&self.paths) {
+            let r = r.map_err(|e| {
+                log::error!("snapshot at stop: {e}");
+                e.to_string()
+            });
+            let mode = crate::db::journal_mode_for(&self.paths.db);
+            let unsaved = self.saver.unsaved();
+            self.core.storage_done(mode.as_str(), Some(r), unsaved);
+        }
         self.perform(last);
     }
 }

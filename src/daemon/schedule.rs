@@ -151,6 +151,27 @@ impl Schedule {
         &self.status
     }
 
+    /// Records what the shell did beside the schedule: the journal mode the database
+    /// uses, and a snapshot written at `time` (`Some(Ok)`), failed (`Some(Err)`: the
+    /// changes wait for the next one) or not due (`None`, with `unsaved` changes).
+    pub fn storage_done(
+        &mut self,
+        journal_mode: &str,
+        snapshot: Option<Result<i64, String>>,
+        unsaved: bool,
+    ) {
+        self.status.journal_mode = Some(journal_mode.to_string());
+        match snapshot {
+            Some(Ok(t)) => self.status.last_snapshot = Some(util::iso(t)),
+            Some(Err(e)) => {
+                self.status.last_error =
+                    Some(format!("{}: snapshot: {e}", util::iso(util::unix_now())));
+            }
+            None => {}
+        }
+        self.status.snapshot_pending = unsaved;
+    }
+
     /// The configuration in force, once one could be read.
     pub fn config(&self) -> Option<&Config> {
         self.cfg.as_ref()

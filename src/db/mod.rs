@@ -13,12 +13,15 @@ use crate::config::Paths;
 use crate::source::Kind;
 use crate::util;
 
+mod journal;
 mod migrate;
 mod read;
+pub mod snapshot;
 #[cfg(test)]
 mod tests;
 mod write;
 
+pub use journal::JournalMode;
 pub use read::{Row, SourceSummary};
 pub use write::{MergeStats, WriteTx};
 
@@ -151,13 +154,13 @@ pub(crate) fn classify(db: &Path, e: rusqlite::Error) -> StoreError {
     }
 }
 
-/// Switches the connection to WAL. SQLite answers a concurrent switch (another
-/// process converting the same fresh database, or importing right after) with BUSY
-/// without calling the busy handler, so this waits and retries itself.
-fn set_wal(c: &Connection) -> rusqlite::Result<String> {
+/// Runs a journal mode switch. SQLite answers a concurrent switch (another process
+/// converting the same fresh database, or importing right after) with BUSY without
+/// calling the busy handler, so this waits and retries itself.
+fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
     let start = std::time::Instant::now();
     loop {
-        match c.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)) {
+        match f() {
             Err(e)
                 if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy)
                     && start.elapsed() < Duration::from_secs(120) =>
@@ -169,10 +172,16 @@ fn set_wal(c: &Connection) -> rusqlite::Result<String> {
     }
 }
 
+/// The journal mode a database at `db` uses (probed once per process and directory).
+pub fn journal_mode_for(db: &Path) -> JournalMode {
+    journal::mode_for(db)
+}
+
 /// An open database: one connection with the pragmas set and the schema current.
 pub struct Db {
     pub(crate) conn: Connection,
     pub(crate) path: PathBuf,
+    mode: JournalMode,
 }
 
 impl fmt::Debug for Db {
@@ -189,8 +198,13 @@ pub fn open(paths: &Paths) -> Result<Db, StoreError> {
         fs::create_dir_all(dir)
             .map_err(|e| StoreError::Other(format!("{}: {e}", dir.display())))?;
     }
+    snapshot::restore_if_missing(paths)?;
+    let mode = journal::mode_for(&path);
+    if mode == JournalMode::Delete {
+        journal::leave_wal(&path).map_err(|e| classify(&path, e))?;
+    }
     let conn = Connection::open(&path).map_err(|e| classify(&path, e))?;
-    let mut db = Db { conn, path };
+    let mut db = Db { conn, path, mode };
     db.setup(paths).map_err(|e| match e {
         SetupError::Sql(e) => classify(&db.path, e),
         SetupError::Store(s) => s,
@@ -215,6 +229,11 @@ impl Db {
         &self.path
     }
 
+    /// The journal mode in use (see "Storage modes" in the README).
+    pub fn journal_mode(&self) -> JournalMode {
+        self.mode
+    }
+
     pub(crate) fn err(&self, e: rusqlite::Error) -> StoreError {
         classify(&self.path, e)
     }
@@ -230,17 +249,29 @@ impl Db {
                 found: version,
             }));
         }
-        let mode = set_wal(c)?;
-        if !mode.eq_ignore_ascii_case("wal") {
+        let mut mode = self.mode;
+        let want = mode.as_str();
+        let got = retry_busy(|| {
+            c.query_row(&format!("PRAGMA journal_mode={want}"), [], |r| {
+                r.get::<_, String>(0)
+            })
+        })?;
+        if !got.eq_ignore_ascii_case(want) {
             log::warn!(
-                "{}: journal_mode is {mode}, not WAL: readers may wait for a collection \
-                 (WAL needs a local filesystem with shared memory)",
+                "{}: journal_mode is {got}, not {want}: readers may wait for a collection",
                 self.path.display()
             );
+            mode = JournalMode::Delete;
         }
+        // Without WAL only FULL survives a power cut (SQLite's documentation).
+        let sync = match mode {
+            JournalMode::Wal => "NORMAL",
+            JournalMode::Delete => "FULL",
+        };
         c.execute_batch(&format!(
-            "PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-{CACHE_KIB};"
+            "PRAGMA synchronous={sync}; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-{CACHE_KIB};"
         ))?;
+        self.mode = mode;
         if version < SCHEMA_VERSION {
             migrate::migrate(self, paths)?;
         } else if !LEGACY_WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {

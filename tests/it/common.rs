@@ -49,6 +49,7 @@ impl TestDir {
         let mut c = Command::new(bin());
         c.env_remove("RIPE_DATA_DIR")
             .env_remove("RIPE_DB")
+            .env_remove("RIPE_SNAPSHOT")
             .arg("--data-dir")
             .arg(self.path())
             .stdin(Stdio::null());

@@ -13,4 +13,5 @@ mod daemon;
 mod formats_real;
 mod healthcheck;
 mod openwrt;
+mod snapshot;
 mod storage;
