@@ -80,9 +80,18 @@ pub(crate) fn mode_for(db: &Path) -> JournalMode {
 /// even the rollback write fails: that says nothing about WAL.
 fn probe(dir: &Path) -> Option<JournalMode> {
     let file = dir.join(format!(".ripe-walprobe-{}", crate::util::process_id()));
+    let remove = || {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut f = file.clone().into_os_string();
+            f.push(suffix);
+            let _ = fs::remove_file(f);
+        }
+    };
+    // A probe killed half-way (and a process id used again) must not decide this one.
+    remove();
     let result = (|| {
         let c = Connection::open(&file).ok()?;
-        c.execute_batch("CREATE TABLE IF NOT EXISTS p (x); INSERT INTO p VALUES (1);")
+        c.execute_batch("CREATE TABLE p (x); INSERT INTO p VALUES (1);")
             .ok()?;
         let wal = c
             .query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0))
@@ -95,11 +104,7 @@ fn probe(dir: &Path) -> Option<JournalMode> {
             JournalMode::Delete
         })
     })();
-    for suffix in ["", "-wal", "-shm", "-journal"] {
-        let mut f = file.clone().into_os_string();
-        f.push(suffix);
-        let _ = fs::remove_file(f);
-    }
+    remove();
     result
 }
 
