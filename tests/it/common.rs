@@ -7,7 +7,6 @@ use std::io::Read;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -139,110 +138,8 @@ pub fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
     f()
 }
 
-/// What the fake upstream answers.
-#[derive(Clone, Debug)]
-pub struct Reply {
-    pub status: u16,
-    pub body: Vec<u8>,
-    pub delay: Duration,
-    pub headers: Vec<(String, String)>,
-}
-
-impl Reply {
-    pub fn json(status: u16, body: impl Into<Vec<u8>>) -> Reply {
-        Reply {
-            status,
-            body: body.into(),
-            delay: Duration::ZERO,
-            headers: vec![("Content-Type".into(), "application/json".into())],
-        }
-    }
-    pub fn delayed(mut self, d: Duration) -> Reply {
-        self.delay = d;
-        self
-    }
-}
-
-/// A request the fake upstream received.
-#[derive(Clone, Debug)]
-pub struct Seen {
-    pub url: String,
-    pub headers: Vec<(String, String)>,
-}
-
-impl Seen {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-type Handler = dyn Fn(&Seen) -> Reply + Send + Sync;
-
-/// A fake HTTP upstream on 127.0.0.1: answers every request with `handler` on its own
-/// thread (so a slow reply does not hold up others) and records what it saw.
-pub struct FakeServer {
-    pub addr: SocketAddr,
-    pub seen: Arc<Mutex<Vec<Seen>>>,
-    server: Arc<tiny_http_fork::Server>,
-}
-
-impl FakeServer {
-    pub fn start(handler: impl Fn(&Seen) -> Reply + Send + Sync + 'static) -> FakeServer {
-        let server = Arc::new(tiny_http_fork::Server::http("127.0.0.1:0").unwrap());
-        let addr = *server.server_addr().to_ip().unwrap();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let handler: Arc<Handler> = Arc::new(handler);
-        let (s, seen2) = (server.clone(), seen.clone());
-        thread::spawn(move || {
-            for rq in s.incoming_requests() {
-                let Ok(rq) = rq else { continue };
-                let info = Seen {
-                    url: rq.url().to_string(),
-                    // The headers the tests look at.
-                    headers: ["Accept", "Authorization", "User-Agent"]
-                        .iter()
-                        .filter_map(|k| Some((k.to_string(), rq.headers().get(k)?.to_string())))
-                        .collect(),
-                };
-                seen2.lock().unwrap().push(info.clone());
-                let handler = handler.clone();
-                thread::spawn(move || {
-                    let reply = handler(&info);
-                    thread::sleep(reply.delay);
-                    let mut resp = tiny_http_fork::Response::from_data(reply.body)
-                        .with_status_code(reply.status);
-                    for (k, v) in reply.headers {
-                        if let Ok(h) =
-                            tiny_http_fork::Header::from_bytes(k.as_bytes(), v.as_bytes())
-                        {
-                            resp.add_header(h);
-                        }
-                    }
-                    let _ = rq.respond(resp);
-                });
-            }
-        });
-        FakeServer { addr, seen, server }
-    }
-
-    /// `http://127.0.0.1:PORT` + `path`.
-    pub fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-
-    pub fn requests(&self) -> Vec<Seen> {
-        self.seen.lock().unwrap().clone()
-    }
-}
-
-impl Drop for FakeServer {
-    fn drop(&mut self) {
-        let _ = self.server.unblock();
-    }
-}
+// The fake HTTP upstream lives in `upstream.rs` (std only, shared with the unit tests).
+pub use crate::upstream::{FakeServer, Reply, Seen};
 
 /// The `resource` query parameter of a RIPEstat request URL (`AS62041` → `62041`).
 pub fn resource_of(url: &str) -> Option<String> {

@@ -9,3 +9,4 @@ mod collect;
 mod common;
 mod formats_real;
 mod storage;
+mod upstream;
