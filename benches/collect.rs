@@ -107,5 +107,5 @@ fn main() {
             );
         }
     }
-    let _ = server.unblock();
+    drop(server);
 }

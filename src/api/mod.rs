@@ -19,6 +19,7 @@ mod error;
 mod headers;
 mod http;
 mod limit;
+mod poller;
 mod query;
 mod request_body;
 mod routes;

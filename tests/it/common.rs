@@ -139,6 +139,7 @@ pub fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
 }
 
 // The fake HTTP upstream lives in `upstream.rs` (std only, shared with the unit tests).
+#[allow(unused_imports)]
 pub use crate::upstream::{FakeServer, Reply, Seen};
 
 /// The `resource` query parameter of a RIPEstat request URL (`AS62041` → `62041`).

@@ -8,5 +8,7 @@ mod api;
 mod collect;
 mod common;
 mod formats_real;
+#[cfg(feature = "api")]
+mod http_limits;
 mod storage;
 mod upstream;

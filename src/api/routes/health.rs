@@ -7,8 +7,8 @@ use std::time::{Duration, SystemTime};
 use super::{Context, Reply};
 use crate::api::body::{json_line, Counts, Health};
 use crate::api::error::ApiError;
-use crate::db;
 use crate::config::Paths;
+use crate::db;
 use crate::db::StoreError;
 use crate::status;
 
@@ -79,8 +79,11 @@ fn file_key(db: &Path) -> Option<FileKey> {
 /// modification time as it was, one a second later cannot.
 const QUIET: Duration = Duration::from_secs(1);
 
-/// The last counts, the database they were taken from and its key then.
-static CACHE: Mutex<Option<(PathBuf, FileKey, (u64, u64))>> = Mutex::new(None);
+/// Counts taken from the database at `PathBuf` while its files had `FileKey`.
+type Cached = (PathBuf, FileKey, (u64, u64));
+
+/// The last counts kept.
+static CACHE: Mutex<Option<Cached>> = Mutex::new(None);
 
 /// The stored values per kind. Counting opens the database and reads every row
 /// (3.5 ms for 100k), so the counts are kept while the files stay as they were:

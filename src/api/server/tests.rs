@@ -1,6 +1,9 @@
 use super::*;
+use crate::api::poller::State;
+use std::io::Read;
 use std::io::Write;
 use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
 
 fn get(addr: SocketAddr, path: &str) -> String {
     let mut s = TcpStream::connect(addr).unwrap();
