@@ -11,6 +11,8 @@
 //!    with a simple loop of keep-alive requests.
 //! 5. Opens 256 idle connections and reports the server's memory (VmRSS) and thread
 //!    count from `/proc/PID/status`, and how long `/health` takes meanwhile.
+//! 6. Streams an endless header on 8 connections for 10 s (reconnecting when
+//!    refused) and reports VmRSS and the peak (VmHWM) before and after.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -88,6 +90,24 @@ fn fetch(addr: SocketAddr, target: &str) -> (String, usize) {
         .unwrap_or("")
         .to_string();
     (status, buf.len().saturating_sub(head_end + 4))
+}
+
+fn proc_field(pid: u32, name: &str) -> String {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with(name))
+        .map(|l| l[name.len()..].trim().to_string())
+        .unwrap_or_else(|| "?".into())
+}
+
+fn sockets_of(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| {
+            d.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+                .filter(|l| l.to_string_lossy().starts_with("socket:"))
+                .count()
+        })
+        .unwrap_or(0)
 }
 
 fn proc_status(pid: u32) -> (String, String) {
@@ -186,6 +206,7 @@ fn main() {
     breakdown(&paths);
     health_rate(addr);
     idle_connections(addr, pid);
+    endless_headers(addr, pid);
     // Still alive after all that?
     let (status, _) = fetch(addr, "/health");
     println!("after the idle connections: /health {status}");
@@ -296,14 +317,11 @@ fn idle_connections(addr: SocketAddr, pid: u32) {
         "  GET /health meanwhile: {status} after {}",
         ms(t.elapsed())
     );
-    let mut peak = 0;
+    let base = sockets_of(pid).saturating_sub(idle.len());
     let t = Instant::now();
     let mut freed = None;
     while t.elapsed() < Duration::from_secs(25) {
-        let (_, threads) = proc_status(pid);
-        let n: usize = threads.parse().unwrap_or(0);
-        peak = peak.max(n);
-        if n <= 3 {
+        if sockets_of(pid) <= base {
             freed = Some(t.elapsed());
             break;
         }
@@ -311,7 +329,7 @@ fn idle_connections(addr: SocketAddr, pid: u32) {
     }
     match freed {
         Some(d) => println!(
-            "  all idle connections dropped by the server after {:.1} s more (peak {peak} threads)",
+            "  all idle connections dropped by the server after {:.1} s more",
             d.as_secs_f64()
         ),
         None => println!("  idle connections still open after 25 s"),
@@ -319,4 +337,45 @@ fn idle_connections(addr: SocketAddr, pid: u32) {
     drop(idle);
     let (rss, threads) = proc_status(pid);
     println!("  after: {rss}, {threads} threads");
+}
+
+fn endless_headers(addr: SocketAddr, pid: u32) {
+    const SECS: u64 = 10;
+    println!("8 connections streaming an endless header for {SECS} s:");
+    println!(
+        "  before: VmRSS {}, VmHWM {}",
+        proc_field(pid, "VmRSS:"),
+        proc_field(pid, "VmHWM:")
+    );
+    let until = Instant::now() + Duration::from_secs(SECS);
+    let sent = (0..8)
+        .map(|_| {
+            thread::spawn(move || {
+                let chunk = vec![b'a'; 64 * 1024];
+                let (mut total, mut connections) = (0u64, 0u64);
+                while Instant::now() < until {
+                    let Ok(mut s) = TcpStream::connect(addr) else {
+                        continue;
+                    };
+                    connections += 1;
+                    let _ = s.set_write_timeout(Some(Duration::from_secs(1)));
+                    let _ = s.write_all(b"GET /health HTTP/1.1\r\nX-A: ");
+                    while Instant::now() < until && s.write_all(&chunk).is_ok() {
+                        total += chunk.len() as u64;
+                    }
+                }
+                (total, connections)
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|h| h.join().unwrap())
+        .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    println!(
+        "  after: VmRSS {}, VmHWM {} ({} MB sent on {} connections)",
+        proc_field(pid, "VmRSS:"),
+        proc_field(pid, "VmHWM:"),
+        sent.0 >> 20,
+        sent.1
+    );
 }

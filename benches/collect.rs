@@ -6,9 +6,10 @@
 //! `cargo bench --bench collect`
 
 use std::process::Command;
-use std::sync::Arc;
-use std::thread;
 use std::time::Instant;
+
+#[path = "../tests/it/upstream.rs"]
+mod upstream;
 
 const ASNS: u32 = 200;
 const PREFIXES: u32 = 500;
@@ -39,23 +40,16 @@ fn body(asn: u32) -> String {
 }
 
 fn main() {
-    let server = Arc::new(tiny_http_fork::Server::http("127.0.0.1:0").unwrap());
-    let addr = *server.server_addr().to_ip().unwrap();
-    for _ in 0..4 {
-        let s = server.clone();
-        thread::spawn(move || {
-            for rq in s.incoming_requests() {
-                let Ok(rq) = rq else { continue };
-                let asn = rq
-                    .url()
-                    .split(['?', '&'])
-                    .find_map(|kv| kv.strip_prefix("resource=AS"))
-                    .and_then(|n| n.parse::<u32>().ok())
-                    .unwrap_or(0);
-                let _ = rq.respond(tiny_http_fork::Response::from_string(body(asn)));
-            }
-        });
-    }
+    let server = upstream::FakeServer::start(|rq| {
+        let asn = rq
+            .url
+            .split(['?', '&'])
+            .find_map(|kv| kv.strip_prefix("resource=AS"))
+            .and_then(|n| n.parse::<u32>().ok())
+            .unwrap_or(0);
+        upstream::Reply::json(200, body(asn))
+    });
+    let addr = server.addr;
     let dir = tempfile::tempdir().unwrap();
     let asns: Vec<String> = (1..=ASNS).map(|a| (64_000 + a).to_string()).collect();
     let cfg = serde_json::json!({
@@ -113,5 +107,5 @@ fn main() {
             );
         }
     }
-    let _ = server.unblock();
+    drop(server);
 }

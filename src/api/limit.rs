@@ -1,9 +1,7 @@
 //! A counting semaphore: the connection cap and the limit on requests doing
 //! database work at once.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
 
 /// A counting semaphore: the connection cap and the limit on active requests.
 #[derive(Debug)]
@@ -52,32 +50,9 @@ impl Limit {
         Permit(self.clone())
     }
 
-    /// Waits for a unit unless `stop` is set first.
-    pub(super) fn acquire_unless(self: &Arc<Self>, stop: &AtomicBool) -> Option<Permit> {
-        let mut used = self.lock();
-        loop {
-            if stop.load(Ordering::SeqCst) {
-                return None;
-            }
-            if *used < self.max {
-                *used += 1;
-                return Some(Permit(self.clone()));
-            }
-            // The timeout only guards against a missed wake-up; frees notify.
-            used = self
-                .freed
-                .wait_timeout(used, Duration::from_millis(100))
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
-    }
-
     /// Units in use.
+    #[cfg(test)]
     pub fn in_use(&self) -> usize {
         *self.lock()
-    }
-
-    pub(super) fn wake_all(&self) {
-        self.freed.notify_all();
     }
 }

@@ -3,24 +3,34 @@
 //! described in `docs/api.md`.
 //!
 //! * `routes/`: routing and handlers, independent of sockets;
-//! * `server.rs`: the accept loop and connection threads around tiny_http_fork's
-//!   request parser, with the connection limits (`limit.rs`);
+//! * `server.rs`: one thread polling every connection and a small pool of handler
+//!   threads, with the connection limits; `conn.rs` one connection, `http.rs` the
+//!   request head (parsed with `httparse`, bounded) and the answer's head,
+//!   `request_body.rs` bodies (chunked included) as the handlers read them;
+//! * `limit.rs`: the semaphore bounding handlers doing database work;
 //! * `error.rs`: the one error type and the one place mapping errors to statuses;
 //! * `body.rs`: the JSON bodies of answers;
 //! * `query.rs`: paths, query parameters, percent-decoding;
 //! * `headers.rs`: ETags and bearer tokens.
 
 mod body;
+mod conn;
 mod error;
 mod headers;
+mod http;
 mod limit;
+mod poller;
 mod query;
+mod request_body;
 mod routes;
 mod server;
 
 use std::net::SocketAddr;
 
-pub use server::{ApiServer, IDLE_TIMEOUT, MAX_ACTIVE, MAX_CONNECTIONS};
+pub use http::{MAX_HEAD, MAX_HEADERS};
+pub use server::{
+    ApiServer, BODY_TIMEOUT, HANDLERS, HEAD_TIMEOUT, IDLE_TIMEOUT, MAX_ACTIVE, MAX_CONNECTIONS,
+};
 
 use crate::config::Paths;
 

@@ -501,15 +501,19 @@ tL4ndQavEi51mI38AjEAi/V3bNTIZargCyzuFJ0nN6T5U6VR5CmD1/iQMVtCnwr1\n\
     }
 }
 
+/// The std-only fake upstream shared with the integration tests.
+#[cfg(test)]
+#[path = "../../tests/it/upstream.rs"]
+mod upstream;
+
 /// A scripted HTTP server on 127.0.0.1 for the client tests.
 #[cfg(test)]
 pub(crate) mod fake {
-    use std::io::Cursor;
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};
-    use std::thread;
     use std::time::Duration;
 
-    use tiny_http_fork::{Header, Response, Server, StatusCode};
+    use super::upstream;
 
     /// One scripted answer.
     #[derive(Clone)]
@@ -557,7 +561,7 @@ pub(crate) mod fake {
     pub(crate) struct FakeServer {
         pub base: String,
         seen: Arc<Mutex<Vec<Seen>>>,
-        server: Arc<Server>,
+        _server: upstream::FakeServer,
     }
 
     impl FakeServer {
@@ -569,52 +573,42 @@ pub(crate) mod fake {
 
         /// Answers each request with `pick(index, url)`.
         pub(crate) fn start_with(
-            pick: impl Fn(usize, &str) -> Reply + Send + 'static,
+            pick: impl Fn(usize, &str) -> Reply + Send + Sync + 'static,
         ) -> FakeServer {
-            let server = Arc::new(Server::http("127.0.0.1:0").unwrap());
-            let port = server.server_addr().to_ip().unwrap().port();
             let seen = Arc::new(Mutex::new(Vec::new()));
-            let (s, log) = (server.clone(), seen.clone());
-            thread::spawn(move || {
-                for (i, req) in s.incoming_requests().enumerate() {
-                    let Ok(req) = req else { continue };
-                    let url = req.url().to_string();
-                    log.lock().unwrap().push(Seen {
-                        url: url.clone(),
-                        accept: req.headers().get("accept").map(|v| v.to_string()),
-                    });
-                    let r = pick(i, &url);
-                    thread::sleep(r.delay);
-                    let len = (!r.chunked).then_some(r.body.len());
-                    let mut resp = Response::new(
-                        StatusCode(r.status),
-                        Vec::<Header>::new().into(),
-                        Cursor::new(r.body),
-                        len,
-                        None,
-                    );
-                    for h in &r.headers {
-                        resp.add_header(h.parse::<Header>().unwrap());
-                    }
-                    let _ = req.respond(resp);
+            let (log, count) = (seen.clone(), AtomicUsize::new(0));
+            let server = upstream::FakeServer::start(move |rq| {
+                log.lock().unwrap().push(Seen {
+                    url: rq.url.clone(),
+                    accept: rq.header("accept").map(str::to_string),
+                });
+                let r = pick(count.fetch_add(1, Ordering::SeqCst), &rq.url);
+                let mut headers: Vec<(String, String)> = r
+                    .headers
+                    .iter()
+                    .filter_map(|h| h.split_once(':'))
+                    .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                    .collect();
+                if r.chunked {
+                    headers.push(("Transfer-Encoding".into(), "chunked".into()));
+                }
+                upstream::Reply {
+                    status: r.status,
+                    body: r.body,
+                    delay: r.delay,
+                    headers,
                 }
             });
             FakeServer {
-                base: format!("http://127.0.0.1:{port}"),
+                base: server.url(""),
                 seen,
-                server,
+                _server: server,
             }
         }
 
         /// The requests so far.
         pub(crate) fn seen(&self) -> Vec<Seen> {
             self.seen.lock().unwrap().clone()
-        }
-    }
-
-    impl Drop for FakeServer {
-        fn drop(&mut self) {
-            let _ = self.server.unblock();
         }
     }
 }

@@ -12,6 +12,9 @@ mod common;
 mod daemon;
 mod formats_real;
 mod healthcheck;
+#[cfg(feature = "api")]
+mod http_limits;
 mod openwrt;
 mod snapshot;
 mod storage;
+mod upstream;

@@ -129,7 +129,7 @@ fn route(req: &RequestInfo, body: &mut dyn Read, ctx: &Context) -> Result<Reply,
             )))
         }
     };
-    // HEAD is GET without the body; tiny_http leaves the body out and keeps the length.
+    // HEAD is GET without the body; the server leaves the body out and keeps the length.
     let read_only = matches!(req.method.as_str(), "GET" | "HEAD");
     // Handlers touch files (database, config.json) only while holding a permit, so
     // that memory and file descriptors stay bounded however many connections there

@@ -1,0 +1,403 @@
+//! The poll thread: the listening socket and every connection not with a handler,
+//! non-blocking, in one `poll(2)` loop. It reads request heads (at most
+//! [`MAX_HEAD`] bytes each), hands complete ones to the handler pool, writes the
+//! answers back however slowly clients read, and enforces the deadlines.
+
+use std::io::{self, Read};
+use std::net::{Shutdown, TcpListener};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::conn::Conn;
+use super::http::{self, Out, MAX_HEAD};
+use super::server::{
+    connection_cap, lock, submit, Done, Job, Shared, DRAIN, HEAD_TIMEOUT, IDLE_TIMEOUT, LINGER,
+    PRESSURE_CONNECTIONS, PRESSURE_TIMEOUT,
+};
+
+/// Where a connection is.
+pub(super) enum State {
+    /// Waiting for a request head; since when its first byte is there.
+    Head(Option<Instant>),
+    /// With a handler (the connection is there too).
+    Busy,
+    /// Writing an answer; then keep the connection?
+    Write(Out, bool),
+    /// Answered, sending side shut: input is discarded until the client closes or
+    /// the time given.
+    Linger(Instant),
+}
+
+pub(super) struct Slot {
+    /// `None` while with a handler.
+    conn: Option<Conn>,
+    pub(super) state: State,
+    /// The last read or write that moved something.
+    progress: Instant,
+}
+
+impl Slot {
+    /// When the connection times out, and whether a 408 is due then.
+    fn deadline(&self) -> Option<(Instant, bool)> {
+        let idle = self.progress + self.conn.as_ref()?.idle;
+        match self.state {
+            State::Head(None) => Some((idle, false)),
+            State::Head(Some(t)) => Some((idle.min(t + HEAD_TIMEOUT), true)),
+            State::Busy => None,
+            State::Write(..) => Some((idle, false)),
+            State::Linger(t) => Some((t, false)),
+        }
+    }
+
+    fn evictable(&self) -> bool {
+        matches!(self.state, State::Head(None))
+            && self.conn.as_ref().is_some_and(|c| c.buf.is_empty())
+    }
+}
+
+/// The poll thread's state.
+pub(super) struct Poller {
+    listener: Option<TcpListener>,
+    wake: UnixStream,
+    shared: Arc<Shared>,
+    pub(super) slots: Vec<Option<Slot>>,
+    pub(super) open: usize,
+    cap: usize,
+    /// Where discarded input goes.
+    scratch: Vec<u8>,
+    /// After an `accept` error such as `EMFILE`: not before this again.
+    accept_pause: Option<Instant>,
+}
+
+fn pollfd(fd: &impl AsRawFd, events: libc::c_short) -> libc::pollfd {
+    libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events,
+        revents: 0,
+    }
+}
+
+impl Poller {
+    pub(super) fn new(listener: TcpListener, wake: UnixStream, shared: Arc<Shared>) -> Poller {
+        Poller {
+            listener: Some(listener),
+            wake,
+            shared,
+            slots: Vec::new(),
+            open: 0,
+            cap: connection_cap(),
+            scratch: vec![0; 16 * 1024],
+            accept_pause: None,
+        }
+    }
+
+    pub(super) fn run(mut self) {
+        let mut fds: Vec<libc::pollfd> = Vec::new();
+        let mut who: Vec<usize> = Vec::new();
+        let mut stopping_since = None;
+        loop {
+            let now = Instant::now();
+            if stopping_since.is_none() && self.shared.stopping() {
+                stopping_since = Some(now);
+                // The port is free again at once; idle connections go now.
+                self.listener = None;
+                for i in 0..self.slots.len() {
+                    if self.slots[i]
+                        .as_ref()
+                        .is_some_and(|s| matches!(s.state, State::Head(_) | State::Linger(_)))
+                    {
+                        self.close(i);
+                    }
+                }
+            }
+            if let Some(t) = stopping_since {
+                if self.open == 0 || now > t + DRAIN {
+                    break;
+                }
+            }
+            fds.clear();
+            who.clear();
+            fds.push(pollfd(&self.wake, libc::POLLIN));
+            let mut next = now + Duration::from_secs(1);
+            let mut evictable = false;
+            for (i, slot) in self.slots.iter().enumerate() {
+                let Some(s) = slot else { continue };
+                let events = match s.state {
+                    State::Busy => continue,
+                    State::Write(..) => libc::POLLOUT,
+                    _ => libc::POLLIN,
+                };
+                if let (Some(c), Some((t, _))) = (&s.conn, s.deadline()) {
+                    fds.push(pollfd(&c.stream, events));
+                    who.push(i);
+                    next = next.min(t);
+                }
+                evictable |= s.evictable();
+            }
+            let paused = self.accept_pause.is_some_and(|t| now < t);
+            let listening = match &self.listener {
+                Some(l) if !paused && (self.open < self.cap || evictable) => {
+                    fds.push(pollfd(l, libc::POLLIN));
+                    true
+                }
+                _ => false,
+            };
+            let ms = next.saturating_duration_since(now).as_millis() as libc::c_int + 1;
+            // SAFETY: `fds` is a valid array of pollfd of the length given.
+            let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+            if n < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() != io::ErrorKind::Interrupted {
+                    log::warn!("api: poll: {e}");
+                    thread::sleep(Duration::from_millis(100));
+                }
+                continue;
+            }
+            if fds[0].revents != 0 {
+                while let Ok(n) = (&self.wake).read(&mut self.scratch) {
+                    if n == 0 {
+                        break;
+                    }
+                }
+            }
+            let done = std::mem::take(&mut *lock(&self.shared.done));
+            for d in done {
+                self.returned(d);
+            }
+            for k in 0..who.len() {
+                if fds[k + 1].revents != 0 {
+                    self.ready(who[k]);
+                }
+            }
+            if listening && fds.last().is_some_and(|p| p.revents != 0) {
+                self.accept();
+            }
+            self.expire(Instant::now());
+        }
+        log::debug!("api: server thread stopped");
+    }
+
+    pub(super) fn slot(&mut self, i: usize) -> Option<&mut Slot> {
+        self.slots.get_mut(i).and_then(Option::as_mut)
+    }
+
+    fn close(&mut self, i: usize) {
+        if self.slots.get_mut(i).and_then(Option::take).is_some() {
+            self.open -= 1;
+        }
+    }
+
+    fn accept(&mut self) {
+        for _ in 0..64 {
+            if self.open >= self.cap && !self.evict() {
+                return;
+            }
+            let Some(l) = &self.listener else { return };
+            match l.accept() {
+                Ok((stream, _)) => {
+                    let idle = if self.open >= PRESSURE_CONNECTIONS {
+                        PRESSURE_TIMEOUT
+                    } else {
+                        IDLE_TIMEOUT
+                    };
+                    match Conn::new(stream, idle) {
+                        Ok(conn) => self.insert(conn),
+                        Err(e) => log::debug!("api: new connection: {e}"),
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::Interrupted
+                            | io::ErrorKind::ConnectionAborted
+                            | io::ErrorKind::ConnectionReset
+                    ) => {}
+                Err(e) => {
+                    // EMFILE, ENOBUFS and the like: wait and try again rather than stop.
+                    log::warn!("api: accept: {e}");
+                    self.accept_pause = Some(Instant::now() + Duration::from_millis(100));
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Closes the longest-idle keep-alive connection with nothing in progress (HTTP
+    /// lets a server close those at any time); false when there is none.
+    pub(super) fn evict(&mut self) -> bool {
+        let oldest = (0..self.slots.len())
+            .filter_map(|i| Some((i, self.slots[i].as_ref()?)))
+            .filter(|(_, s)| s.evictable())
+            .min_by_key(|(_, s)| s.progress)
+            .map(|(i, _)| i);
+        match oldest {
+            Some(i) => {
+                self.close(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub(super) fn insert(&mut self, conn: Conn) {
+        let slot = Slot {
+            conn: Some(conn),
+            state: State::Head(None),
+            progress: Instant::now(),
+        };
+        self.open += 1;
+        match self.slots.iter().position(Option::is_none) {
+            Some(i) => self.slots[i] = Some(slot),
+            None => self.slots.push(Some(slot)),
+        }
+    }
+
+    /// A handler gave a connection back with its answer.
+    fn returned(&mut self, d: Done) {
+        let Some(s) = self.slot(d.slot) else { return };
+        s.conn = Some(d.conn);
+        s.state = State::Write(d.out, d.keep);
+        s.progress = Instant::now();
+        self.write(d.slot);
+    }
+
+    /// The socket of slot `i` is ready.
+    fn ready(&mut self, i: usize) {
+        let Some(s) = self.slot(i) else { return };
+        match s.state {
+            State::Head(_) => self.read_head(i),
+            State::Write(..) => self.write(i),
+            State::Linger(_) => self.discard(i),
+            State::Busy => {}
+        }
+    }
+
+    fn read_head(&mut self, i: usize) {
+        let Some(s) = self.slot(i) else { return };
+        let Some(c) = s.conn.as_mut() else { return };
+        match c.read_some() {
+            Ok(0) if c.buf.len() < MAX_HEAD => return self.close(i),
+            Ok(_) => {
+                s.progress = Instant::now();
+                if let State::Head(started @ None) = &mut s.state {
+                    *started = Some(s.progress);
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+            Err(_) => return self.close(i),
+        }
+        self.parse(i);
+    }
+
+    /// Looks for a complete head in what slot `i` has read.
+    fn parse(&mut self, i: usize) {
+        let Some(s) = self.slot(i) else { return };
+        let Some(c) = s.conn.as_mut() else { return };
+        if c.buf.is_empty() {
+            return;
+        }
+        match http::parse_head(&c.buf) {
+            Ok(None) => {}
+            Ok(Some(head)) => {
+                c.consume(head.len);
+                let Some(conn) = s.conn.take() else { return };
+                s.state = State::Busy;
+                submit(
+                    &self.shared,
+                    Job {
+                        slot: i,
+                        conn,
+                        head,
+                    },
+                );
+            }
+            Err(refusal) => {
+                log::debug!("api: refused a request: {} {}", refusal.0, refusal.1);
+                let reply = http::refusal_reply(&refusal);
+                s.state = State::Write(
+                    http::answer(reply, false, true, crate::util::unix_now()),
+                    false,
+                );
+                self.write(i);
+            }
+        }
+    }
+
+    fn write(&mut self, i: usize) {
+        let stopping = self.shared.stopping();
+        let Some(s) = self.slot(i) else { return };
+        let (Some(c), State::Write(out, keep)) = (s.conn.as_mut(), &mut s.state) else {
+            return;
+        };
+        while !out.done() {
+            let (a, b) = out.pending();
+            match c.write_parts(a, b) {
+                Ok(n) if n > 0 => {
+                    out.written += n;
+                    s.progress = Instant::now();
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                _ => return self.close(i),
+            }
+        }
+        if *keep {
+            // Pipelined requests already read are looked at now.
+            s.state = State::Head((!c.buf.is_empty()).then(Instant::now));
+            self.parse(i);
+        } else if stopping {
+            self.close(i);
+        } else {
+            let _ = c.stream.shutdown(Shutdown::Write);
+            c.buf = Vec::new();
+            s.state = State::Linger(Instant::now() + LINGER);
+            self.discard(i);
+        }
+    }
+
+    /// Reads and drops input of a lingering connection; closes it at the end.
+    fn discard(&mut self, i: usize) {
+        let Some(Some(s)) = self.slots.get_mut(i) else {
+            return;
+        };
+        let Some(c) = s.conn.as_mut() else { return };
+        for _ in 0..8 {
+            match c.stream.read(&mut self.scratch) {
+                Ok(n) if n > 0 => s.progress = Instant::now(),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                _ => return self.close(i),
+            }
+        }
+    }
+
+    /// Closes connections past their deadline, answering a late head with 408.
+    fn expire(&mut self, now: Instant) {
+        for i in 0..self.slots.len() {
+            let Some(s) = self.slot(i) else { continue };
+            match s.deadline() {
+                Some((t, late_head)) if t <= now => {
+                    if late_head {
+                        let reply = http::refusal_reply(&http::Refusal(
+                            408,
+                            "the request head did not arrive in time",
+                        ));
+                        s.state = State::Write(
+                            http::answer(reply, false, true, crate::util::unix_now()),
+                            false,
+                        );
+                        // A client that does not read this is closed after LINGER.
+                        s.progress = now;
+                        self.write(i);
+                    } else {
+                        self.close(i);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
