@@ -1,6 +1,7 @@
 //! The SQLite store. All SQL of the program lives in this module: `mod.rs` opens
 //! the database (pragmas, errors, damage), `migrate` brings its schema up to date,
-//! `write` holds merge/sweep/purge, `read` the queries.
+//! `write` holds merge/sweep/purge, `read` the queries, `history` the `changes` table,
+//! `lookup` the indexed searches by value.
 
 use std::fmt;
 use std::fs;
@@ -13,12 +14,17 @@ use crate::config::Paths;
 use crate::source::Kind;
 use crate::util;
 
+mod history;
+mod lookup;
 mod migrate;
 mod read;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_history;
 mod write;
 
+pub use history::{Change, ChangeRow, DEFAULT_HISTORY_DAYS, MAX_ROWS};
 pub use read::{Row, SourceSummary};
 pub use write::{MergeStats, WriteTx};
 
@@ -26,7 +32,7 @@ pub use write::{MergeStats, WriteTx};
 static LEGACY_WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The schema version this binary writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Page cache per connection, in KiB: small, because a router has little memory and the
 /// API opens a connection per request.
@@ -173,6 +179,8 @@ fn set_wal(c: &Connection) -> rusqlite::Result<String> {
 pub struct Db {
     pub(crate) conn: Connection,
     pub(crate) path: PathBuf,
+    /// Days the `changes` rows are kept by the writes of this connection.
+    history_days: u32,
 }
 
 impl fmt::Debug for Db {
@@ -190,7 +198,11 @@ pub fn open(paths: &Paths) -> Result<Db, StoreError> {
             .map_err(|e| StoreError::Other(format!("{}: {e}", dir.display())))?;
     }
     let conn = Connection::open(&path).map_err(|e| classify(&path, e))?;
-    let mut db = Db { conn, path };
+    let mut db = Db {
+        conn,
+        path,
+        history_days: DEFAULT_HISTORY_DAYS,
+    };
     db.setup(paths).map_err(|e| match e {
         SetupError::Sql(e) => classify(&db.path, e),
         SetupError::Store(s) => s,
@@ -213,6 +225,12 @@ impl Db {
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Sets `history_days` (config) for the writes of this connection: each write
+    /// prunes `changes` to it; 0 records no changes at all.
+    pub fn set_history_days(&mut self, days: u32) {
+        self.history_days = days;
     }
 
     pub(crate) fn err(&self, e: rusqlite::Error) -> StoreError {
@@ -269,7 +287,12 @@ impl Db {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| classify(path, e))?;
-        Ok(WriteTx { tx, path })
+        Ok(WriteTx {
+            tx,
+            path,
+            history_days: self.history_days,
+            time: std::cell::Cell::new(None),
+        })
     }
 
     /// Merges one source in its own transaction; see [`WriteTx::merge_source`].
