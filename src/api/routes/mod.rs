@@ -131,10 +131,12 @@ fn route(req: &RequestInfo, body: &mut dyn Read, ctx: &Context) -> Result<Reply,
         ["fqdns"] => (Route::Sources(Kind::Fqdn), "GET, HEAD, POST"),
         ["asns", s] if !s.is_empty() => (Route::Source(Kind::Asn, s.to_string()), "DELETE"),
         ["fqdns", s] if !s.is_empty() => (Route::Source(Kind::Fqdn, s.to_string()), "DELETE"),
-        _ => return Err(ApiError::NotFound(format!(
+        _ => {
+            return Err(ApiError::NotFound(format!(
             "no such path {}; the API has /addresses, /health, /lookup, /changes, /asns and /fqdns",
             quoted(path)
-        ))),
+        )))
+        }
     };
     // HEAD is GET without the body; tiny_http leaves the body out and keeps the length.
     let read_only = matches!(req.method.as_str(), "GET" | "HEAD");
