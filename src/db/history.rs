@@ -117,16 +117,49 @@ pub(super) fn delete_recorded(
 }
 
 impl WriteTx<'_> {
-    /// Records `values` of one source as added at `time`.
+    /// The largest rowid of `addresses` before `n` rows are inserted, when those rows
+    /// are to be recorded; see [`WriteTx::record_added`].
+    pub(super) fn rowid_top(&self, n: usize) -> rusqlite::Result<Option<i64>> {
+        if !self.records() || n == 0 {
+            return Ok(None);
+        }
+        self.tx
+            .query_row("SELECT coalesce(max(rowid), 0) FROM addresses", [], |r| {
+                r.get(0)
+            })
+            .map(Some)
+    }
+
+    /// Records `values`, just inserted for one source, as added at `time`. With `top`
+    /// (the largest rowid before they were inserted) the rows above it are copied in
+    /// one statement; SQLite gives a new row the largest rowid plus one, so these are
+    /// exactly the new ones (checked by their number; else, and at the rowid limit,
+    /// one insert per value).
     pub(super) fn record_added(
         &self,
         kind: Kind,
         source: &str,
         values: &[&str],
         time: &str,
+        top: Option<i64>,
     ) -> rusqlite::Result<()> {
         if !self.records() || values.is_empty() {
             return Ok(());
+        }
+        if let Some(top) = top.filter(|t| *t < i64::MAX - values.len() as i64) {
+            self.tx.execute_batch("SAVEPOINT record_added")?;
+            let n = self
+                .tx
+                .prepare(
+                    "INSERT INTO changes (time, kind, source, value, change)
+                     SELECT ?1, kind, source, value, 'added' FROM addresses WHERE rowid > ?2",
+                )?
+                .execute(rusqlite::params![time, top])?;
+            if n == values.len() {
+                return self.tx.execute_batch("RELEASE record_added");
+            }
+            self.tx
+                .execute_batch("ROLLBACK TO record_added; RELEASE record_added")?;
         }
         let mut ins = self.tx.prepare(
             "INSERT INTO changes (time, kind, source, value, change) VALUES (?1, ?2, ?3, ?4, 'added')",

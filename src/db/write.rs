@@ -136,17 +136,27 @@ impl WriteTx<'_> {
             }
         }
         stats.refreshed = seen_known;
+        // New rows get rowids above the largest one now (no AUTOINCREMENT, nothing is
+        // deleted before they are in), so that they are recorded afterwards by one
+        // `INSERT ... SELECT` instead of one statement per value.
+        let top = self.rowid_top(fresh.len())?;
         {
             let mut ins = tx.prepare(
                 "INSERT INTO addresses (kind, source, value, first_seen, last_seen)
                  VALUES (?1, ?2, ?3, ?4, ?4)",
             )?;
+            // Kind, source and time are bound once (bindings outlive each step), so
+            // that the bulk of a first merge binds one text per row.
+            ins.raw_bind_parameter(1, k)?;
+            ins.raw_bind_parameter(2, source)?;
+            ins.raw_bind_parameter(4, now)?;
             for v in &fresh {
-                ins.execute([k, source, v, now])?;
+                ins.raw_bind_parameter(3, v)?;
+                ins.raw_execute()?;
             }
         }
         stats.added = fresh.len();
-        self.record_added(kind, source, &fresh, now)?;
+        self.record_added(kind, source, &fresh, now, top)?;
         // Only values known before this merge can have expired: new ones are `now`.
         if let Some(cut) = cutoff.filter(|_| seen_known < stored.len()) {
             stats.removed = delete_recorded(
