@@ -12,6 +12,7 @@ pub mod collect;
 pub mod config;
 pub mod db;
 pub mod format;
+pub mod inspect;
 pub mod legacy;
 pub mod listing;
 #[cfg(feature = "collect")]

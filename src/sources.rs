@@ -91,7 +91,12 @@ pub fn remove(
     let (source, removed) = config::remove_source(&paths.config(), kind, source)?;
     let shown = source::display(kind, &source);
     let purged = if purge {
-        Some(db::open(paths)?.purge_source(kind, &source)?)
+        let mut db = db::open(paths)?;
+        // The purge is recorded in `changes`, pruned to the configured history.
+        let history = config::load(&paths.config())
+            .map_or(config::DEFAULT_HISTORY_DAYS, |l| l.config.history_days);
+        db.set_history_days(history);
+        Some(db.purge_source(kind, &source)?)
     } else {
         None
     };

@@ -20,6 +20,10 @@ pub struct Status {
     pub last_run_started: Option<String>,
     /// When the last collection run finished.
     pub last_run_finished: Option<String>,
+    /// Values stored for the first time by the last run.
+    pub last_run_added: Option<u64>,
+    /// Values deleted by the last run (expired, and swept from removed sources).
+    pub last_run_removed: Option<u64>,
     /// When a run last finished with every source collected.
     pub last_success: Option<String>,
     /// The last error (run, config, storage or output), with its time.

@@ -25,8 +25,10 @@ Commands:
   daemon [--listen ADDR]      collect on schedule; with --listen also serve the API
   serve  [--listen ADDR]      serve the HTTP API only (default from config, 127.0.0.1:8080)
   export [--type all|cidr|fqdn] [--format text|json|nft|ipset|routeros]
-         [--family 4|6] [--aggregate] [--table NAME] [--set NAME] [-o FILE]
-                              print the stored addresses (or write FILE atomically)
+         [--family 4|6] [--aggregate] [--table NAME] [--set NAME] [--details]
+         [-o FILE]            print the stored addresses (or write FILE atomically);
+                              --details (with --format json): sources and times
+                              of each value
   asn  list | add ASN | remove ASN [--purge]
                               manage ASN sources (62041, AS62041); --purge also
                               deletes the stored prefixes now instead of by TTL
@@ -41,6 +43,11 @@ Commands:
   healthcheck daemon [--max-age SECONDS]
                               exit 0 when status.json has the daemon's pid and a
                               heartbeat at most SECONDS old (default 180)
+  lookup ADDR|PREFIX [--json] the stored values that contain the address or
+                              overlap the prefix, with source and times
+  changes [--since TS] [--type all|cidr|fqdn] [--json]
+                              values added and removed since TS
+                              (YYYY-MM-DDTHH:MM:SSZ, default 24 hours ago)
 
 Options:
   --data-dir DIR   data directory (config.json, status.json); default $RIPE_DATA_DIR,
@@ -112,6 +119,8 @@ pub fn parse(
     let mut purge = false;
     let mut json = false;
     let mut max_age = None;
+    let mut details = false;
+    let mut since: Option<String> = None;
     let mut help = false;
     let mut version = false;
     // Options that belong to one command, checked once the command is known.
@@ -172,6 +181,18 @@ pub fn parse(
                 max_age = Some(parsed::<u64>(p.value()?, "--max-age")?);
                 seen.push("--max-age");
             }
+            Long("details") => {
+                details = true;
+                seen.push("--details");
+            }
+            Long("since") => {
+                let s = text(p.value()?, "--since")?;
+                since = Some(
+                    crate::inspect::changes::parse_since(&s)
+                        .map_err(|e| UsageError(format!("--since: {e}")))?,
+                );
+                seen.push("--since");
+            }
             Value(v) => words.push(text(v, "argument")?),
             other => return Err(other.unexpected().into()),
         }
@@ -231,11 +252,13 @@ pub fn parse(
             "--aggregate",
             "--table",
             "--set",
+            "--details",
             "-o",
         ],
         "asn" | "fqdn" => &["--purge"],
-        "status" => &["--json"],
         "healthcheck" => &["--listen", "--max-age"],
+        "status" | "lookup" => &["--json"],
+        "changes" => &["--since", "--type", "--json"],
         _ => &[],
     };
     if let Some(bad) = seen.iter().find(|o| !allowed.contains(o)) {
@@ -263,7 +286,37 @@ pub fn parse(
         "export" => {
             no_more(&rest)?;
             options.check().map_err(|e| UsageError(e.0))?;
-            Command::Export { options, output }
+            if details {
+                crate::inspect::details::check(&options, "--details")
+                    .map_err(|e| UsageError(e.0))?;
+            }
+            Command::Export {
+                options,
+                output,
+                details,
+            }
+        }
+        "lookup" => match rest.as_slice() {
+            [q] => Command::Lookup {
+                query: crate::inspect::lookup::Query::parse(q)
+                    .map_err(|e| UsageError(format!("lookup: {e}")))?
+                    .text(),
+                json,
+            },
+            [] => return Err(UsageError("`lookup` needs an address or prefix".into())),
+            [_, extra, ..] => {
+                return Err(UsageError(format!(
+                    "unexpected argument {extra:?} after `lookup`: one address or prefix"
+                )))
+            }
+        },
+        "changes" => {
+            no_more(&rest)?;
+            Command::Changes {
+                since,
+                type_filter: options.type_filter,
+                json,
+            }
         }
         "status" => {
             no_more(&rest)?;
@@ -349,7 +402,9 @@ mod tests {
         ])
         .unwrap();
         match c.command {
-            Command::Export { options, output } => {
+            Command::Export {
+                options, output, ..
+            } => {
                 assert_eq!(options.format, Format::Nft);
                 assert_eq!(options.family, Some(Family::V6));
                 assert_eq!(options.set, "tg");
@@ -394,6 +449,15 @@ mod tests {
             &["export", "--family", "5"],
             &["export", "--set", "bad name"],
             &["run", "--json"],
+            &["lookup"],
+            &["lookup", "1.2.3.4", "5.6.7.8"],
+            &["lookup", "1.2.3.400"],
+            &["changes", "--since", "2026-11-30"],
+            &["changes", "--since", "2026-11-30T00:00:00"],
+            &["changes", "extra"],
+            &["export", "--details"],
+            &["export", "--format", "json", "--details", "--aggregate"],
+            &["status", "--since", "2026-11-30T00:00:00Z"],
             &["serve", "--listen", "nowhere"],
             &["--bogus", "run"],
             &["--data-dir"],

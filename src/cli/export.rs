@@ -1,5 +1,6 @@
 //! `export`: the stored addresses in one format, to standard output or atomically to
-//! a file; the same bytes as `GET /addresses` with the same parameters.
+//! a file; the same bytes as `GET /addresses` with the same parameters (`--details`:
+//! `details=1`).
 
 use std::path::Path;
 
@@ -7,16 +8,21 @@ use super::output::print;
 use super::{CliError, Outcome};
 use crate::config::Paths;
 use crate::format::RenderOptions;
-use crate::{db, listing, util};
+use crate::{db, inspect, listing, util};
 
 /// Runs `export`.
 pub fn run(
     paths: &Paths,
     options: &RenderOptions,
     out: Option<&Path>,
+    details: bool,
 ) -> Result<Outcome, CliError> {
     let db = db::open(paths)?;
-    let bytes = listing::render(&db, options)?;
+    let bytes = if details {
+        inspect::details::render(&db, options)?
+    } else {
+        listing::render(&db, options)?
+    };
     match out {
         Some(path) => util::write_atomic(path, &bytes)
             .map_err(|e| CliError::Other(format!("{}: {e}", path.display())))?,

@@ -2,10 +2,12 @@
 //! outcomes to exit codes. `main.rs` only calls [`parse`] and [`execute`].
 
 mod args;
+mod changes;
 mod daemon;
 mod error;
 mod export;
 pub mod healthcheck;
+mod lookup;
 mod output;
 mod run;
 mod serve;
@@ -20,7 +22,7 @@ pub use args::{parse, UsageError, USAGE, USAGE_HINT};
 pub use error::{CliError, Outcome};
 
 use crate::config::Paths;
-use crate::format::RenderOptions;
+use crate::format::{RenderOptions, TypeFilter};
 use crate::source::Kind;
 
 /// How chatty the log is.
@@ -86,6 +88,24 @@ pub enum Command {
         options: RenderOptions,
         /// Write here atomically instead of to stdout.
         output: Option<PathBuf>,
+        /// Each value with its sources and times (JSON only).
+        details: bool,
+    },
+    /// Show the stored rows that contain an address or overlap a prefix.
+    Lookup {
+        /// The address or prefix, checked and in canonical form.
+        query: String,
+        /// As JSON (the bytes of `GET /lookup`).
+        json: bool,
+    },
+    /// Show the values added and removed since a time.
+    Changes {
+        /// `YYYY-MM-DDTHH:MM:SSZ`, checked; 24 hours ago when `None`.
+        since: Option<String>,
+        /// Which sources.
+        type_filter: TypeFilter,
+        /// As JSON (the bytes of `GET /changes`).
+        json: bool,
     },
     /// Manage a source list.
     Sources(Kind, SourceAction),
@@ -134,6 +154,8 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
             | Command::Status { .. }
             | Command::Sources(_, SourceAction::List)
             | Command::Snapshot
+            | Command::Lookup { .. }
+            | Command::Changes { .. }
     ) {
         require_existing(paths)?;
     }
@@ -143,7 +165,17 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
             let v = format!("ripe-cidr-collector {}\n", env!("CARGO_PKG_VERSION"));
             output::print(v.as_bytes()).map(|()| Outcome::Success)
         }
-        Command::Export { options, output } => export::run(paths, options, output.as_deref()),
+        Command::Export {
+            options,
+            output,
+            details,
+        } => export::run(paths, options, output.as_deref(), *details),
+        Command::Lookup { query, json } => lookup::run(paths, query, *json),
+        Command::Changes {
+            since,
+            type_filter,
+            json,
+        } => changes::run(paths, since.as_deref(), *type_filter, *json),
         Command::Sources(kind, action) => sources::run(paths, *kind, action),
         Command::Status { json } => status::run(paths, *json),
         Command::Run => run::run(paths),

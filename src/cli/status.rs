@@ -67,6 +67,9 @@ pub fn run(paths: &Paths, json: bool) -> Result<Outcome, CliError> {
             or_never(&st.last_run_started),
             or_never(&st.last_run_finished)
         ));
+        if let (Some(a), Some(r)) = (st.last_run_added, st.last_run_removed) {
+            out.push_str(&format!("last changes:  {a} added, {r} removed\n"));
+        }
         out.push_str(&format!("last success:  {}\n", or_never(&st.last_success)));
         out.push_str(&format!(
             "last error:    {}\n",

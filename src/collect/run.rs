@@ -69,6 +69,24 @@ impl RunReport {
     pub fn failures(&self) -> impl Iterator<Item = &SourceReport> {
         self.sources.iter().filter(|s| s.outcome.is_err())
     }
+    /// Values stored for the first time by this run.
+    pub fn added(&self) -> usize {
+        self.sources
+            .iter()
+            .filter_map(|s| s.outcome.as_ref().ok())
+            .map(|m| m.added)
+            .sum()
+    }
+    /// Values deleted by this run: expired ones of its sources and swept ones.
+    pub fn removed(&self) -> usize {
+        self.swept
+            + self
+                .sources
+                .iter()
+                .filter_map(|s| s.outcome.as_ref().ok())
+                .map(|m| m.removed)
+                .sum::<usize>()
+    }
     /// Whether the stored data changed (so outputs need rendering again).
     pub fn changed(&self) -> bool {
         self.swept > 0
@@ -209,6 +227,7 @@ fn store(
         ..RunReport::default()
     };
     let mut db = db::open(paths)?;
+    db.set_history_days(cfg.history_days);
     let mut warned = false;
     for kind in Kind::ALL {
         let tx = db.write()?;

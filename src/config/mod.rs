@@ -23,6 +23,9 @@ pub use read::{from_value, parse, parse_listen};
 /// Data directory used when neither `--data-dir` nor `$RIPE_DATA_DIR` is given.
 pub const DEFAULT_DATA_DIR: &str = "/var/lib/ripe-cidr-collector";
 
+/// `history_days` when the file does not set it.
+pub const DEFAULT_HISTORY_DAYS: u32 = 30;
+
 /// Where the program keeps its files.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Paths {
@@ -166,6 +169,8 @@ pub struct Config {
     pub schedule: Schedule,
     /// Days a value is kept after it was last seen; 0 keeps values for ever.
     pub ttl_days: u32,
+    /// Days the record of added and removed values (`changes`) is kept; 0 keeps none.
+    pub history_days: u32,
     /// RIPEstat settings.
     pub ripe: RipeConfig,
     /// DNS settings.
@@ -189,6 +194,7 @@ impl Default for Config {
                 retry_seconds: 60,
             },
             ttl_days: 7,
+            history_days: DEFAULT_HISTORY_DAYS,
             ripe: RipeConfig {
                 url: "https://stat.ripe.net/data/announced-prefixes/data.json".into(),
                 min_peers_seeing: None,

@@ -194,7 +194,16 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
         root,
         "",
         &[
-            "asns", "fqdns", "schedule", "ttl_days", "ripe", "dns", "api", "outputs", "storage",
+            "asns",
+            "fqdns",
+            "schedule",
+            "ttl_days",
+            "history_days",
+            "ripe",
+            "dns",
+            "api",
+            "outputs",
+            "storage",
         ],
     );
     let mut c = Config {
@@ -204,6 +213,9 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
     };
     if let Some(n) = r.uint(root, "", "ttl_days", 0, 36_500)? {
         c.ttl_days = n as u32;
+    }
+    if let Some(n) = r.uint(root, "", "history_days", 0, 36_500)? {
+        c.history_days = n as u32;
     }
     if let Some(v) = root.get("schedule").filter(|v| !v.is_null()) {
         let o = r.object(v, "schedule")?;

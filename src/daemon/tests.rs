@@ -603,3 +603,17 @@ fn stop_starts_nothing_and_clears_the_pid() {
     assert_eq!(sim.status().next_run, None);
     assert_eq!(sim.next_job(7200), None);
 }
+
+#[test]
+fn status_tells_what_the_last_run_added_and_removed() {
+    let mut sim = Sim::start(&config_json(&["62041", "13335"], HOURLY));
+    assert_eq!(sim.tick(), [Action::CollectAll]);
+    let mut removing = ok("13335", 1);
+    if let Ok(m) = &mut removing.outcome {
+        m.removed = 4;
+    }
+    sim.s
+        .collected(T0 + 5, report(vec![ok("62041", 2), removing]));
+    assert_eq!(sim.status().last_run_added, Some(3));
+    assert_eq!(sim.status().last_run_removed, Some(4));
+}

@@ -16,7 +16,7 @@ use crate::legacy::{self, LegacyRow};
 use crate::util;
 
 /// Version 1: the `addresses` table.
-const SCHEMA_V1: &str = "
+pub(super) const SCHEMA_V1: &str = "
 CREATE TABLE addresses (
     kind       TEXT NOT NULL CHECK (kind IN ('asn', 'fqdn')),
     source     TEXT NOT NULL,
@@ -58,6 +58,7 @@ fn steps(db: &mut Db, paths: &Paths) -> Result<(), SetupError> {
         let next = version + 1;
         match next {
             1 => imported = to_v1(&tx, paths)?,
+            2 => to_v2(&tx)?,
             _ => unreachable_step(next)?,
         }
         tx.pragma_update(None, "user_version", next)?;
@@ -110,6 +111,14 @@ fn to_v1(tx: &Transaction<'_>, paths: &Paths) -> Result<Vec<PathBuf>, SetupError
         );
     }
     Ok(batch.files)
+}
+
+/// 1 → 2: adds the `changes` table. Every row of `addresses` stays as it is; a
+/// version-1 binary refuses the result (its version is newer than it knows). Going
+/// back by hand: `DROP TABLE changes; PRAGMA user_version = 1;` (the index goes with
+/// the table).
+fn to_v2(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(super::history::SCHEMA_V2)
 }
 
 /// Stores the rows of the legacy import; a value listed twice keeps its earliest

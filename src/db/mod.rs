@@ -1,6 +1,7 @@
 //! The SQLite store. All SQL of the program lives in this module: `mod.rs` opens
 //! the database (pragmas, errors, damage), `migrate` brings its schema up to date,
-//! `write` holds merge/sweep/purge, `read` the queries.
+//! `write` holds merge/sweep/purge, `read` the queries, `history` the `changes` table,
+//! `lookup` the indexed searches by value.
 
 use std::fmt;
 use std::fs;
@@ -13,14 +14,19 @@ use crate::config::Paths;
 use crate::source::Kind;
 use crate::util;
 
+mod history;
 mod journal;
+mod lookup;
 mod migrate;
 mod read;
 pub mod snapshot;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_history;
 mod write;
 
+pub use history::{Change, ChangeRow, DEFAULT_HISTORY_DAYS, MAX_ROWS};
 pub use journal::JournalMode;
 pub use read::{Row, SourceSummary};
 pub use write::{MergeStats, WriteTx};
@@ -29,7 +35,7 @@ pub use write::{MergeStats, WriteTx};
 static LEGACY_WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The schema version this binary writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Page cache per connection, in KiB: small, because a router has little memory and the
 /// API opens a connection per request.
@@ -182,6 +188,8 @@ pub struct Db {
     pub(crate) conn: Connection,
     pub(crate) path: PathBuf,
     mode: JournalMode,
+    /// Days the `changes` rows are kept by the writes of this connection.
+    history_days: u32,
 }
 
 impl fmt::Debug for Db {
@@ -204,7 +212,12 @@ pub fn open(paths: &Paths) -> Result<Db, StoreError> {
         journal::leave_wal(&path).map_err(|e| classify(&path, e))?;
     }
     let conn = Connection::open(&path).map_err(|e| classify(&path, e))?;
-    let mut db = Db { conn, path, mode };
+    let mut db = Db {
+        conn,
+        path,
+        mode,
+        history_days: DEFAULT_HISTORY_DAYS,
+    };
     db.setup(paths).map_err(|e| match e {
         SetupError::Sql(e) => classify(&db.path, e),
         SetupError::Store(s) => s,
@@ -232,6 +245,12 @@ impl Db {
     /// The journal mode in use (see "Storage modes" in the README).
     pub fn journal_mode(&self) -> JournalMode {
         self.mode
+    }
+
+    /// Sets `history_days` (config) for the writes of this connection: each write
+    /// prunes `changes` to it; 0 records no changes at all.
+    pub fn set_history_days(&mut self, days: u32) {
+        self.history_days = days;
     }
 
     pub(crate) fn err(&self, e: rusqlite::Error) -> StoreError {
@@ -300,7 +319,12 @@ impl Db {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| classify(path, e))?;
-        Ok(WriteTx { tx, path })
+        Ok(WriteTx {
+            tx,
+            path,
+            history_days: self.history_days,
+            time: std::cell::Cell::new(None),
+        })
     }
 
     /// Merges one source in its own transaction; see [`WriteTx::merge_source`].

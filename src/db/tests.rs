@@ -32,7 +32,7 @@ fn schema_and_pragmas() {
     assert_eq!(db.pragma("synchronous").unwrap(), "1");
     assert_eq!(db.pragma("temp_store").unwrap(), "2");
     assert_eq!(db.pragma("cache_size").unwrap(), format!("-{CACHE_KIB}"));
-    assert_eq!(db.pragma("user_version").unwrap(), "1");
+    assert_eq!(db.pragma("user_version").unwrap(), "2");
     // The build leaves out the schema pragmas (table_info): read the columns of a
     // `SELECT *` and the stored CREATE statement instead.
     let cols: Vec<String> = db

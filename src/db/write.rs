@@ -1,11 +1,14 @@
-//! Writes: merge, sweep and purge, inside one write transaction.
+//! Writes: merge, sweep and purge, inside one write transaction, each recording what
+//! it added or removed in `changes` (see `history`).
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::Path;
 
 use crate::source::Kind;
 use crate::util;
 
+use super::history::{delete_recorded, Change};
 use super::{classify, StoreError};
 
 /// What one merge did.
@@ -29,6 +32,11 @@ fn cutoff(now: i64, ttl_days: u32) -> Option<String> {
 pub struct WriteTx<'a> {
     pub(super) tx: rusqlite::Transaction<'a>,
     pub(super) path: &'a Path,
+    /// Days `changes` rows are kept; 0 records none.
+    pub(super) history_days: u32,
+    /// The newest time a write of this transaction used: the pruning of `changes` is
+    /// relative to it, so that a merge "at" a given time prunes consistently.
+    pub(super) time: Cell<Option<i64>>,
 }
 
 impl WriteTx<'_> {
@@ -36,10 +44,16 @@ impl WriteTx<'_> {
         classify(self.path, e)
     }
 
-    /// Commits.
+    /// Prunes `changes` to `history_days` and commits.
     pub fn commit(self) -> Result<(), StoreError> {
         let path = self.path;
+        self.prune().map_err(|e| classify(path, e))?;
         self.tx.commit().map_err(|e| classify(path, e))
+    }
+
+    fn at(&self, now: i64) {
+        self.time
+            .set(Some(self.time.get().map_or(now, |t| t.max(now))));
     }
 
     /// Merges what one source answered now: every value (already normalised) is
@@ -53,6 +67,7 @@ impl WriteTx<'_> {
         now: i64,
         ttl_days: u32,
     ) -> Result<MergeStats, StoreError> {
+        self.at(now);
         self.merge_inner(kind, source, values, &util::iso(now), cutoff(now, ttl_days))
             .map_err(|e| self.err(e))
     }
@@ -121,22 +136,37 @@ impl WriteTx<'_> {
             }
         }
         stats.refreshed = seen_known;
+        // New rows get rowids above the largest one now (no AUTOINCREMENT, nothing is
+        // deleted before they are in), so that they are recorded afterwards by one
+        // `INSERT ... SELECT` instead of one statement per value.
+        let top = self.rowid_top(fresh.len())?;
         {
             let mut ins = tx.prepare(
                 "INSERT INTO addresses (kind, source, value, first_seen, last_seen)
                  VALUES (?1, ?2, ?3, ?4, ?4)",
             )?;
+            // Kind, source and time are bound once (bindings outlive each step), so
+            // that the bulk of a first merge binds one text per row.
+            ins.raw_bind_parameter(1, k)?;
+            ins.raw_bind_parameter(2, source)?;
+            ins.raw_bind_parameter(4, now)?;
             for v in &fresh {
-                ins.execute([k, source, v, now])?;
+                ins.raw_bind_parameter(3, v)?;
+                ins.raw_execute()?;
             }
         }
         stats.added = fresh.len();
-        if let Some(cut) = cutoff {
-            stats.removed = tx
-                .prepare(
-                    "DELETE FROM addresses WHERE kind = ?1 AND source = ?2 AND last_seen < ?3",
-                )?
-                .execute([k, source, cut.as_str()])?;
+        self.record_added(kind, source, &fresh, now, top)?;
+        // Only values known before this merge can have expired: new ones are `now`.
+        if let Some(cut) = cutoff.filter(|_| seen_known < stored.len()) {
+            stats.removed = delete_recorded(
+                tx,
+                "kind = ?1 AND source = ?2 AND last_seen < ?3",
+                &[k, source, cut.as_str()],
+                Change::Expired,
+                now,
+                self.records(),
+            )?;
         }
         Ok(stats)
     }
@@ -150,9 +180,11 @@ impl WriteTx<'_> {
         now: i64,
         ttl_days: u32,
     ) -> Result<usize, StoreError> {
+        self.at(now);
         let Some(cut) = cutoff(now, ttl_days) else {
             return Ok(0);
         };
+        let time = util::iso(now);
         let run = || -> rusqlite::Result<usize> {
             let stored: Vec<String> = {
                 let mut st = self
@@ -161,25 +193,34 @@ impl WriteTx<'_> {
                 let rows = st.query_map([kind.as_str()], |r| r.get(0))?;
                 rows.collect::<rusqlite::Result<_>>()?
             };
-            let mut del = self.tx.prepare(
-                "DELETE FROM addresses WHERE kind = ?1 AND source = ?2 AND last_seen < ?3",
-            )?;
             let mut n = 0;
             for s in stored.iter().filter(|s| !configured.contains(s)) {
-                n += del.execute([kind.as_str(), s.as_str(), cut.as_str()])?;
+                n += delete_recorded(
+                    &self.tx,
+                    "kind = ?1 AND source = ?2 AND last_seen < ?3",
+                    &[kind.as_str(), s.as_str(), cut.as_str()],
+                    Change::Swept,
+                    &time,
+                    self.records(),
+                )?;
             }
             Ok(n)
         };
         run().map_err(|e| self.err(e))
     }
 
-    /// Deletes every row of one source; returns how many.
+    /// Deletes every row of one source now; returns how many.
     pub fn purge_source(&self, kind: Kind, source: &str) -> Result<usize, StoreError> {
-        self.tx
-            .execute(
-                "DELETE FROM addresses WHERE kind = ?1 AND source = ?2",
-                [kind.as_str(), source],
-            )
-            .map_err(|e| self.err(e))
+        let now = util::unix_now();
+        self.at(now);
+        delete_recorded(
+            &self.tx,
+            "kind = ?1 AND source = ?2",
+            &[kind.as_str(), source],
+            Change::Purged,
+            &util::iso(now),
+            self.records(),
+        )
+        .map_err(|e| self.err(e))
     }
 }

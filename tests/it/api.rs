@@ -1062,3 +1062,6 @@ fn serve_stops_on_sigterm_and_reports_bind_errors() {
     );
     assert!(log_of(&t).contains("stopping"));
 }
+
+/// `lookup`, `changes` and the detailed listing.
+mod lookup;

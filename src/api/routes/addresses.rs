@@ -1,4 +1,5 @@
-//! `GET /addresses`: the stored values in every output format, with an ETag.
+//! `GET /addresses`: the stored values in every output format, with an ETag; with
+//! `details=1` (JSON only) each value with its sources and times.
 
 use super::{word, Context, Reply, RequestInfo};
 use crate::api::error::ApiError;
@@ -8,12 +9,27 @@ use crate::db;
 use crate::format::{Format, RenderOptions};
 
 /// The query parameters of `GET /addresses`.
-const ADDRESS_PARAMS: &[&str] = &["type", "format", "family", "aggregate", "table", "set"];
+const ADDRESS_PARAMS: &[&str] = &[
+    "type",
+    "format",
+    "family",
+    "aggregate",
+    "table",
+    "set",
+    "details",
+];
 
-/// The render options of a `GET /addresses` query: the same names and values as the
-/// options of `export`.
+/// The render options of a `GET /addresses` query (tests).
+#[cfg(test)]
 pub fn render_options(query: Option<&str>) -> Result<RenderOptions, ApiError> {
+    listing_options(query).map(|(o, _)| o)
+}
+
+/// The render options of a `GET /addresses` query (the same names and values as the
+/// options of `export`) and whether `details` was asked for (checked against them).
+pub(super) fn listing_options(query: Option<&str>) -> Result<(RenderOptions, bool), ApiError> {
     let mut o = RenderOptions::default();
+    let mut details = false;
     for (k, v) in parse_query(query, ADDRESS_PARAMS)? {
         match k.as_str() {
             "type" => o.type_filter = word(&k, &v)?,
@@ -22,22 +38,31 @@ pub fn render_options(query: Option<&str>) -> Result<RenderOptions, ApiError> {
             "aggregate" => o.aggregate = parse_bool(&k, &v)?,
             "table" => o.table = v,
             "set" => o.set = v,
+            "details" => details = parse_bool(&k, &v)?,
             // parse_query let only ADDRESS_PARAMS through.
             _ => {}
         }
     }
     o.check().map_err(|e| ApiError::BadRequest(e.0))?;
-    Ok(o)
+    if details {
+        crate::inspect::details::check(&o, "details=1").map_err(|e| ApiError::BadRequest(e.0))?;
+    }
+    Ok((o, details))
 }
 
 pub(super) fn addresses(
     opts: &RenderOptions,
+    details: bool,
     req: &RequestInfo,
     ctx: &Context,
 ) -> Result<Reply, ApiError> {
     let body = {
         let db = db::open(&ctx.paths)?;
-        crate::listing::render(&db, opts)?
+        if details {
+            crate::inspect::details::render(&db, opts)?
+        } else {
+            crate::listing::render(&db, opts)?
+        }
     };
     let tag = etag(&body);
     let content_type = content_type(opts.format);

@@ -4,7 +4,9 @@
 //! handlers of their paths.
 
 mod addresses;
+mod changes;
 mod health;
+mod lookup;
 mod sources;
 #[cfg(test)]
 mod tests;
@@ -21,9 +23,12 @@ use crate::config::{self, Paths};
 use crate::format::BadValue;
 use crate::source::Kind;
 
-use addresses::addresses;
-pub use addresses::render_options;
+#[cfg(test)]
+use addresses::render_options;
+use addresses::{addresses, listing_options};
+use changes::{changes, changes_query};
 use health::health;
+use lookup::{lookup, lookup_query};
 use sources::{add, list, remove};
 
 /// What the handlers need to know about a request (the body comes separately).
@@ -97,7 +102,9 @@ pub struct Context {
 /// The places the API knows.
 enum Route {
     Addresses,
+    Changes,
     Health,
+    Lookup,
     Sources(Kind),
     Source(Kind, String),
 }
@@ -118,15 +125,17 @@ fn route(req: &RequestInfo, body: &mut dyn Read, ctx: &Context) -> Result<Reply,
     let (route, allow) = match segments.iter().map(String::as_str).collect::<Vec<_>>()[..] {
         ["addresses"] => (Route::Addresses, "GET, HEAD"),
         ["health"] => (Route::Health, "GET, HEAD"),
+        ["lookup"] => (Route::Lookup, "GET, HEAD"),
+        ["changes"] => (Route::Changes, "GET, HEAD"),
         ["asns"] => (Route::Sources(Kind::Asn), "GET, HEAD, POST"),
         ["fqdns"] => (Route::Sources(Kind::Fqdn), "GET, HEAD, POST"),
         ["asns", s] if !s.is_empty() => (Route::Source(Kind::Asn, s.to_string()), "DELETE"),
         ["fqdns", s] if !s.is_empty() => (Route::Source(Kind::Fqdn, s.to_string()), "DELETE"),
         _ => {
             return Err(ApiError::NotFound(format!(
-                "no such path {}; the API has /addresses, /health, /asns and /fqdns",
-                quoted(path)
-            )))
+            "no such path {}; the API has /addresses, /health, /lookup, /changes, /asns and /fqdns",
+            quoted(path)
+        )))
         }
     };
     // HEAD is GET without the body; the server leaves the body out and keeps the length.
@@ -137,9 +146,19 @@ fn route(req: &RequestInfo, body: &mut dyn Read, ctx: &Context) -> Result<Reply,
     let permit = || ctx.active.acquire();
     match (route, req.method.as_str()) {
         (Route::Addresses, _) if read_only => {
-            let opts = render_options(query)?;
+            let (opts, details) = listing_options(query)?;
             let _p = permit();
-            addresses(&opts, req, ctx)
+            addresses(&opts, details, req, ctx)
+        }
+        (Route::Lookup, _) if read_only => {
+            let q = lookup_query(query)?;
+            let _p = permit();
+            lookup(&q, ctx)
+        }
+        (Route::Changes, _) if read_only => {
+            let (since, filter) = changes_query(query)?;
+            let _p = permit();
+            changes(&since, filter, ctx)
         }
         (Route::Health, _) if read_only => {
             parse_query(query, &[])?;

@@ -1,0 +1,22 @@
+//! `lookup ADDR|PREFIX [--json]`: which stored rows contain the address or overlap the
+//! prefix; `--json` prints the bytes of `GET /lookup?ip=...`.
+
+use super::output::print;
+use super::{CliError, Outcome};
+use crate::config::{self, Paths};
+use crate::db;
+use crate::inspect::lookup::{self, Query};
+
+/// Runs `lookup`; `query` was checked by the parser (a bad one is a usage error there).
+pub fn run(paths: &Paths, query: &str, json: bool) -> Result<Outcome, CliError> {
+    let q = Query::parse(query).map_err(|e| CliError::Usage(format!("lookup: {e}")))?;
+    let cfg = config::load_logged(&paths.config())?;
+    let found = lookup::find(&db::open(paths)?, &q)?;
+    let out = if json {
+        lookup::render_json(&q, &found, &cfg)
+    } else {
+        lookup::render_text(&q, &found, &cfg)
+    };
+    print(&out)?;
+    Ok(Outcome::Success)
+}

@@ -1,0 +1,287 @@
+//! Tests of schema version 2: the migration from version 1 and the `changes` record.
+use rusqlite::Connection;
+
+use super::*;
+
+const DAY: i64 = 86_400;
+
+fn setup() -> (tempfile::TempDir, Paths) {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = Paths::new(dir.path(), None);
+    (dir, paths)
+}
+
+fn vals(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// (change, kind, source, value) of every recorded change, oldest first.
+fn changes(db: &Db) -> Vec<(Change, Kind, String, String)> {
+    db.all_changes()
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.change, c.kind, c.source, c.value))
+        .collect()
+}
+
+fn ch(change: Change, kind: Kind, source: &str, value: &str) -> (Change, Kind, String, String) {
+    (change, kind, source.into(), value.into())
+}
+
+/// Everything in the database file that a migration could touch.
+fn dump(paths: &Paths) -> (i64, Vec<String>, Vec<Vec<String>>) {
+    let c = Connection::open(&paths.db).unwrap();
+    let version = c
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    let schema = c
+        .prepare("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name")
+        .unwrap()
+        .query_map([], |r| r.get::<_, String>(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let rows = c
+        .prepare(
+            "SELECT kind, source, value, first_seen, last_seen FROM addresses ORDER BY 1, 2, 3",
+        )
+        .unwrap()
+        .query_map([], |r| (0..5).map(|i| r.get::<_, String>(i)).collect())
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    (version, schema, rows)
+}
+
+#[test]
+fn version_1_database_with_rows_migrates_once() {
+    let (_d, paths) = setup();
+    let mut expected = Vec::new();
+    {
+        let c = Connection::open(&paths.db).unwrap();
+        c.execute_batch(migrate::SCHEMA_V1).unwrap();
+        c.execute_batch("BEGIN").unwrap();
+        for i in 0..5000u32 {
+            let (kind, source, value) = if i % 5 == 0 {
+                (
+                    "fqdn",
+                    format!("h{}.example", i % 7),
+                    format!("10.{}.{}.1", i / 256, i % 256),
+                )
+            } else {
+                (
+                    "asn",
+                    format!("{}", i % 13),
+                    format!("11.{}.{}.0/24", i / 256, i % 256),
+                )
+            };
+            let first = format!("2026-01-{:02}T00:00:00Z", 1 + i % 28);
+            c.execute(
+                "INSERT INTO addresses VALUES (?1, ?2, ?3, ?4, '2026-11-30T00:00:00Z')",
+                [kind, &source, &value, &first],
+            )
+            .unwrap();
+            expected.push(vec![
+                kind.to_string(),
+                source,
+                value,
+                first,
+                "2026-11-30T00:00:00Z".to_string(),
+            ]);
+        }
+        c.execute_batch("COMMIT; PRAGMA user_version = 1;").unwrap();
+    }
+    expected.sort();
+    let db = open(&paths).unwrap();
+    assert_eq!(db.pragma("user_version").unwrap(), "2");
+    assert!(
+        db.all_changes().unwrap().is_empty(),
+        "migration records nothing"
+    );
+    drop(db);
+    let after = dump(&paths);
+    assert_eq!(after.0, 2);
+    assert_eq!(after.2, expected, "every row is kept as it was");
+    assert!(after.1.iter().any(|s| s.contains("CREATE TABLE changes")));
+    assert!(after.1.iter().any(|s| s.contains("changes_time")));
+    // A second open changes nothing.
+    drop(open(&paths).unwrap());
+    assert_eq!(dump(&paths), after);
+    // The way back that README gives: a version-1 database again, which this binary
+    // migrates anew.
+    {
+        let c = Connection::open(&paths.db).unwrap();
+        c.execute_batch("DROP TABLE changes; PRAGMA user_version = 1;")
+            .unwrap();
+    }
+    drop(open(&paths).unwrap());
+    assert_eq!(dump(&paths), after);
+}
+
+#[test]
+fn schema_version_3_is_refused() {
+    let (_d, paths) = setup();
+    drop(open(&paths).unwrap());
+    Connection::open(&paths.db)
+        .unwrap()
+        .execute_batch("PRAGMA user_version = 3;")
+        .unwrap();
+    let e = open(&paths).unwrap_err();
+    assert!(matches!(e, StoreError::NewerSchema { found: 3, .. }), "{e}");
+}
+
+#[test]
+fn merge_records_added_and_expired_unchanged_writes_nothing() {
+    let (_d, paths) = setup();
+    let mut db = open(&paths).unwrap();
+    let t0 = util::unix_now() - 10 * DAY;
+    db.merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8", "11.0.0.0/8"]), t0, 7)
+        .unwrap();
+    assert_eq!(
+        changes(&db),
+        [
+            ch(Change::Added, Kind::Asn, "1", "10.0.0.0/8"),
+            ch(Change::Added, Kind::Asn, "1", "11.0.0.0/8")
+        ]
+    );
+    // The same answer again, and a value listed twice: nothing new to record.
+    db.merge_source(
+        Kind::Asn,
+        "1",
+        &vals(&["11.0.0.0/8", "10.0.0.0/8", "10.0.0.0/8"]),
+        t0 + 3600,
+        7,
+    )
+    .unwrap();
+    assert_eq!(db.all_changes().unwrap().len(), 2);
+    // 11/8 no longer announced: expires eight days later, recorded with its reason.
+    db.merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8"]), t0 + DAY, 7)
+        .unwrap();
+    db.merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8"]), t0 + 9 * DAY, 7)
+        .unwrap();
+    let all = db.all_changes().unwrap();
+    assert_eq!(all.len(), 3);
+    assert_eq!(all[2].change, Change::Expired);
+    assert_eq!(all[2].value, "11.0.0.0/8");
+    assert_eq!(all[2].time, util::iso(t0 + 9 * DAY));
+}
+
+#[test]
+fn sweep_and_purge_are_recorded_with_their_reason() {
+    let (_d, paths) = setup();
+    let mut db = open(&paths).unwrap();
+    let now = util::unix_now();
+    db.merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8"]), now - 9 * DAY, 7)
+        .unwrap();
+    db.merge_source(
+        Kind::Fqdn,
+        "x.example",
+        &vals(&["1.1.1.1", "2.2.2.2"]),
+        now - DAY,
+        7,
+    )
+    .unwrap();
+    assert_eq!(db.sweep_unconfigured(Kind::Asn, &[], now, 7).unwrap(), 1);
+    assert_eq!(db.purge_source(Kind::Fqdn, "x.example").unwrap(), 2);
+    let all = db.all_changes().unwrap();
+    let tail: Vec<_> = changes(&db).split_off(3);
+    assert_eq!(
+        tail,
+        [
+            ch(Change::Swept, Kind::Asn, "1", "10.0.0.0/8"),
+            ch(Change::Purged, Kind::Fqdn, "x.example", "1.1.1.1"),
+            ch(Change::Purged, Kind::Fqdn, "x.example", "2.2.2.2"),
+        ]
+    );
+    assert_eq!(all[3].time, util::iso(now));
+    // A purge of nothing, and a sweep with nothing expired, write nothing.
+    assert_eq!(db.purge_source(Kind::Fqdn, "x.example").unwrap(), 0);
+    assert_eq!(db.sweep_unconfigured(Kind::Asn, &[], now, 7).unwrap(), 0);
+    assert_eq!(db.all_changes().unwrap().len(), 6);
+}
+
+#[test]
+fn failed_write_records_nothing() {
+    let (_d, paths) = setup();
+    let mut db = open(&paths).unwrap();
+    db.conn
+        .execute_batch(
+            "CREATE TRIGGER poison BEFORE INSERT ON addresses WHEN NEW.value = '66.0.0.0/8'
+                 BEGIN SELECT RAISE(ABORT, 'injected'); END;",
+        )
+        .unwrap();
+    let now = util::unix_now();
+    assert!(db
+        .merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8", "66.0.0.0/8"]), now, 7)
+        .is_err());
+    assert!(db.all_changes().unwrap().is_empty());
+}
+
+#[test]
+fn history_days_prunes_on_the_next_write() {
+    let (_d, paths) = setup();
+    let mut db = open(&paths).unwrap();
+    db.set_history_days(2);
+    let t0 = util::unix_now() - 30 * DAY;
+    db.merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8"]), t0, 7)
+        .unwrap();
+    db.merge_source(
+        Kind::Asn,
+        "1",
+        &vals(&["10.0.0.0/8", "11.0.0.0/8"]),
+        t0 + DAY,
+        7,
+    )
+    .unwrap();
+    assert_eq!(db.all_changes().unwrap().len(), 2);
+    // Three days after the first change, the next write (even one that changes
+    // nothing) deletes the changes older than two days.
+    db.merge_source(
+        Kind::Asn,
+        "1",
+        &vals(&["10.0.0.0/8", "11.0.0.0/8"]),
+        t0 + 3 * DAY,
+        7,
+    )
+    .unwrap();
+    assert_eq!(
+        changes(&db),
+        [ch(Change::Added, Kind::Asn, "1", "11.0.0.0/8")]
+    );
+    // 0 keeps none, and records none.
+    db.set_history_days(0);
+    db.merge_source(Kind::Asn, "2", &vals(&["12.0.0.0/8"]), t0 + 3 * DAY, 7)
+        .unwrap();
+    assert!(db.all_changes().unwrap().is_empty());
+    // The default is 30 days.
+    let db = open(&paths).unwrap();
+    assert_eq!(db.history_days, 30);
+}
+
+#[test]
+fn changes_since_and_kind() {
+    let (_d, paths) = setup();
+    let mut db = open(&paths).unwrap();
+    let t0 = util::unix_now() - 5 * DAY;
+    db.merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8"]), t0, 7)
+        .unwrap();
+    db.merge_source(Kind::Fqdn, "a.example", &vals(&["1.1.1.1"]), t0 + DAY, 7)
+        .unwrap();
+    let since = |s: i64, k: Option<Kind>, limit: usize| {
+        let mut v = Vec::new();
+        let more = db
+            .for_each_change(&util::iso(s), k, limit, |c| v.push(c.value.clone()))
+            .unwrap();
+        (v, more)
+    };
+    assert_eq!(
+        since(t0, None, 10),
+        (vals(&["10.0.0.0/8", "1.1.1.1"]), false)
+    );
+    assert_eq!(since(t0 + 1, None, 10), (vals(&["1.1.1.1"]), false));
+    assert_eq!(
+        since(t0, Some(Kind::Asn), 10),
+        (vals(&["10.0.0.0/8"]), false)
+    );
+    assert_eq!(since(t0, None, 1), (vals(&["10.0.0.0/8"]), true));
+}

@@ -1,0 +1,314 @@
+//! `lookup`: every stored row whose value contains an address, or overlaps a prefix.
+//!
+//! Stored values are canonical text (`91.108.4.0/22`, `2001:b28:f23d::/48`, bare
+//! `93.184.216.34`), indexed by `addresses_value`. The search never parses every row:
+//!
+//! * **Values containing the query** (its supernets and itself) are the at most 33
+//!   (IPv4) or 129 (IPv6) prefixes `addr/len` with host bits cleared, `len` from 0 to
+//!   the query's length, plus the bare address for a single address: one `IN` of
+//!   exact strings, one index probe each.
+//! * **Values inside a prefix query** are found by text ranges of the index. IPv4 text
+//!   is decimal octets separated by dots, so the values inside `91.108.4.0/22` are
+//!   exactly those starting with `91.108.4.`, `91.108.5.`, `91.108.6.` or `91.108.7.`:
+//!   one range per value of the partly fixed octet (at most 256, for `/0`), or one range
+//!   when the prefix ends at an octet boundary. IPv6 text is compressed (`::`), so only
+//!   the leading non-zero groups fixed by the prefix make a safe text prefix
+//!   (`2001:b28:` for `2001:b28:f23d::/48`); a first group that is zero gives the two
+//!   ranges `0:` and `::`, and a prefix shorter than 16 bits scans every value. The
+//!   rows of a range are checked numerically, so a coarse range costs time, never a
+//!   wrong answer.
+//!
+//! Cost: O(candidates × log n) probes plus the rows in the ranges. With 100,000 stored
+//! values an address lookup is a few dozen index probes (`benches/lookup.rs`).
+
+use std::collections::HashSet;
+
+use ipnet::IpNet;
+
+use super::{push_field, BadInput};
+use crate::config::Config;
+use crate::db::{Db, Row, StoreError, MAX_ROWS};
+use crate::format::parse_value;
+use crate::source;
+
+/// A parsed lookup: an address or a prefix (host bits cleared).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Query {
+    /// The network; an address is its host route.
+    pub net: IpNet,
+    /// Given as a bare address.
+    pub bare: bool,
+}
+
+impl Query {
+    /// Parses `149.154.167.99`, `91.108.4.0/22`, `2001:db8::1` or `2001:db8::/32`.
+    pub fn parse(s: &str) -> Result<Query, BadInput> {
+        let t = s.trim();
+        let bad = || {
+            let shown: String = s.chars().take(64).collect();
+            BadInput(format!(
+                "{shown:?} is not an IP address or prefix (expected e.g. 149.154.167.99, \
+                 91.108.4.0/22 or 2001:db8::/32)"
+            ))
+        };
+        if t.contains('/') {
+            let net: IpNet = t.parse().map_err(|_| bad())?;
+            Ok(Query {
+                net: net.trunc(),
+                bare: false,
+            })
+        } else {
+            let ip: std::net::IpAddr = t.parse().map_err(|_| bad())?;
+            Ok(Query {
+                net: IpNet::from(ip),
+                bare: true,
+            })
+        }
+    }
+
+    /// The canonical text of the query, as the answer shows it.
+    pub fn text(&self) -> String {
+        if self.bare {
+            self.net.addr().to_string()
+        } else {
+            self.net.to_string()
+        }
+    }
+
+    /// The stored strings that contain the query: every covering prefix, and the bare
+    /// address when the query is a single address.
+    pub fn covering(&self) -> Vec<String> {
+        let addr = self.net.addr();
+        let mut out: Vec<String> = (0..=self.net.prefix_len())
+            .filter_map(|len| IpNet::new(addr, len).ok())
+            .map(|n| n.trunc().to_string())
+            .collect();
+        if self.net.prefix_len() == self.net.max_prefix_len() {
+            out.push(addr.to_string());
+        }
+        out
+    }
+
+    /// Text ranges `[lo, hi)` of the index that hold every stored value inside the
+    /// query (and possibly more, checked afterwards). None for a single address.
+    pub fn ranges(&self) -> Vec<(String, String)> {
+        // The string just after every string starting with `p` (p ends in '.' or ':').
+        fn range(p: String) -> (String, String) {
+            let mut hi = p.clone().into_bytes();
+            if let Some(last) = hi.last_mut() {
+                *last += 1;
+            }
+            (p, String::from_utf8(hi).unwrap_or_default())
+        }
+        let len = self.net.prefix_len();
+        match self.net {
+            IpNet::V4(n) => {
+                if len == 32 {
+                    return Vec::new();
+                }
+                let o = n.addr().octets();
+                let k = usize::from(len / 8);
+                let fixed: String = o[..k].iter().map(|x| format!("{x}.")).collect();
+                if len % 8 == 0 && k > 0 {
+                    return vec![range(fixed)];
+                }
+                let count = 1u16 << (8 - len % 8);
+                (0..count)
+                    .map(|i| {
+                        let x = u16::from(o[k]) + i;
+                        if k == 3 {
+                            // The last octet: the value itself or with a length after it.
+                            let s = format!("{fixed}{x}");
+                            (s.clone(), format!("{s}0"))
+                        } else {
+                            range(format!("{fixed}{x}."))
+                        }
+                    })
+                    .collect()
+            }
+            IpNet::V6(n) => {
+                if len == 128 {
+                    return Vec::new();
+                }
+                let g = n.addr().segments();
+                let k = usize::from(len / 16);
+                let j = g[..k].iter().take_while(|x| **x != 0).count();
+                if j > 0 {
+                    vec![range(g[..j].iter().map(|x| format!("{x:x}:")).collect())]
+                } else if k > 0 {
+                    vec![range("0:".into()), range("::".into())]
+                } else {
+                    // Every string that starts with a hex digit or ':'.
+                    vec![("0".into(), "g".into())]
+                }
+            }
+        }
+    }
+}
+
+/// What a lookup found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Found {
+    /// The matching rows in listing order (IPv4 first, numeric), then kind and source.
+    pub rows: Vec<Row>,
+    /// More than [`MAX_ROWS`] rows matched; the rest were left out.
+    pub truncated: bool,
+}
+
+fn overlaps(a: &IpNet, b: &IpNet) -> bool {
+    a.contains(b) || b.contains(a)
+}
+
+/// Finds the stored rows that contain or overlap `q`.
+pub fn find(db: &Db, q: &Query) -> Result<Found, StoreError> {
+    let covering = q.covering();
+    let mut rows = Vec::new();
+    db.for_each_row_with_value(&covering, |r| rows.push(r))?;
+    let known: HashSet<&str> = covering.iter().map(String::as_str).collect();
+    let mut truncated = rows.len() > MAX_ROWS;
+    if !truncated {
+        db.for_each_row_in_ranges(&q.ranges(), |r| {
+            // Values in `covering` came from the probe already.
+            let inside = !known.contains(r.value.as_str())
+                && parse_value(&r.value).is_some_and(|e| overlaps(&q.net, &e.net));
+            if inside {
+                if rows.len() == MAX_ROWS {
+                    truncated = true;
+                    return false;
+                }
+                rows.push(r);
+            }
+            true
+        })?;
+    }
+    rows.truncate(MAX_ROWS);
+    let mut keyed: Vec<_> = rows
+        .into_iter()
+        .map(|r| (parse_value(&r.value), r))
+        .collect();
+    keyed.sort_by(|(ea, a), (eb, b)| {
+        (ea, a.kind.as_str(), &a.source).cmp(&(eb, b.kind.as_str(), &b.source))
+    });
+    Ok(Found {
+        rows: keyed.into_iter().map(|(_, r)| r).collect(),
+        truncated,
+    })
+}
+
+/// The JSON answer of `GET /lookup` and `lookup --json`:
+/// `{"query":"..","matches":[{"value":..,"kind":..,"source":..,"first_seen":..,
+/// "last_seen":..,"configured":true}]}` and a newline; `"truncated":true` after the
+/// matches when [`MAX_ROWS`] were not enough. `configured` says whether the source is
+/// in `cfg`.
+pub fn render_json(q: &Query, found: &Found, cfg: &Config) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64 + found.rows.len() * 160);
+    out.push(b'{');
+    push_field(&mut out, "query", &q.text());
+    out.extend_from_slice(b",\"matches\":[");
+    for (i, r) in found.rows.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.push(b'{');
+        push_field(&mut out, "value", &r.value);
+        out.push(b',');
+        push_field(&mut out, "kind", r.kind.as_str());
+        out.push(b',');
+        push_field(&mut out, "source", &r.source);
+        out.push(b',');
+        push_field(&mut out, "first_seen", &r.first_seen);
+        out.push(b',');
+        push_field(&mut out, "last_seen", &r.last_seen);
+        let configured = cfg.sources(r.kind).contains(&r.source);
+        out.extend_from_slice(format!(",\"configured\":{configured}}}").as_bytes());
+    }
+    out.push(b']');
+    if found.truncated {
+        out.extend_from_slice(b",\"truncated\":true");
+    }
+    out.extend_from_slice(b"}\n");
+    out
+}
+
+/// The text answer of `lookup`: one line per match, or a line saying there is none.
+pub fn render_text(q: &Query, found: &Found, cfg: &Config) -> Vec<u8> {
+    let mut out = String::new();
+    if found.rows.is_empty() {
+        out.push_str(&format!("{}: not stored\n", q.text()));
+    }
+    for r in &found.rows {
+        let configured = if cfg.sources(r.kind).contains(&r.source) {
+            ""
+        } else {
+            "  (source not configured)"
+        };
+        out.push_str(&format!(
+            "{:<24} {:<20} first seen {}  last seen {}{configured}\n",
+            r.value,
+            source::display(r.kind, &r.source),
+            r.first_seen,
+            r.last_seen
+        ));
+    }
+    if found.truncated {
+        out.push_str(&format!(
+            "(more than {MAX_ROWS} matches; the rest left out)\n"
+        ));
+    }
+    out.into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(s: &str) -> Query {
+        Query::parse(s).unwrap()
+    }
+
+    #[test]
+    fn parses_and_shows_canonical_text() {
+        assert_eq!(q(" 149.154.167.99 ").text(), "149.154.167.99");
+        assert_eq!(q("10.0.0.1/8").text(), "10.0.0.0/8");
+        assert_eq!(q("2001:DB8::1").text(), "2001:db8::1");
+        for bad in ["", "1.2.3", "1.2.3.4/33", "example.com", "::g", "1.2.3.4/"] {
+            let e = Query::parse(bad).unwrap_err();
+            assert!(e.0.contains(&format!("{bad:?}")), "{e}");
+        }
+    }
+
+    #[test]
+    fn covering_prefixes() {
+        let c = q("149.154.167.99").covering();
+        assert_eq!(c.len(), 34);
+        assert_eq!(c[0], "0.0.0.0/0");
+        assert!(c.contains(&"149.154.160.0/20".to_string()));
+        assert_eq!(c[33], "149.154.167.99");
+        assert_eq!(q("2001:db8::1").covering().len(), 130);
+        assert_eq!(q("10.0.0.0/8").covering().last().unwrap(), "10.0.0.0/8");
+    }
+
+    #[test]
+    fn ranges_follow_the_text() {
+        let r = |s: &str| q(s).ranges();
+        assert_eq!(r("91.108.0.0/16"), [("91.108.".into(), "91.108/".into())]);
+        let x = r("91.108.4.0/22");
+        assert_eq!(x.len(), 4);
+        assert_eq!(x[3], ("91.108.7.".into(), "91.108.7/".into()));
+        assert_eq!(
+            r("1.2.3.4/31"),
+            [
+                ("1.2.3.4".into(), "1.2.3.40".into()),
+                ("1.2.3.5".into(), "1.2.3.50".into())
+            ]
+        );
+        assert_eq!(r("0.0.0.0/0").len(), 256);
+        assert!(r("1.2.3.4").is_empty());
+        assert_eq!(
+            r("2001:b28:f23d::/48"),
+            [("2001:b28:f23d:".into(), "2001:b28:f23d;".into())]
+        );
+        assert_eq!(r("::ffff:0:0/96").len(), 2);
+        assert_eq!(r("2000::/3"), [("0".into(), "g".into())]);
+    }
+}

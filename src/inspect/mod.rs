@@ -1,0 +1,35 @@
+//! Looking into the store: which rows hold an address (`lookup`), what was added and
+//! removed since a time (`changes`) and each value with its sources and times (the
+//! detailed listing). One implementation each behind the CLI command and the API
+//! route, so that `--json` prints the bytes the API sends.
+
+pub mod changes;
+pub mod details;
+pub mod lookup;
+
+/// Input a caller got wrong; the message names the value (the API answers 400, the
+/// CLI exits 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadInput(pub String);
+
+impl std::fmt::Display for BadInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadInput {}
+
+/// Appends `s` as a JSON string.
+fn push_json(out: &mut Vec<u8>, s: &str) {
+    // Writing to a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, s);
+}
+
+/// Appends `"key":` and `s` as a JSON string.
+fn push_field(out: &mut Vec<u8>, key: &str, s: &str) {
+    out.push(b'"');
+    out.extend_from_slice(key.as_bytes());
+    out.extend_from_slice(b"\":");
+    push_json(out, s);
+}
