@@ -113,10 +113,13 @@ fn trickled_head_gets_408_at_the_deadline() {
     let mut s = connect(a);
     let started = Instant::now();
     s.write_all(b"GET /health HTTP/1.1\r\nX-Slow: ").unwrap();
-    // A byte every 300 ms keeps the connection from idling, never finishes the head.
+    // A byte every 300 ms keeps the connection from idling (10 s) and never finishes
+    // the head. It stops at 9.5 s, before the deadline, so that nothing unread is left
+    // when the server closes (unread data would make the close a reset, which can
+    // discard the 408 before a slow test thread reads it).
     let mut w = s.try_clone().unwrap();
     let writer = thread::spawn(move || {
-        for _ in 0..60 {
+        while started.elapsed() < Duration::from_millis(9500) {
             if w.write_all(b"z").is_err() {
                 break;
             }
