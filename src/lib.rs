@@ -13,6 +13,8 @@ pub mod config;
 pub mod db;
 pub mod format;
 pub mod legacy;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+pub mod nftnl;
 #[cfg(feature = "collect")]
 pub mod outputs;
 pub mod status;
