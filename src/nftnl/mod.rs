@@ -103,10 +103,9 @@ pub fn load(
     if v6 {
         batch.set(table, &names[1], msg::TYPE_IP6ADDR, 16, 1);
         batch.flush(table, &names[1], 1);
-        let mut ranges = p
-            .v6
-            .iter()
-            .map(|e| (u128::from(e.net.network()), u128::from(e.net.broadcast())));
+        let mut ranges =
+            p.v6.iter()
+                .map(|e| (u128::from(e.net.network()), u128::from(e.net.broadcast())));
         stats.elements += batch.elements(table, &names[1], 16, 1, &mut ranges);
         stats.v6 = p.v6.len();
     }
@@ -127,9 +126,9 @@ pub fn load(
     let mut pending = acks.len();
     let mut buf = [0u8; 4096];
     while pending > 0 {
-        let n = s.recv(&mut buf).map_err(|e| {
-            LoadError::Kernel("waiting for the kernel's acknowledgement".into(), e)
-        })?;
+        let n = s
+            .recv(&mut buf)
+            .map_err(|e| LoadError::Kernel("waiting for the kernel's acknowledgement".into(), e))?;
         for (seq, errno) in parse_acks(&buf[..n]) {
             let step = acks.iter().find(|a| a.0 == seq).map(|a| a.1);
             if errno == 0 {
@@ -140,9 +139,7 @@ pub fn load(
             return Err(match (step.unwrap_or(Step::Batch), errno) {
                 (_, libc::EPERM) => LoadError::Permission,
                 (Step::Batch, libc::EOPNOTSUPP | libc::EPROTONOSUPPORT) => LoadError::NoNfTables(e),
-                (Step::Set(n), libc::EEXIST | libc::EINVAL | libc::EOPNOTSUPP) => {
-                    LoadError::SetMismatch(name(n))
-                }
+                (Step::Set(n), libc::EEXIST | libc::EOPNOTSUPP) => LoadError::SetMismatch(name(n)),
                 (Step::Batch, _) => LoadError::Kernel("nftables batch".into(), e),
                 (Step::Table, _) => LoadError::Kernel(format!("creating table inet {table}"), e),
                 (Step::Set(n), _) => LoadError::Kernel(format!("creating set {}", name(n)), e),
@@ -185,7 +182,16 @@ pub fn load_db(db: &crate::db::Db, opts: &RenderOptions) -> Result<LoadStats, St
     db.for_each_value(opts.type_filter, |v| values.push(v))
         .map_err(|e| e.to_string())?;
     let prepared = values.finish(true);
-    load(&opts.table, &opts.set, &prepared, opts.family).map_err(|e| e.to_string())
+    let stats = load(&opts.table, &opts.set, &prepared, opts.family).map_err(|e| e.to_string())?;
+    log::info!(
+        "loaded {} IPv4 and {} IPv6 prefixes into table inet {} ({} elements, {} bytes)",
+        stats.v4,
+        stats.v6,
+        opts.table,
+        stats.elements,
+        stats.bytes
+    );
+    Ok(stats)
 }
 
 #[cfg(test)]

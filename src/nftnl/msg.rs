@@ -29,6 +29,7 @@ const NFTA_SET_NAME: u16 = 2;
 const NFTA_SET_FLAGS: u16 = 3;
 const NFTA_SET_KEY_TYPE: u16 = 4;
 const NFTA_SET_KEY_LEN: u16 = 5;
+const NFTA_SET_ID: u16 = 10;
 const NFTA_SET_USERDATA: u16 = 13;
 const NFT_SET_INTERVAL: u32 = 0x4;
 const NFTA_SET_ELEM_LIST_TABLE: u16 = 1;
@@ -180,6 +181,8 @@ impl Batch {
         self.attr(NFTA_SET_FLAGS, &NFT_SET_INTERVAL.to_be_bytes());
         self.attr(NFTA_SET_KEY_TYPE, &key_type.to_be_bytes());
         self.attr(NFTA_SET_KEY_LEN, &key_len.to_be_bytes());
+        // Required by the kernel: names the set within the transaction.
+        self.attr(NFTA_SET_ID, &(n as u32 + 1).to_be_bytes());
         // What nft stores for such a set: the key's byte order is big-endian
         // (libnftnl's SET_KEYBYTEORDER, host-order value 2), so nft lists both alike.
         let mut udata = [0u8, 4, 0, 0, 0, 0];
@@ -262,16 +265,14 @@ impl Batch {
         }
         let elem = self.nest(NFTA_LIST_ELEM);
         if end {
-            self.attr(NFTA_SET_ELEM_FLAGS, &NFT_SET_ELEM_INTERVAL_END.to_be_bytes());
+            self.attr(
+                NFTA_SET_ELEM_FLAGS,
+                &NFT_SET_ELEM_INTERVAL_END.to_be_bytes(),
+            );
         }
         let k = self.nest(NFTA_SET_ELEM_KEY);
         self.attr(NFTA_DATA_VALUE, &key.to_be_bytes()[16 - key_len..]);
         self.unnest(k);
         self.unnest(elem);
-    }
-
-    /// Bytes encoded so far.
-    pub fn len(&self) -> usize {
-        self.buf.len()
     }
 }

@@ -81,7 +81,10 @@ impl Socket {
     /// passes `net.core.wmem_max`; without it the send may fail with `EMSGSIZE`.
     pub fn send_buffer(&self, len: usize) {
         let want = libc::c_int::try_from(len + 4096).unwrap_or(libc::c_int::MAX);
-        if self.set(libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, want).is_err() {
+        if self
+            .set(libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, want)
+            .is_err()
+        {
             let _ = self.set(libc::SOL_SOCKET, libc::SO_SNDBUF, want);
         }
     }

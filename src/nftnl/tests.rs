@@ -153,7 +153,11 @@ fn set_and_flush_messages() {
     let (bytes, acks) = b.finish();
     let m = messages(&bytes);
     assert_eq!(m[1].kind, 0x0a09);
-    assert_eq!(m[1].flags & 0x200, 0, "no NLM_F_EXCL: an existing set is kept");
+    assert_eq!(
+        m[1].flags & 0x200,
+        0,
+        "no NLM_F_EXCL: an existing set is kept"
+    );
     let a = attrs(m[1].attrs);
     assert_eq!(a[2], (3, &[0, 0, 0, 4][..])); // NFT_SET_INTERVAL
     assert_eq!(a[3], (4, &[0, 0, 0, 8][..])); // ipv6_addr
