@@ -157,17 +157,37 @@ pub struct ApiConfig {
     pub token: Option<String>,
 }
 
-/// One file the daemon renders after a run that changed anything (`outputs[]`).
+/// What an output loads itself (`outputs[].load`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadKind {
+    /// The `nft` format's table and sets, over netlink.
+    Nft,
+}
+
+/// One file the daemon renders, or sets it loads, after a run that changed anything
+/// (`outputs[]`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutputConfig {
-    /// Where the rendering is written (atomically).
-    pub path: PathBuf,
+    /// Where the rendering is written (atomically); optional with `load`.
+    pub path: Option<PathBuf>,
+    /// Load the sets into the kernel directly.
+    pub load: Option<LoadKind>,
     /// What is rendered and how.
     pub render: RenderOptions,
     /// Run with `/bin/sh -c` after the file is written, e.g. `nft -f <path>`.
     pub command: Option<String>,
     /// Time limit of `command`, in seconds (default 60).
     pub timeout_seconds: u64,
+}
+
+impl OutputConfig {
+    /// The name in logs, `status.json` and retries: the path, else the loaded sets.
+    pub fn name(&self) -> String {
+        match &self.path {
+            Some(p) => p.display().to_string(),
+            None => format!("nft load inet {} {}", self.render.table, self.render.set),
+        }
+    }
 }
 
 /// The whole configuration, validated, with defaults filled in.
@@ -718,12 +738,26 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
                         "table",
                         "set",
                         "timeout_seconds",
+                        "load",
                     ],
                 );
-                let path = r
-                    .string(o, &prefix, "path")?
-                    .filter(|p| !p.is_empty())
-                    .ok_or_else(|| r.err(&format!("{prefix}path"), "missing: the file to write"))?;
+                let load = match r.string(o, &prefix, "load")?.as_deref() {
+                    None => None,
+                    Some("nft") => Some(LoadKind::Nft),
+                    Some(l) => {
+                        return Err(r.err(
+                            &format!("{prefix}load"),
+                            format!("invalid load {l:?}: expected nft"),
+                        ))
+                    }
+                };
+                let path = r.string(o, &prefix, "path")?.filter(|p| !p.is_empty());
+                if path.is_none() && load.is_none() {
+                    return Err(r.err(
+                        &format!("{prefix}path"),
+                        "missing: the file to write (or \"load\": \"nft\")",
+                    ));
+                }
                 let mut render = RenderOptions {
                     format: r
                         .word::<Format>(o, &prefix, "format")?
@@ -754,7 +788,8 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
                     .check()
                     .map_err(|e| r.err(&format!("{prefix}table/set"), e.0))?;
                 c.outputs.push(OutputConfig {
-                    path: PathBuf::from(path),
+                    path: path.map(PathBuf::from),
+                    load,
                     render,
                     command: r
                         .string(o, &prefix, "command")?
@@ -1044,6 +1079,17 @@ mod tests {
     }
 
     #[test]
+    fn load_outputs() {
+        let text = r#"{"outputs": [{"load": "nft", "table": "fw", "family": 6},
+                                   {"load": "nft", "path": "/tmp/x.nft", "format": "nft"}]}"#;
+        let c = parse(text, p()).unwrap().config;
+        assert_eq!(c.outputs[0].load, Some(LoadKind::Nft));
+        assert_eq!(c.outputs[0].path, None);
+        assert_eq!(c.outputs[0].name(), "nft load inet fw ripe");
+        assert_eq!(c.outputs[1].name(), "/tmp/x.nft");
+    }
+
+    #[test]
     fn errors_name_the_key() {
         let cases = [
             (r#"{"asns": ["AS62041", "ASX"]}"#, "asns[1]"),
@@ -1063,6 +1109,7 @@ mod tests {
             (r#"{"dns": {"resolver": "udp"}}"#, "dns.resolver"),
             (r#"{"api": {"listen": "localhost"}}"#, "api.listen"),
             (r#"{"outputs": [{"format": "nft"}]}"#, "outputs[0].path"),
+            (r#"{"outputs": [{"load": "ipset"}]}"#, "outputs[0].load"),
             (
                 r#"{"outputs": [{"path": "/x", "format": "yaml"}]}"#,
                 "outputs[0].format",

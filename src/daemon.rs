@@ -337,7 +337,7 @@ impl Daemon {
             Some(paths) if force_render => cfg
                 .outputs
                 .iter()
-                .filter(|o| paths.contains(&o.path))
+                .filter(|o| paths.contains(&std::path::PathBuf::from(o.name())))
                 .cloned()
                 .collect(),
             _ => cfg.outputs.clone(),
@@ -376,10 +376,7 @@ impl Daemon {
             if let Some(outputs) = outputs.filter(|_| !stop.load(Ordering::SeqCst)) {
                 job_phase.store(PHASE_OUTPUTS, Ordering::SeqCst);
                 let failures = crate::outputs::render_all(&paths, outputs);
-                let done = outputs
-                    .iter()
-                    .map(|o| o.path.display().to_string())
-                    .collect();
+                let done = outputs.iter().map(|o| o.name()).collect();
                 let _ = tx.send(Msg::Rendered(done, failures));
             }
         });
