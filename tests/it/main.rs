@@ -8,4 +8,6 @@ mod api;
 mod collect;
 mod common;
 mod formats_real;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+mod netlink;
 mod storage;
