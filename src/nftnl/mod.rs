@@ -118,7 +118,7 @@ pub fn load(
     })?;
     s.send_buffer(bytes.len());
     s.send(&bytes).map_err(|e| match e.raw_os_error() {
-        Some(libc::EMSGSIZE | libc::ENOBUFS) => LoadError::TooLarge(bytes.len()),
+        Some(libc::EMSGSIZE) => LoadError::TooLarge(bytes.len()),
         Some(libc::EPERM) => LoadError::Permission,
         _ => LoadError::Kernel("sending the nftables batch".into(), e),
     })?;
@@ -137,6 +137,10 @@ pub fn load(
             }
             let e = io::Error::from_raw_os_error(errno);
             return Err(match (step.unwrap_or(Step::Batch), errno) {
+                (Step::Table, libc::EPERM) => LoadError::Kernel(
+                    format!("table inet {table} (owned by another process?)"),
+                    e,
+                ),
                 (_, libc::EPERM) => LoadError::Permission,
                 (Step::Batch, libc::EOPNOTSUPP | libc::EPROTONOSUPPORT) => LoadError::NoNfTables(e),
                 (Step::Set(n), libc::EEXIST | libc::EOPNOTSUPP) => LoadError::SetMismatch(name(n)),
