@@ -19,7 +19,7 @@ use std::io;
 
 use crate::format::{Collector, Family, Prepared, RenderOptions};
 
-pub use msg::{Batch, Step, MAX_NEST};
+use msg::{Batch, Step};
 
 /// What a successful load did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -137,10 +137,9 @@ pub fn load(
             }
             let e = io::Error::from_raw_os_error(errno);
             return Err(match (step.unwrap_or(Step::Batch), errno) {
-                (Step::Table, libc::EPERM) => LoadError::Kernel(
-                    format!("table inet {table} (owned by another process?)"),
-                    e,
-                ),
+                (Step::Table, libc::EPERM) => {
+                    LoadError::Kernel(format!("table inet {table} (owned by another process?)"), e)
+                }
                 (_, libc::EPERM) => LoadError::Permission,
                 (Step::Batch, libc::EOPNOTSUPP | libc::EPROTONOSUPPORT) => LoadError::NoNfTables(e),
                 (Step::Set(n), libc::EEXIST | libc::EOPNOTSUPP) => LoadError::SetMismatch(name(n)),

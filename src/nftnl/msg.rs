@@ -71,7 +71,7 @@ pub struct Batch {
     buf: Vec<u8>,
     seq: u32,
     /// Messages that ask for an acknowledgement: sequence number and step.
-    pub acks: Vec<(u32, Step)>,
+    acks: Vec<(u32, Step)>,
     /// Upper bound of an elements attribute; smaller in tests to show the splitting.
     pub nest_limit: usize,
 }

@@ -202,7 +202,7 @@ fn edges_of_the_address_space() {
 #[test]
 fn elements_split_over_messages() {
     let ranges: Vec<(u128, u128)> = (0..5000u128).map(|i| (i * 4 + 4, i * 4 + 5)).collect();
-    for limit in [super::MAX_NEST, 1000] {
+    for limit in [super::msg::MAX_NEST, 1000] {
         let mut b = Batch::new(ranges.len() * 2 + 1, 1);
         b.nest_limit = limit;
         let n = b.elements("t", "s", 4, 0, &mut ranges.iter().copied());
