@@ -245,6 +245,56 @@ add rule inet ripe_cidr plain ip saddr @other counter
     ]);
 }
 
+/// Brings `lo` up in the test's namespace and routes `routes` over it.
+fn loopback(routes: &[&str]) -> Result<(), String> {
+    let ip = find("ip").ok_or("`ip` not found (apt-get install iproute2)")?;
+    let mut cmds = vec![vec!["link", "set", "lo", "up"]];
+    cmds.extend(routes.iter().map(|r| vec!["route", "add", r, "dev", "lo"]));
+    for args in cmds {
+        let ok = Command::new(&ip).args(&args).status();
+        if !ok.is_ok_and(|s| s.success()) {
+            return Err(format!("ip {} failed", args.join(" ")));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn a_rule_keeps_matching_across_reloads() {
+    let nft = ns_or_skip!();
+    if let Err(why) = loopback(&["198.51.100.0/24", "203.0.113.0/24"]) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    load(&values(&["198.51.100.0/24"]), None).unwrap();
+    nft.script(
+        b"add chain inet ripe_cidr out { type filter hook output priority 0; }
+add rule inet ripe_cidr out ip daddr @ripe_v4 counter
+",
+    )
+    .unwrap();
+    let send = |to: &str| {
+        // The socket is made by this thread, so in its namespace.
+        let s = std::net::UdpSocket::bind("0.0.0.0:0").unwrap();
+        s.send_to(b"x", (to, 9)).unwrap();
+    };
+    let packets = || {
+        let chain = nft.ok(&["list", "chain", "inet", "ripe_cidr", "out"]);
+        let n = chain.split("counter packets ").nth(1).unwrap_or("");
+        n.split_whitespace().next().unwrap_or("").to_string()
+    };
+    send("198.51.100.1");
+    assert_eq!(packets(), "1");
+    load(&values(&["203.0.113.0/24"]), None).unwrap();
+    send("198.51.100.1"); // no longer listed
+    send("203.0.113.9");
+    assert_eq!(
+        packets(),
+        "2",
+        "the rule matches the reloaded set's new contents"
+    );
+}
+
 #[test]
 fn a_set_of_another_type_is_refused_and_nothing_changes() {
     let nft = ns_or_skip!();
@@ -280,15 +330,10 @@ fn many(n: u32) -> Vec<String> {
 #[test]
 fn daemon_loads_100000_prefixes_in_bounded_memory() {
     let nft = ns_or_skip!();
-    let Some(ip) = find("ip") else {
-        eprintln!("skipped: `ip` not found (apt-get install iproute2)");
+    if let Err(why) = loopback(&[]) {
+        eprintln!("skipped: {why}");
         return;
-    };
-    assert!(Command::new(ip)
-        .args(["link", "set", "lo", "up"])
-        .status()
-        .unwrap()
-        .success());
+    }
     let prefixes = many(100_000);
     let body = ripe_body(&prefixes);
     let server = FakeServer::start(move |_| Reply::json(200, body.clone()));
