@@ -26,6 +26,7 @@ mod linux {
     use ripe_cidr_collector::nftnl;
 
     const N: u32 = 100_000;
+    const ROUNDS: usize = 3;
 
     fn prefix(i: u32) -> String {
         let a = (1u32 << 24) + i * 512;
@@ -118,40 +119,64 @@ mod linux {
         drop(values);
         let exe = std::env::current_exe().unwrap();
         println!("{N} IPv4 /24s in one interval set, inside a new network namespace");
-        let nft_run = |what: &str| {
-            let (secs, kib, _) = measure(Command::new(nft).arg("-f").arg(&script));
-            println!("nft -f, {what:<22} {secs:>7.3} s  peak RSS {kib:>7} KiB");
-            secs
+        println!("(peak RSS: nft's ru_maxrss, ours its own VmHWM; the largest of the rounds)");
+        let delete = || {
+            let _ = Command::new(nft)
+                .args(["delete", "table", "inet", "ripe_cidr"])
+                .stderr(std::process::Stdio::null())
+                .status();
         };
-        let ours = |what: &str| {
-            let (secs, kib, out) = measure(Command::new(&exe).arg("--child"));
+        let nft_run = || {
+            let (secs, kib, _) = measure(Command::new(nft).arg("-f").arg(&script));
+            (secs, kib, String::new())
+        };
+        let ours = || {
+            let (secs, _, out) = measure(Command::new(&exe).arg("--child"));
             let f: Vec<&str> = out.split_whitespace().collect();
             if f.len() != 6 {
-                println!("netlink, {what}: {}", out.trim());
-                return secs;
+                eprintln!("netlink load failed: {}", out.trim());
+                std::process::exit(1);
             }
-            println!(
-                "netlink, {what:<21} {secs:>7.3} s  peak RSS {:>7} KiB  (load {} s, batch {} bytes; VmHWM at start {} KiB, after aggregating {} KiB; ru_maxrss {kib} KiB)",
-                f[2], f[1], f[4], f[3], f[5]
+            let kib = f[2].parse().unwrap_or(0);
+            let note = format!(
+                "(batch {} bytes; VmHWM {} KiB at start, {} KiB after aggregating)",
+                f[4], f[3], f[5]
             );
-            secs
+            (secs, kib, note)
         };
-        let _ = Command::new(nft)
-            .args(["delete", "table", "inet", "ripe_cidr"])
-            .stderr(std::process::Stdio::null())
-            .status();
-        let a = nft_run("new set");
-        let b = nft_run("again (flush, add)");
-        let _ = Command::new(nft)
-            .args(["delete", "table", "inet", "ripe_cidr"])
-            .stderr(std::process::Stdio::null())
-            .status();
-        let c = ours("new set");
-        let d = ours("again (flush, add)");
+        // [nft new, nft again, ours new, ours again] per round, interleaved so that
+        // load from other processes on the machine hits both alike.
+        let mut runs: Vec<[(f64, i64, String); 4]> = Vec::new();
+        for _ in 0..ROUNDS {
+            delete();
+            let a = nft_run();
+            let b = nft_run();
+            delete();
+            let c = ours();
+            let d = ours();
+            runs.push([a, b, c, d]);
+        }
+        let names = [
+            "nft -f, new set",
+            "nft -f, again (flush, add)",
+            "netlink, new set",
+            "netlink, again (flush, add)",
+        ];
+        let mut median = [0f64; 4];
+        for (k, name) in names.iter().enumerate() {
+            let mut secs: Vec<f64> = runs.iter().map(|r| r[k].0).collect();
+            secs.sort_by(f64::total_cmp);
+            median[k] = secs[secs.len() / 2];
+            let kib = runs.iter().map(|r| r[k].1).max().unwrap_or(0);
+            println!(
+                "{name:<28} {:>7.3} s  peak RSS {kib:>7} KiB  {}",
+                median[k], runs[0][k].2
+            );
+        }
         println!(
-            "time netlink / nft -f: {:.0}% new, {:.0}% again",
-            100.0 * c / a,
-            100.0 * d / b
+            "median of {ROUNDS}; time netlink / nft -f: {:.0}% new set, {:.0}% again",
+            100.0 * median[2] / median[0],
+            100.0 * median[3] / median[1]
         );
     }
 }
