@@ -15,6 +15,8 @@ pub mod format;
 pub mod inspect;
 pub mod legacy;
 pub mod listing;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+pub mod nftnl;
 #[cfg(feature = "collect")]
 pub mod outputs;
 pub mod source;

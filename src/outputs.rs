@@ -1,5 +1,6 @@
 //! The daemon's `outputs`: render the stored addresses to files and run a command
-//! after each (e.g. `nft -f`), so that the firewall follows the list.
+//! after each (e.g. `nft -f`), or load the nftables sets directly (`load`), so that
+//! the firewall follows the list.
 
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -20,15 +21,10 @@ pub fn render_all(paths: &Paths, outputs: &[OutputConfig]) -> Vec<(String, Strin
     }
     let db = match db::open(paths) {
         Ok(db) => db,
-        Err(e) => {
-            return outputs
-                .iter()
-                .map(|o| (o.path.display().to_string(), e.to_string()))
-                .collect()
-        }
+        Err(e) => return outputs.iter().map(|o| (o.name(), e.to_string())).collect(),
     };
     for out in outputs {
-        let name = out.path.display().to_string();
+        let name = out.name();
         match render_one(&db, out) {
             Ok(()) => log::info!("output {name} written"),
             Err(e) => {
@@ -41,8 +37,16 @@ pub fn render_all(paths: &Paths, outputs: &[OutputConfig]) -> Vec<(String, Strin
 }
 
 fn render_one(db: &db::Db, out: &OutputConfig) -> Result<(), String> {
-    let bytes = crate::listing::render(db, &out.render).map_err(|e| e.to_string())?;
-    crate::util::write_atomic(&out.path, &bytes).map_err(|e| format!("writing: {e}"))?;
+    if let Some(path) = &out.path {
+        let bytes = crate::listing::render(db, &out.render).map_err(|e| e.to_string())?;
+        crate::util::write_atomic(path, &bytes).map_err(|e| format!("writing: {e}"))?;
+    }
+    if let Some(crate::config::LoadKind::Nft) = out.load {
+        #[cfg(target_os = "linux")]
+        crate::nftnl::load_db(db, &out.render)?;
+        #[cfg(not(target_os = "linux"))]
+        return Err("loading nftables sets needs Linux".into());
+    }
     match &out.command {
         Some(cmd) => run_shell(cmd, Duration::from_secs(out.timeout_seconds)),
         None => Ok(()),

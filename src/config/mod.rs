@@ -145,17 +145,37 @@ pub struct StorageConfig {
     pub snapshot_interval_hours: u32,
 }
 
-/// One file the daemon renders after a run that changed anything (`outputs[]`).
+/// What an output loads itself (`outputs[].load`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadKind {
+    /// The `nft` format's table and sets, over netlink.
+    Nft,
+}
+
+/// One file the daemon renders, or sets it loads, after a run that changed anything
+/// (`outputs[]`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutputConfig {
-    /// Where the rendering is written (atomically).
-    pub path: PathBuf,
+    /// Where the rendering is written (atomically); optional with `load`.
+    pub path: Option<PathBuf>,
+    /// Load the sets into the kernel directly.
+    pub load: Option<LoadKind>,
     /// What is rendered and how.
     pub render: RenderOptions,
     /// Run with `/bin/sh -c` after the file is written, e.g. `nft -f <path>`.
     pub command: Option<String>,
     /// Time limit of `command`, in seconds (default 60).
     pub timeout_seconds: u64,
+}
+
+impl OutputConfig {
+    /// The name in logs, `status.json` and retries: the path, else the loaded sets.
+    pub fn name(&self) -> String {
+        match &self.path {
+            Some(p) => p.display().to_string(),
+            None => format!("nft load inet {} {}", self.render.table, self.render.set),
+        }
+    }
 }
 
 /// The whole configuration, validated, with defaults filled in.

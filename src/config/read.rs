@@ -329,12 +329,26 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
                         "table",
                         "set",
                         "timeout_seconds",
+                        "load",
                     ],
                 );
-                let path = r
-                    .string(o, &prefix, "path")?
-                    .filter(|p| !p.is_empty())
-                    .ok_or_else(|| r.err(&format!("{prefix}path"), "missing: the file to write"))?;
+                let load = match r.string(o, &prefix, "load")?.as_deref() {
+                    None => None,
+                    Some("nft") => Some(LoadKind::Nft),
+                    Some(l) => {
+                        return Err(r.err(
+                            &format!("{prefix}load"),
+                            format!("invalid load {l:?}: expected nft"),
+                        ))
+                    }
+                };
+                let path = r.string(o, &prefix, "path")?.filter(|p| !p.is_empty());
+                if path.is_none() && load.is_none() {
+                    return Err(r.err(
+                        &format!("{prefix}path"),
+                        "missing: the file to write (or \"load\": \"nft\")",
+                    ));
+                }
                 let mut render = RenderOptions {
                     format: r
                         .word::<Format>(o, &prefix, "format")?
@@ -365,7 +379,8 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
                     .check()
                     .map_err(|e| r.err(&format!("{prefix}table/set"), e.0))?;
                 c.outputs.push(OutputConfig {
-                    path: PathBuf::from(path),
+                    path: path.map(PathBuf::from),
+                    load,
                     render,
                     command: r
                         .string(o, &prefix, "command")?

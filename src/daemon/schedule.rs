@@ -55,8 +55,8 @@ pub enum Action {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Outputs {
     All,
-    /// Only these paths (retrying failed outputs).
-    Only(Vec<PathBuf>),
+    /// Only these outputs, by [`OutputConfig::name`] (retrying failed ones).
+    Only(Vec<String>),
 }
 
 impl Outputs {
@@ -402,14 +402,14 @@ impl Schedule {
             Outputs::Only(paths) => cfg
                 .outputs
                 .iter()
-                .filter(|o| paths.contains(&o.path))
+                .filter(|o| paths.contains(&o.name()))
                 .cloned()
                 .collect(),
         };
         if outputs.is_empty() {
             return;
         }
-        let paths = outputs.iter().map(|o| o.path.display().to_string());
+        let paths = outputs.iter().map(OutputConfig::name);
         self.busy = Some(Busy::Rendering(paths.collect()));
         actions.push(Action::Render(outputs));
     }
@@ -550,7 +550,7 @@ impl Schedule {
             self.record_error(now, format!("output failed: {}", all.join("; ")));
             // A firewall that was not ready (at boot, say) gets another chance soon,
             // whether or not the data changes meanwhile; only the failed outputs.
-            let failed = self.status.output_failures.keys().map(PathBuf::from);
+            let failed = self.status.output_failures.keys().cloned();
             let which = Outputs::Only(failed.collect());
             let delay = self
                 .render_backoff

@@ -179,10 +179,7 @@ fn only(names: &[&str]) -> Vec<Action> {
 
 fn rendered_paths(actions: &[Action]) -> Vec<String> {
     match actions {
-        [Action::Render(outputs)] => outputs
-            .iter()
-            .map(|o| o.path.display().to_string())
-            .collect(),
+        [Action::Render(outputs)] => outputs.iter().map(OutputConfig::name).collect(),
         other => panic!("not a render: {other:?}"),
     }
 }

@@ -14,6 +14,8 @@ mod formats_real;
 mod healthcheck;
 #[cfg(feature = "api")]
 mod http_limits;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+mod netlink;
 mod openwrt;
 mod snapshot;
 mod storage;

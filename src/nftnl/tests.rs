@@ -1,0 +1,250 @@
+//! The encoder's bytes, checked without a socket. The real kernel's view is in
+//! `tests/it/netlink.rs`.
+
+use super::msg::{Batch, Step};
+use super::parse_acks;
+
+/// One message of a batch: type, flags, sequence number and its attributes' bytes.
+struct Msg<'a> {
+    kind: u16,
+    flags: u16,
+    seq: u32,
+    attrs: &'a [u8],
+}
+
+fn messages(mut b: &[u8]) -> Vec<Msg<'_>> {
+    let mut out = Vec::new();
+    while !b.is_empty() {
+        let len = u32::from_ne_bytes(b[..4].try_into().unwrap()) as usize;
+        assert_eq!(len % 4, 0, "messages stay aligned");
+        out.push(Msg {
+            kind: u16::from_ne_bytes([b[4], b[5]]),
+            flags: u16::from_ne_bytes([b[6], b[7]]),
+            seq: u32::from_ne_bytes(b[8..12].try_into().unwrap()),
+            attrs: &b[20..len],
+        });
+        b = &b[len..];
+    }
+    out
+}
+
+/// Attributes of `b` as (type without flags, payload).
+fn attrs(mut b: &[u8]) -> Vec<(u16, &[u8])> {
+    let mut out = Vec::new();
+    while !b.is_empty() {
+        let len = u16::from_ne_bytes([b[0], b[1]]) as usize;
+        let kind = u16::from_ne_bytes([b[2], b[3]]) & 0x3fff;
+        out.push((kind, &b[4..len]));
+        b = &b[((len + 3) & !3).min(b.len())..];
+    }
+    out
+}
+
+/// The elements of the NEWSETELEM messages: key bytes and whether it is an end.
+fn elements(bytes: &[u8]) -> Vec<(Vec<u8>, bool)> {
+    let mut out = Vec::new();
+    for m in messages(bytes).iter().filter(|m| m.kind == 0x0a0c) {
+        let list = attrs(m.attrs);
+        let (_, elems) = list.iter().find(|a| a.0 == 3).unwrap();
+        for (_, e) in attrs(elems) {
+            let mut key = Vec::new();
+            let mut end = false;
+            for (kind, v) in attrs(e) {
+                match kind {
+                    1 => key = attrs(v)[0].1.to_vec(),
+                    3 => end = v == [0, 0, 0, 1],
+                    _ => panic!("unexpected element attribute {kind}"),
+                }
+            }
+            out.push((key, end));
+        }
+    }
+    out
+}
+
+fn one_family(ranges: &[(u128, u128)], key_len: usize) -> (Vec<u8>, Vec<(u32, Step)>) {
+    let mut b = Batch::new(16, 1);
+    b.elements("t", "s_v4", key_len, 0, &mut ranges.iter().copied());
+    b.finish()
+}
+
+#[test]
+fn newsetelem_bytes_of_one_prefix() {
+    // 10.0.0.0/24: the 0 end nft also sends, the start, the end at 10.0.1.0.
+    let (bytes, acks) = one_family(&[(0x0a00_0000, 0x0a00_00ff)], 4);
+    let ne = |v: u32| v.to_ne_bytes();
+    let h = |len: u16, kind: u16| {
+        let mut v = len.to_ne_bytes().to_vec();
+        v.extend_from_slice(&kind.to_ne_bytes());
+        v
+    };
+    let mut want = Vec::new();
+    // BATCH_BEGIN: len 20, type 0x10, REQUEST, seq 1, res_id 10 (big-endian).
+    want.extend_from_slice(&ne(20));
+    want.extend_from_slice(&h(0x10, 1)[..4]);
+    want.extend_from_slice(&ne(1));
+    want.extend_from_slice(&ne(0));
+    want.extend_from_slice(&[0, 0, 0, 10]);
+    let body: Vec<u8> = [
+        h(6, 1),
+        b"t\0\0\0".to_vec(),
+        h(9, 2),
+        b"s_v4\0\0\0\0".to_vec(),
+        h(4 + 24 + 16 + 24, 3 | 0x8000),
+        // 0.0.0.0, end
+        h(24, 1 | 0x8000),
+        h(8, 3),
+        vec![0, 0, 0, 1],
+        h(12, 1 | 0x8000),
+        h(8, 1),
+        vec![0, 0, 0, 0],
+        // 10.0.0.0, start
+        h(16, 1 | 0x8000),
+        h(12, 1 | 0x8000),
+        h(8, 1),
+        vec![10, 0, 0, 0],
+        // 10.0.1.0, end
+        h(24, 1 | 0x8000),
+        h(8, 3),
+        vec![0, 0, 0, 1],
+        h(12, 1 | 0x8000),
+        h(8, 1),
+        vec![10, 0, 1, 0],
+    ]
+    .concat();
+    want.extend_from_slice(&ne(20 + body.len() as u32));
+    want.extend_from_slice(&h(0x0a0c, 0x405)[..4]); // NEWSETELEM, REQUEST|ACK|CREATE
+    want.extend_from_slice(&ne(2));
+    want.extend_from_slice(&ne(0));
+    want.extend_from_slice(&[1, 0, 0, 0]); // NFPROTO_INET
+    want.extend_from_slice(&body);
+    assert_eq!(&bytes[..want.len()], &want[..]);
+    let end = &bytes[want.len()..];
+    assert_eq!(messages(end)[0].kind, 0x11);
+    assert_eq!(end.len(), 20);
+    assert_eq!(acks, vec![(2, Step::Elements(0))]);
+}
+
+#[test]
+fn strings_are_nul_terminated_and_padded() {
+    for name in ["a", "ab", "abc", "abcd", "abcde"] {
+        let mut b = Batch::new(0, 7);
+        b.table(name);
+        let (bytes, acks) = b.finish();
+        let m = &messages(&bytes)[1];
+        assert_eq!(m.kind, 0x0a00);
+        assert_eq!(m.flags, 0x405);
+        assert_eq!(m.seq, 8);
+        assert_eq!(acks, vec![(8, Step::Table)]);
+        let a = attrs(m.attrs);
+        assert_eq!(a.len(), 1, "no flags: an existing table keeps its own");
+        let mut z = name.as_bytes().to_vec();
+        z.push(0);
+        assert_eq!(a[0], (1, &z[..]));
+        assert_eq!(m.attrs.len(), (4 + z.len() + 3) & !3);
+    }
+}
+
+#[test]
+fn set_and_flush_messages() {
+    let mut b = Batch::new(0, 1);
+    b.set("t", "s_v6", super::msg::TYPE_IP6ADDR, 16, 1);
+    b.flush("t", "s_v6", 1);
+    let (bytes, acks) = b.finish();
+    let m = messages(&bytes);
+    assert_eq!(m[1].kind, 0x0a09);
+    assert_eq!(
+        m[1].flags & 0x200,
+        0,
+        "no NLM_F_EXCL: an existing set is kept"
+    );
+    let a = attrs(m[1].attrs);
+    assert_eq!(a[2], (3, &[0, 0, 0, 4][..])); // NFT_SET_INTERVAL
+    assert_eq!(a[3], (4, &[0, 0, 0, 8][..])); // ipv6_addr
+    assert_eq!(a[4], (5, &[0, 0, 0, 16][..]));
+    assert_eq!(m[2].kind, 0x0a0e);
+    assert_eq!(m[2].flags, 0x5, "flush: DELSETELEM without elements");
+    assert_eq!(attrs(m[2].attrs).len(), 2);
+    assert_eq!(acks, vec![(2, Step::Set(1)), (3, Step::Flush(1))]);
+}
+
+#[test]
+fn edges_of_the_address_space() {
+    // 0.0.0.0/0: one start, no end (it reaches the top), no leading 0 end.
+    let (bytes, _) = one_family(&[(0, 0xffff_ffff)], 4);
+    assert_eq!(elements(&bytes), vec![(vec![0, 0, 0, 0], false)]);
+    // 255.255.255.255/32: the leading 0 end and the start only.
+    let (bytes, _) = one_family(&[(0xffff_ffff, 0xffff_ffff)], 4);
+    assert_eq!(
+        elements(&bytes),
+        vec![(vec![0; 4], true), (vec![255; 4], false)]
+    );
+    // Adjacent prefixes: an end and a start on the same key, as nft sends them.
+    let (bytes, _) = one_family(&[(0, 0), (1, 1)], 4);
+    assert_eq!(
+        elements(&bytes),
+        vec![
+            (vec![0, 0, 0, 0], false),
+            (vec![0, 0, 0, 1], true),
+            (vec![0, 0, 0, 1], false),
+            (vec![0, 0, 0, 2], true),
+        ]
+    );
+    // ::/0 in 16-byte keys.
+    let (bytes, _) = one_family(&[(0, u128::MAX)], 16);
+    assert_eq!(elements(&bytes), vec![(vec![0; 16], false)]);
+    // Nothing: no NEWSETELEM at all.
+    let (bytes, acks) = one_family(&[], 4);
+    assert_eq!(messages(&bytes).len(), 2);
+    assert!(acks.is_empty());
+}
+
+#[test]
+fn elements_split_over_messages() {
+    let ranges: Vec<(u128, u128)> = (0..5000u128).map(|i| (i * 4 + 4, i * 4 + 5)).collect();
+    for limit in [super::msg::MAX_NEST, 1000] {
+        let mut b = Batch::new(ranges.len() * 2 + 1, 1);
+        b.nest_limit = limit;
+        let n = b.elements("t", "s", 4, 0, &mut ranges.iter().copied());
+        assert_eq!(n, 10_001);
+        let (bytes, acks) = b.finish();
+        let m = messages(&bytes);
+        let sets: Vec<_> = m.iter().filter(|m| m.kind == 0x0a0c).collect();
+        assert!(sets.len() > 1);
+        assert_eq!(acks.len(), sets.len());
+        for s in &sets {
+            let (_, elems) = attrs(s.attrs).into_iter().find(|a| a.0 == 3).unwrap();
+            assert!(elems.len() + 4 <= limit, "{} > {limit}", elems.len() + 4);
+        }
+        let got = elements(&bytes);
+        assert_eq!(got.len(), n);
+        assert_eq!(got[1], (vec![0, 0, 0, 4], false));
+        assert_eq!(got[n - 1], (vec![0, 0, 0x4e, 0x22], true));
+        // Sequence numbers run on through the batch end.
+        let seqs: Vec<u32> = m.iter().map(|m| m.seq).collect();
+        assert_eq!(seqs, (1..=m.len() as u32).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn acknowledgements() {
+    let ack = |seq: u32, err: i32, pad: usize| {
+        let mut v = Vec::new();
+        v.extend_from_slice(&(36u32 + pad as u32).to_ne_bytes());
+        v.extend_from_slice(&2u16.to_ne_bytes());
+        v.extend_from_slice(&0x100u16.to_ne_bytes());
+        v.extend_from_slice(&seq.to_ne_bytes());
+        v.extend_from_slice(&0u32.to_ne_bytes());
+        v.extend_from_slice(&err.to_ne_bytes());
+        v.extend_from_slice(&[0; 16]);
+        v.extend_from_slice(&vec![0; pad]);
+        v
+    };
+    let mut d = ack(3, 0, 0);
+    d.extend(ack(4, -17, 8));
+    assert_eq!(parse_acks(&d), vec![(3, 0), (4, 17)]);
+    // A datagram truncated by a short buffer still gives its error.
+    let d = ack(5, -1, 100);
+    assert_eq!(parse_acks(&d[..40]), vec![(5, 1)]);
+    assert!(parse_acks(&[1, 2, 3]).is_empty());
+}
