@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::collect::run::SourceReport;
+use crate::collect::run::{RunError, RunReport, SourceReport};
 use crate::collect::SourceError;
 use crate::db::{MergeStats, StoreError};
 use crate::status::Status;
