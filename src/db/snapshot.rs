@@ -146,15 +146,17 @@ fn has_magic(f: &Path) -> io::Result<bool> {
     }
 }
 
-/// Reads the copy through: the schema and every page of `addresses`. `Ok(Some(n))`
-/// with the values held, `Ok(None)` for a file that is not a valid database, `Err`
-/// for anything else (the file could not be read).
-fn check(copy: &Path) -> Result<Option<i64>, StoreError> {
-    if !has_magic(copy).map_err(|e| io_err(copy, e))? {
+/// Copies the snapshot to `copy` through SQLite (`VACUUM INTO` reads every page, so
+/// damage shows). `Ok(Some(n))` with the values held, `Ok(None)` for a file that is not
+/// a valid database, `Err` for anything else (the file could not be read).
+fn copy_checked(snap: &Path, copy: &Path) -> Result<Option<i64>, StoreError> {
+    // SQLite takes an empty file for an empty database; a snapshot is never empty.
+    if !has_magic(snap).map_err(|e| io_err(snap, e))? {
         return Ok(None);
     }
+    remove_with_journals(copy);
     let run = || -> rusqlite::Result<i64> {
-        let c = Connection::open_with_flags(copy, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+        let c = Connection::open_with_flags(snap, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
         let has: Option<i64> = c
             .query_row(
                 "SELECT 1 FROM sqlite_master WHERE type='table' AND name='addresses'",
@@ -162,10 +164,12 @@ fn check(copy: &Path) -> Result<Option<i64>, StoreError> {
                 |r| r.get(0),
             )
             .optional()?;
-        match has {
-            Some(_) => c.query_row("SELECT count(*) FROM addresses", [], |r| r.get(0)),
-            None => Ok(0),
-        }
+        let n = match has {
+            Some(_) => c.query_row("SELECT count(*) FROM addresses", [], |r| r.get(0))?,
+            None => 0,
+        };
+        c.execute("VACUUM INTO ?1", [copy.to_string_lossy()])?;
+        Ok(n)
     };
     match run() {
         Ok(n) => Ok(Some(n)),
@@ -175,10 +179,10 @@ fn check(copy: &Path) -> Result<Option<i64>, StoreError> {
                 Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase)
             ) =>
         {
-            log::debug!("{}: {e}", copy.display());
+            log::debug!("{}: {e}", snap.display());
             Ok(None)
         }
-        Err(e) => Err(StoreError::Other(format!("{}: {e}", copy.display()))),
+        Err(e) => Err(StoreError::Other(format!("{}: {e}", snap.display()))),
     }
 }
 
@@ -191,7 +195,7 @@ fn remove_with_journals(f: &Path) {
 }
 
 /// At open: when the database file does not exist and the snapshot does, restores the
-/// database from it (copied beside the database, checked, then put in place unless
+/// database from it (copied beside the database, read through, then put in place unless
 /// another process was faster). A snapshot that is not a valid database is moved aside
 /// as `<snapshot>.corrupt-<ts>` and the start goes on with an empty database. A
 /// snapshot that cannot be read fails the open: an empty list must not replace it.
@@ -211,8 +215,7 @@ pub(crate) fn restore_if_missing(paths: &Paths) -> Result<(), StoreError> {
 
 fn restore(snap: &Path, db: &Path, tmp: &Path) -> Result<(), StoreError> {
     let started = Instant::now();
-    fs::copy(snap, tmp).map_err(|e| io_err(snap, e))?;
-    let Some(values) = check(tmp)? else {
+    let Some(values) = copy_checked(snap, tmp)? else {
         let ts = util::compact_ts(util::unix_now());
         let mut aside = snap.as_os_str().to_owned();
         aside.push(format!(".corrupt-{ts}"));
