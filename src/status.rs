@@ -35,13 +35,10 @@ pub struct Status {
     /// Output files that failed after the last run that rendered them, and why.
     pub output_failures: BTreeMap<String, String>,
     /// The journal mode the database used at the last run: `"wal"` or `"delete"`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub journal_mode: Option<String>,
     /// When the snapshot (`--snapshot`) was last written.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_snapshot: Option<String>,
     /// Whether runs changed data that is not in the snapshot yet.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub snapshot_pending: bool,
 }
 

@@ -37,7 +37,6 @@ pub fn run(paths: &Paths, json: bool) -> Result<Outcome, CliError> {
             "asns": cfg.as_ref().map(|c| &c.asns),
             "fqdns": cfg.as_ref().map(|c| &c.fqdns),
             "journal_mode": journal_mode,
-            "snapshot": paths.snapshot,
             "last_snapshot": last_snapshot,
             "errors": problems,
         });

@@ -61,9 +61,8 @@ pub(crate) fn mode_for(db: &Path) -> JournalMode {
         Some(m) => {
             if m == JournalMode::Delete {
                 log::info!(
-                    "{}: this filesystem refuses WAL (no shared memory maps, as on JFFS2): \
-                     using journal_mode=DELETE with synchronous=FULL; readers wait for a \
-                     collection's commit",
+                    "{}: WAL does not work here (no shared mmap, as on JFFS2): \
+                     journal_mode=DELETE, synchronous=FULL",
                     dir.display()
                 );
             }

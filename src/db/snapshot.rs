@@ -12,7 +12,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::time::{Instant, UNIX_EPOCH};
 
-use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
+use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use super::StoreError;
 use crate::config::{Config, Paths};
@@ -29,16 +29,6 @@ fn sibling(file: &Path, suffix: &str) -> PathBuf {
 
 fn io_err(what: &Path, e: io::Error) -> StoreError {
     StoreError::Other(format!("{}: {e}", what.display()))
-}
-
-/// Where a link points (a snapshot may be a link into a flash directory).
-fn resolved(file: &Path) -> PathBuf {
-    match fs::symlink_metadata(file) {
-        Ok(m) if m.file_type().is_symlink() => {
-            fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf())
-        }
-        _ => file.to_path_buf(),
-    }
 }
 
 /// When the snapshot was last written (its modification time), if there is one.
@@ -106,13 +96,12 @@ pub fn write(paths: &Paths) -> Result<i64, StoreError> {
             "no snapshot file given (--snapshot FILE or $RIPE_SNAPSHOT)".into(),
         ));
     };
-    let file = resolved(file);
     if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
         fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
     }
     let started = Instant::now();
     let db = super::open(paths)?;
-    let tmp = sibling(&file, ".tmp");
+    let tmp = sibling(file, ".tmp");
     let lock = lock_temp(&tmp)?;
     // What a writer killed half-way left: VACUUM INTO wants an empty file, and its
     // journal would be "rolled back" into the new copy.
@@ -127,7 +116,7 @@ pub fn write(paths: &Paths) -> Result<i64, StoreError> {
     drop(db);
     lock.sync_all().map_err(|e| io_err(&tmp, e))?;
     let size = lock.metadata().map(|m| m.len()).unwrap_or(0);
-    fs::rename(&tmp, &file).map_err(|e| io_err(&file, e))?;
+    fs::rename(&tmp, file).map_err(|e| io_err(file, e))?;
     // The rename itself must reach the disk before the old snapshot is gone for good.
     if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
         if let Err(e) = File::open(dir).and_then(|d| d.sync_all()) {
@@ -138,7 +127,7 @@ pub fn write(paths: &Paths) -> Result<i64, StoreError> {
     log::info!(
         "snapshot written to {} ({size} bytes, {} ms)",
         file.display(),
-        started.elapsed().as_millis()
+        started.elapsed().as_millis() as u64
     );
     Ok(last_written(paths).unwrap_or_else(util::unix_now))
 }
@@ -154,39 +143,31 @@ fn has_magic(f: &Path) -> io::Result<bool> {
     }
 }
 
-/// Reads the copy through: the schema and every page of `addresses`. `Ok(Some(n))`
-/// with the values held, `Ok(None)` for a file that is not a valid database, `Err`
-/// for anything else (the file could not be read).
-fn check(copy: &Path) -> Result<Option<i64>, StoreError> {
-    if !has_magic(copy).map_err(|e| io_err(copy, e))? {
-        return Ok(None);
+/// Copies the snapshot to `copy` through SQLite (`VACUUM INTO` reads every page, so
+/// damage shows). `Ok(false)` for a file that is not a valid database, `Err` for
+/// anything else (the file could not be read).
+fn copy_checked(snap: &Path, copy: &Path) -> Result<bool, StoreError> {
+    // SQLite takes an empty file for an empty database; a snapshot is never empty.
+    if !has_magic(snap).map_err(|e| io_err(snap, e))? {
+        return Ok(false);
     }
-    let run = || -> rusqlite::Result<i64> {
-        let c = Connection::open_with_flags(copy, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
-        let has: Option<i64> = c
-            .query_row(
-                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='addresses'",
-                [],
-                |r| r.get(0),
-            )
-            .optional()?;
-        match has {
-            Some(_) => c.query_row("SELECT count(*) FROM addresses", [], |r| r.get(0)),
-            None => Ok(0),
-        }
+    remove_with_journals(copy);
+    let run = || -> rusqlite::Result<()> {
+        let c = Connection::open_with_flags(snap, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        c.execute("VACUUM INTO ?1", [copy.to_string_lossy()])?;
+        Ok(())
     };
     match run() {
-        Ok(n) => Ok(Some(n)),
+        Ok(()) => Ok(true),
         Err(e)
             if matches!(
                 e.sqlite_error_code(),
                 Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase)
             ) =>
         {
-            log::debug!("{}: {e}", copy.display());
-            Ok(None)
+            Ok(false)
         }
-        Err(e) => Err(StoreError::Other(format!("{}: {e}", copy.display()))),
+        Err(e) => Err(StoreError::Other(format!("{}: {e}", snap.display()))),
     }
 }
 
@@ -199,7 +180,7 @@ fn remove_with_journals(f: &Path) {
 }
 
 /// At open: when the database file does not exist and the snapshot does, restores the
-/// database from it (copied beside the database, checked, then put in place unless
+/// database from it (copied beside the database, read through, then put in place unless
 /// another process was faster). A snapshot that is not a valid database is moved aside
 /// as `<snapshot>.corrupt-<ts>` and the start goes on with an empty database. A
 /// snapshot that cannot be read fails the open: an empty list must not replace it.
@@ -219,8 +200,7 @@ pub(crate) fn restore_if_missing(paths: &Paths) -> Result<(), StoreError> {
 
 fn restore(snap: &Path, db: &Path, tmp: &Path) -> Result<(), StoreError> {
     let started = Instant::now();
-    fs::copy(snap, tmp).map_err(|e| io_err(snap, e))?;
-    let Some(values) = check(tmp)? else {
+    if !copy_checked(snap, tmp)? {
         let ts = util::compact_ts(util::unix_now());
         let mut aside = snap.as_os_str().to_owned();
         aside.push(format!(".corrupt-{ts}"));
@@ -237,23 +217,20 @@ fn restore(snap: &Path, db: &Path, tmp: &Path) -> Result<(), StoreError> {
             ),
         }
         return Ok(());
-    };
+    }
     // No-clobber: a process that restored (or created) the database meanwhile wins,
     // and its connections keep the file they opened.
     match fs::hard_link(tmp, db) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(()),
-        // Filesystems without hard links (FAT): a plain rename, if still missing.
-        Err(_) if fs::symlink_metadata(db).is_err() => {
-            fs::rename(tmp, db).map_err(|e| io_err(db, e))?;
-        }
-        Err(_) => return Ok(()),
+        // Filesystems without hard links (FAT): a plain rename.
+        Err(_) => fs::rename(tmp, db).map_err(|e| io_err(db, e))?,
     }
     log::info!(
-        "restored the database {} from the snapshot {} ({values} values, {} ms)",
+        "restored the database {} from the snapshot {} ({} ms)",
         db.display(),
         snap.display(),
-        started.elapsed().as_millis()
+        started.elapsed().as_millis() as u64
     );
     Ok(())
 }
