@@ -22,8 +22,8 @@ mod imp {
         let result = status::update(&paths.status(), |st| {
             st.last_run_started = Some(report.started.clone());
             st.last_run_finished = Some(report.finished.clone());
-            st.last_run_added = Some(report.added() as u64);
-            st.last_run_removed = Some(report.removed() as u64);
+            st.last_run_added = Some(report.added() as u32);
+            st.last_run_removed = Some(report.removed() as u32);
             st.failures = report
                 .failures()
                 .map(|s| (s.name(), s.outcome.clone().err().unwrap_or_default()))

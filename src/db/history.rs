@@ -102,18 +102,24 @@ pub(super) fn delete_recorded(
     time: &str,
     record: bool,
 ) -> rusqlite::Result<usize> {
+    let bind = |sql: &str, extra: &[&str]| -> rusqlite::Result<usize> {
+        let mut st = tx.prepare(sql)?;
+        for (i, a) in args.iter().chain(extra).enumerate() {
+            st.raw_bind_parameter(i + 1, *a)?;
+        }
+        st.raw_execute()
+    };
     if record {
         let (t, r) = (args.len() + 1, args.len() + 2);
-        let mut params = args.to_vec();
-        params.extend([time, reason.as_str()]);
-        tx.prepare(&format!(
-            "INSERT INTO changes (time, kind, source, value, change)
-             SELECT ?{t}, kind, source, value, ?{r} FROM addresses WHERE {cond}"
-        ))?
-        .execute(rusqlite::params_from_iter(&params))?;
+        bind(
+            &format!(
+                "INSERT INTO changes (time, kind, source, value, change)
+                 SELECT ?{t}, kind, source, value, ?{r} FROM addresses WHERE {cond}"
+            ),
+            &[time, reason.as_str()],
+        )?;
     }
-    tx.prepare(&format!("DELETE FROM addresses WHERE {cond}"))?
-        .execute(rusqlite::params_from_iter(args))
+    bind(&format!("DELETE FROM addresses WHERE {cond}"), &[])
 }
 
 impl WriteTx<'_> {
@@ -152,9 +158,10 @@ impl WriteTx<'_> {
                 .tx
                 .prepare(
                     "INSERT INTO changes (time, kind, source, value, change)
-                     SELECT ?1, kind, source, value, 'added' FROM addresses WHERE rowid > ?2",
+                     SELECT ?1, kind, source, value, 'added' FROM addresses
+                     WHERE rowid > CAST(?2 AS INTEGER)",
                 )?
-                .execute(rusqlite::params![time, top])?;
+                .execute([time, top.to_string().as_str()])?;
             if n == values.len() {
                 return self.tx.execute_batch("RELEASE record_added");
             }
@@ -209,10 +216,9 @@ impl Db {
         let mut run = || -> rusqlite::Result<bool> {
             let mut st = self.conn.prepare(
                 "SELECT time, kind, source, value, change FROM changes
-                 WHERE time >= ?1 AND (?2 IS NULL OR kind = ?2) ORDER BY time, rowid LIMIT ?3",
+                 WHERE time >= ?1 AND (?2 = '' OR kind = ?2) ORDER BY time, rowid",
             )?;
-            let limit1 = i64::try_from(limit).unwrap_or(i64::MAX - 1) + 1;
-            let mut rows = st.query(rusqlite::params![since, kind.map(Kind::as_str), limit1])?;
+            let mut rows = st.query([since, kind.map_or("", Kind::as_str)])?;
             let mut n = 0;
             while let Some(r) = rows.next()? {
                 if n == limit {

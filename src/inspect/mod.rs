@@ -20,6 +20,19 @@ impl std::fmt::Display for BadInput {
 
 impl std::error::Error for BadInput {}
 
+/// The order of the plain listing (IPv4 first, numeric, bare after prefix) for
+/// `values`: their indexes, sorted; equal values keep their given order (the callers
+/// hand them in kind and source order). Unparsable values go first. One sort
+/// instantiation shared by `lookup` and the detailed listing (flash is tight).
+fn order<'a>(values: impl Iterator<Item = &'a str>) -> Vec<u32> {
+    let mut keyed: Vec<(Option<crate::format::Entry<ipnet::IpNet>>, u32)> = values
+        .enumerate()
+        .map(|(i, v)| (crate::format::parse_value(v), i as u32))
+        .collect();
+    keyed.sort_unstable();
+    keyed.into_iter().map(|(_, i)| i).collect()
+}
+
 /// Appends `s` as a JSON string.
 fn push_json(out: &mut Vec<u8>, s: &str) {
     // Writing to a Vec cannot fail.
