@@ -178,67 +178,72 @@ pub fn find(db: &Db, q: &Query) -> Result<Found, StoreError> {
     })
 }
 
-/// The JSON answer of `GET /lookup` and `lookup --json`:
-/// `{"query":"..","matches":[{"value":..,"kind":..,"source":..,"first_seen":..,
+/// The answer of `GET /lookup` and `lookup --json` (`json`), or the text of `lookup`.
+///
+/// JSON: `{"query":"..","matches":[{"value":..,"kind":..,"source":..,"first_seen":..,
 /// "last_seen":..,"configured":true}]}` and a newline; `"truncated":true` after the
 /// matches when [`MAX_ROWS`] were not enough. `configured` says whether the source is
-/// in `cfg`.
-pub fn render_json(q: &Query, found: &Found, cfg: &Config) -> Vec<u8> {
+/// in `cfg`. Text: one line per match, `value source first_seen last_seen` and
+/// `not configured` where so, tab-separated.
+pub fn render(q: &Query, found: &Found, cfg: &Config, json: bool) -> Vec<u8> {
     let mut out = Vec::with_capacity(64 + found.rows.len() * 160);
-    out.push(b'{');
-    push_field(&mut out, "query", &q.text());
-    out.extend_from_slice(b",\"matches\":[");
+    if json {
+        out.push(b'{');
+        push_field(&mut out, "query", &q.text());
+        out.extend_from_slice(b",\"matches\":[");
+    }
     for (i, r) in found.rows.iter().enumerate() {
+        let configured = cfg.sources(r.kind).contains(&r.source);
+        if !json {
+            let shown = source::display(r.kind, &r.source);
+            let tail = if configured { "" } else { "not configured" };
+            for (j, f) in [&r.value, &shown, &r.first_seen, &r.last_seen, tail]
+                .iter()
+                .enumerate()
+            {
+                out.extend_from_slice(if j > 0 { b"\t" } else { b"" });
+                out.extend_from_slice(f.as_bytes());
+            }
+            out.push(b'\n');
+            continue;
+        }
         if i > 0 {
             out.push(b',');
         }
-        out.push(b'{');
-        push_field(&mut out, "value", &r.value);
-        out.push(b',');
-        push_field(&mut out, "kind", r.kind.as_str());
-        out.push(b',');
-        push_field(&mut out, "source", &r.source);
-        out.push(b',');
-        push_field(&mut out, "first_seen", &r.first_seen);
-        out.push(b',');
-        push_field(&mut out, "last_seen", &r.last_seen);
-        let configured = cfg.sources(r.kind).contains(&r.source);
-        out.extend_from_slice(format!(",\"configured\":{configured}}}").as_bytes());
-    }
-    out.push(b']');
-    if found.truncated {
-        out.extend_from_slice(b",\"truncated\":true");
-    }
-    out.extend_from_slice(b"}\n");
-    out
-}
-
-/// The text answer of `lookup`: one line per match, or a line saying there is none.
-pub fn render_text(q: &Query, found: &Found, cfg: &Config) -> Vec<u8> {
-    let mut out = String::new();
-    if found.rows.is_empty() {
-        out.push_str(&format!("{}: not stored\n", q.text()));
-    }
-    for r in &found.rows {
-        let configured = if cfg.sources(r.kind).contains(&r.source) {
-            ""
+        let fields = [
+            ("value", r.value.as_str()),
+            ("kind", r.kind.as_str()),
+            ("source", &r.source),
+            ("first_seen", &r.first_seen),
+            ("last_seen", &r.last_seen),
+        ];
+        for (j, (k, v)) in fields.iter().enumerate() {
+            out.push(if j == 0 { b'{' } else { b',' });
+            push_field(&mut out, k, v);
+        }
+        out.extend_from_slice(if configured {
+            b",\"configured\":true}"
         } else {
-            "  (source not configured)"
-        };
-        out.push_str(&format!(
-            "{:<24} {:<20} first seen {}  last seen {}{configured}\n",
-            r.value,
-            source::display(r.kind, &r.source),
-            r.first_seen,
-            r.last_seen
-        ));
+            b",\"configured\":false}"
+        });
     }
-    if found.truncated {
-        out.push_str(&format!(
-            "(more than {MAX_ROWS} matches; the rest left out)\n"
-        ));
+    if json {
+        out.push(b']');
+        if found.truncated {
+            out.extend_from_slice(b",\"truncated\":true");
+        }
+        out.extend_from_slice(b"}\n");
+    } else {
+        if found.rows.is_empty() {
+            out.extend_from_slice(format!("{}: not stored\n", q.text()).as_bytes());
+        }
+        if found.truncated {
+            out.extend_from_slice(
+                format!("(more than {MAX_ROWS} matches; the rest left out)\n").as_bytes(),
+            );
+        }
     }
-    out.into_bytes()
+    out
 }
 
 #[cfg(test)]

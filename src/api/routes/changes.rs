@@ -30,5 +30,5 @@ pub(super) fn changes_query(query: Option<&str>) -> Result<(String, TypeFilter),
 
 pub(super) fn changes(since: &str, filter: TypeFilter, ctx: &Context) -> Result<Reply, ApiError> {
     let db = db::open(&ctx.paths)?;
-    Ok(Reply::json(200, changes::render_json(&db, since, filter)?))
+    Ok(Reply::json(200, changes::render(&db, since, filter, true)?))
 }

@@ -25,5 +25,5 @@ pub(super) fn lookup_query(query: Option<&str>) -> Result<Query, ApiError> {
 pub(super) fn lookup(q: &Query, ctx: &Context) -> Result<Reply, ApiError> {
     let cfg = config::load(&ctx.paths.config())?.config;
     let found = lookup::find(&db::open(&ctx.paths)?, q)?;
-    Ok(Reply::json(200, lookup::render_json(q, &found, &cfg)))
+    Ok(Reply::json(200, lookup::render(q, &found, &cfg, true)))
 }
