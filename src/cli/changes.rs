@@ -16,6 +16,9 @@ pub fn run(
     filter: TypeFilter,
     json: bool,
 ) -> Result<Outcome, CliError> {
+    if !crate::inspect::ENABLED {
+        return Err(CliError::Other(crate::inspect::missing("`changes`")));
+    }
     let since = match since {
         Some(s) => changes::parse_since(s).map_err(|e| CliError::Usage(format!("--since: {e}")))?,
         None => changes::default_since(util::unix_now()),

@@ -9,6 +9,9 @@ use crate::inspect::lookup::{self, Query};
 
 /// Runs `lookup`; a `query` that is no address or prefix is a usage error (exit 2).
 pub fn run(paths: &Paths, query: &str, json: bool) -> Result<Outcome, CliError> {
+    if !crate::inspect::ENABLED {
+        return Err(CliError::Other(crate::inspect::missing("`lookup`")));
+    }
     let q = Query::parse(query).map_err(|e| CliError::Usage(format!("lookup: {e}")))?;
     let cfg = config::load_logged(&paths.config())?;
     let found = lookup::find(&db::open(paths)?, &q)?;

@@ -7,6 +7,15 @@ pub mod changes;
 pub mod details;
 pub mod lookup;
 
+/// Whether this build has the `inspect` feature. The entry points check it first, so
+/// that without it the optimiser drops everything behind them (no `cfg` on each item).
+pub const ENABLED: bool = cfg!(feature = "inspect");
+
+/// What the entry points say when [`ENABLED`] is false.
+pub fn missing(what: &str) -> String {
+    format!("{what} is not available: this binary was built without the `inspect` feature")
+}
+
 /// Input a caller got wrong; the message names the value (the API answers 400, the
 /// CLI exits 2).
 #[derive(Debug, Clone, PartialEq, Eq)]
