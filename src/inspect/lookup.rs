@@ -98,7 +98,7 @@ impl Query {
                 let o = n.addr().octets();
                 let k = usize::from(len / 8);
                 let fixed: String = o[..k].iter().map(|x| format!("{x}.")).collect();
-                if len % 8 == 0 && k > 0 {
+                if len.is_multiple_of(8) && k > 0 {
                     return vec![range(fixed)];
                 }
                 let count = 1u16 << (8 - len % 8);
