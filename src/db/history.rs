@@ -138,9 +138,9 @@ impl WriteTx<'_> {
 
     /// Records `values`, just inserted for one source, as added at `time`. With `top`
     /// (the largest rowid before they were inserted) the rows above it are copied in
-    /// one statement; SQLite gives a new row the largest rowid plus one, so these are
-    /// exactly the new ones (checked by their number; else, and at the rowid limit,
-    /// one insert per value).
+    /// one statement: SQLite gives a new row the largest rowid plus one unless that
+    /// would pass the largest integer, so these are exactly the new ones. Near that
+    /// limit (never reached in practice), one insert per value.
     pub(super) fn record_added(
         &self,
         kind: Kind,
@@ -152,21 +152,15 @@ impl WriteTx<'_> {
         if !self.records() || values.is_empty() {
             return Ok(());
         }
-        if let Some(top) = top.filter(|t| *t < i64::MAX - values.len() as i64) {
-            self.tx.execute_batch("SAVEPOINT record_added")?;
-            let n = self
-                .tx
+        if let Some(top) = top.filter(|t| *t < i64::MAX / 2) {
+            self.tx
                 .prepare(
                     "INSERT INTO changes (time, kind, source, value, change)
                      SELECT ?1, kind, source, value, 'added' FROM addresses
                      WHERE rowid > CAST(?2 AS INTEGER)",
                 )?
                 .execute([time, top.to_string().as_str()])?;
-            if n == values.len() {
-                return self.tx.execute_batch("RELEASE record_added");
-            }
-            self.tx
-                .execute_batch("ROLLBACK TO record_added; RELEASE record_added")?;
+            return Ok(());
         }
         let mut ins = self.tx.prepare(
             "INSERT INTO changes (time, kind, source, value, change) VALUES (?1, ?2, ?3, ?4, 'added')",
