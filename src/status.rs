@@ -21,9 +21,9 @@ pub struct Status {
     /// When the last collection run finished.
     pub last_run_finished: Option<String>,
     /// Values stored for the first time by the last run.
-    pub last_run_added: Option<u64>,
+    pub last_run_added: Option<u32>,
     /// Values deleted by the last run (expired, and swept from removed sources).
-    pub last_run_removed: Option<u64>,
+    pub last_run_removed: Option<u32>,
     /// When a run last finished with every source collected.
     pub last_success: Option<String>,
     /// The last error (run, config, storage or output), with its time.

@@ -8,20 +8,23 @@ use crate::format::TypeFilter;
 use crate::inspect::changes;
 use crate::{db, util};
 
-/// Runs `changes`; `since` was checked by the parser, `None` is 24 hours ago.
+/// Runs `changes`; `since` (`None`: 24 hours ago) of another form than
+/// `YYYY-MM-DDTHH:MM:SSZ` is a usage error (exit 2).
 pub fn run(
     paths: &Paths,
     since: Option<&str>,
     filter: TypeFilter,
     json: bool,
 ) -> Result<Outcome, CliError> {
-    let since = since.map_or_else(|| changes::default_since(util::unix_now()), String::from);
-    let db = db::open(paths)?;
-    let out = if json {
-        changes::render_json(&db, &since, filter)?
-    } else {
-        changes::render_text(&db, &since, filter)?
+    if !crate::inspect::ENABLED {
+        return Err(CliError::Other(crate::inspect::missing("`changes`")));
+    }
+    let since = match since {
+        Some(s) => changes::parse_since(s).map_err(|e| CliError::Usage(format!("--since: {e}")))?,
+        None => changes::default_since(util::unix_now()),
     };
+    let db = db::open(paths)?;
+    let out = changes::render(&db, &since, filter, json)?;
     print(&out)?;
     Ok(Outcome::Success)
 }

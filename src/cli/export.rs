@@ -17,6 +17,9 @@ pub fn run(
     out: Option<&Path>,
     details: bool,
 ) -> Result<Outcome, CliError> {
+    if details && !inspect::ENABLED {
+        return Err(CliError::Other(inspect::missing("--details")));
+    }
     let db = db::open(paths)?;
     let bytes = if details {
         inspect::details::render(&db, options)?

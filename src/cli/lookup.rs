@@ -7,16 +7,15 @@ use crate::config::{self, Paths};
 use crate::db;
 use crate::inspect::lookup::{self, Query};
 
-/// Runs `lookup`; `query` was checked by the parser (a bad one is a usage error there).
+/// Runs `lookup`; a `query` that is no address or prefix is a usage error (exit 2).
 pub fn run(paths: &Paths, query: &str, json: bool) -> Result<Outcome, CliError> {
+    if !crate::inspect::ENABLED {
+        return Err(CliError::Other(crate::inspect::missing("`lookup`")));
+    }
     let q = Query::parse(query).map_err(|e| CliError::Usage(format!("lookup: {e}")))?;
     let cfg = config::load_logged(&paths.config())?;
     let found = lookup::find(&db::open(paths)?, &q)?;
-    let out = if json {
-        lookup::render_json(&q, &found, &cfg)
-    } else {
-        lookup::render_text(&q, &found, &cfg)
-    };
+    let out = lookup::render(&q, &found, &cfg, json);
     print(&out)?;
     Ok(Outcome::Success)
 }

@@ -93,14 +93,15 @@ pub enum Command {
     },
     /// Show the stored rows that contain an address or overlap a prefix.
     Lookup {
-        /// The address or prefix, checked and in canonical form.
+        /// The address or prefix as given (checked by the command).
         query: String,
         /// As JSON (the bytes of `GET /lookup`).
         json: bool,
     },
     /// Show the values added and removed since a time.
     Changes {
-        /// `YYYY-MM-DDTHH:MM:SSZ`, checked; 24 hours ago when `None`.
+        /// `YYYY-MM-DDTHH:MM:SSZ` as given (checked by the command); 24 hours ago
+        /// when `None`.
         since: Option<String>,
         /// Which sources.
         type_filter: TypeFilter,

@@ -24,8 +24,8 @@ mod imp {
             st.journal_mode = Some(db::journal_mode_for(&paths.db).as_str().into());
             st.last_run_started = Some(report.started.clone());
             st.last_run_finished = Some(report.finished.clone());
-            st.last_run_added = Some(report.added() as u64);
-            st.last_run_removed = Some(report.removed() as u64);
+            st.last_run_added = Some(report.added() as u32);
+            st.last_run_removed = Some(report.removed() as u32);
             st.failures = report
                 .failures()
                 .filter_map(|s| Some((s.name(), s.outcome.as_ref().err()?.to_string())))

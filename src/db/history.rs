@@ -102,18 +102,24 @@ pub(super) fn delete_recorded(
     time: &str,
     record: bool,
 ) -> rusqlite::Result<usize> {
+    let bind = |sql: &str, extra: &[&str]| -> rusqlite::Result<usize> {
+        let mut st = tx.prepare(sql)?;
+        for (i, a) in args.iter().chain(extra).enumerate() {
+            st.raw_bind_parameter(i + 1, *a)?;
+        }
+        st.raw_execute()
+    };
     if record {
         let (t, r) = (args.len() + 1, args.len() + 2);
-        let mut params = args.to_vec();
-        params.extend([time, reason.as_str()]);
-        tx.prepare(&format!(
-            "INSERT INTO changes (time, kind, source, value, change)
-             SELECT ?{t}, kind, source, value, ?{r} FROM addresses WHERE {cond}"
-        ))?
-        .execute(rusqlite::params_from_iter(&params))?;
+        bind(
+            &format!(
+                "INSERT INTO changes (time, kind, source, value, change)
+                 SELECT ?{t}, kind, source, value, ?{r} FROM addresses WHERE {cond}"
+            ),
+            &[time, reason.as_str()],
+        )?;
     }
-    tx.prepare(&format!("DELETE FROM addresses WHERE {cond}"))?
-        .execute(rusqlite::params_from_iter(args))
+    bind(&format!("DELETE FROM addresses WHERE {cond}"), &[])
 }
 
 impl WriteTx<'_> {
@@ -132,9 +138,9 @@ impl WriteTx<'_> {
 
     /// Records `values`, just inserted for one source, as added at `time`. With `top`
     /// (the largest rowid before they were inserted) the rows above it are copied in
-    /// one statement; SQLite gives a new row the largest rowid plus one, so these are
-    /// exactly the new ones (checked by their number; else, and at the rowid limit,
-    /// one insert per value).
+    /// one statement: SQLite gives a new row the largest rowid plus one unless that
+    /// would pass the largest integer, so these are exactly the new ones. Near that
+    /// limit (never reached in practice), one insert per value.
     pub(super) fn record_added(
         &self,
         kind: Kind,
@@ -146,20 +152,15 @@ impl WriteTx<'_> {
         if !self.records() || values.is_empty() {
             return Ok(());
         }
-        if let Some(top) = top.filter(|t| *t < i64::MAX - values.len() as i64) {
-            self.tx.execute_batch("SAVEPOINT record_added")?;
-            let n = self
-                .tx
+        if let Some(top) = top.filter(|t| *t < i64::MAX / 2) {
+            self.tx
                 .prepare(
                     "INSERT INTO changes (time, kind, source, value, change)
-                     SELECT ?1, kind, source, value, 'added' FROM addresses WHERE rowid > ?2",
+                     SELECT ?1, kind, source, value, 'added' FROM addresses
+                     WHERE rowid > CAST(?2 AS INTEGER)",
                 )?
-                .execute(rusqlite::params![time, top])?;
-            if n == values.len() {
-                return self.tx.execute_batch("RELEASE record_added");
-            }
-            self.tx
-                .execute_batch("ROLLBACK TO record_added; RELEASE record_added")?;
+                .execute([time, top.to_string().as_str()])?;
+            return Ok(());
         }
         let mut ins = self.tx.prepare(
             "INSERT INTO changes (time, kind, source, value, change) VALUES (?1, ?2, ?3, ?4, 'added')",
@@ -209,10 +210,9 @@ impl Db {
         let mut run = || -> rusqlite::Result<bool> {
             let mut st = self.conn.prepare(
                 "SELECT time, kind, source, value, change FROM changes
-                 WHERE time >= ?1 AND (?2 IS NULL OR kind = ?2) ORDER BY time, rowid LIMIT ?3",
+                 WHERE time >= ?1 AND (?2 = '' OR kind = ?2) ORDER BY time, rowid",
             )?;
-            let limit1 = i64::try_from(limit).unwrap_or(i64::MAX - 1) + 1;
-            let mut rows = st.query(rusqlite::params![since, kind.map(Kind::as_str), limit1])?;
+            let mut rows = st.query([since, kind.map_or("", Kind::as_str)])?;
             let mut n = 0;
             while let Some(r) = rows.next()? {
                 if n == limit {

@@ -4,28 +4,37 @@
 //! Values are text, so the index answers two questions cheaply: "is one of these exact
 //! strings stored" (`IN`) and "which stored strings lie in this text range". The
 //! `inspect::lookup` module turns an address or prefix into such strings and ranges.
-
-use rusqlite::types::ValueRef;
+//! Rows of one value come in kind and source order.
 
 use super::history::kind_of;
 use super::{Db, Row, StoreError};
 use crate::format::TypeFilter;
 
-fn text(v: ValueRef<'_>) -> rusqlite::Result<String> {
-    Ok(v.as_str()?.to_owned())
-}
-
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
     Ok(Row {
         kind: kind_of(r.get_ref(0)?.as_str()?),
-        source: text(r.get_ref(1)?)?,
-        value: text(r.get_ref(2)?)?,
-        first_seen: text(r.get_ref(3)?)?,
-        last_seen: text(r.get_ref(4)?)?,
+        source: r.get(1)?,
+        value: r.get(2)?,
+        first_seen: r.get(3)?,
+        last_seen: r.get(4)?,
     })
 }
 
 const COLUMNS: &str = "SELECT kind, source, value, first_seen, last_seen FROM addresses";
+
+/// Steps through the rows of `st` (its parameters bound), until `f` returns false.
+fn each(
+    st: &mut rusqlite::Statement<'_>,
+    f: &mut dyn FnMut(Row) -> bool,
+) -> rusqlite::Result<bool> {
+    let mut rows = st.raw_query();
+    while let Some(r) = rows.next()? {
+        if !f(row(r)?) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
 
 impl Db {
     /// Calls `f` with every row whose value is one of `values` (one index probe each).
@@ -35,17 +44,20 @@ impl Db {
         mut f: impl FnMut(Row),
     ) -> Result<(), StoreError> {
         let mut run = || -> rusqlite::Result<()> {
-            // Chunks keep the statement text small and cacheable: at most 130
-            // candidates come from one IPv6 address.
+            // Chunks keep the statement small: one IPv6 address gives 130 candidates.
             for chunk in values.chunks(130) {
                 let marks = vec!["?"; chunk.len()].join(",");
                 let mut st = self.conn.prepare(&format!(
-                    "{COLUMNS} INDEXED BY addresses_value WHERE value IN ({marks})"
+                    "{COLUMNS} INDEXED BY addresses_value WHERE value IN ({marks})
+                     ORDER BY value, kind, source"
                 ))?;
-                let mut rows = st.query(rusqlite::params_from_iter(chunk))?;
-                while let Some(r) = rows.next()? {
-                    f(row(r)?);
+                for (i, v) in chunk.iter().enumerate() {
+                    st.raw_bind_parameter(i + 1, v.as_str())?;
                 }
+                each(&mut st, &mut |r| {
+                    f(r);
+                    true
+                })?;
             }
             Ok(())
         };
@@ -61,14 +73,14 @@ impl Db {
     ) -> Result<(), StoreError> {
         let mut run = || -> rusqlite::Result<()> {
             let mut st = self.conn.prepare(&format!(
-                "{COLUMNS} INDEXED BY addresses_value WHERE value >= ?1 AND value < ?2"
+                "{COLUMNS} INDEXED BY addresses_value WHERE value >= ?1 AND value < ?2
+                 ORDER BY value, kind, source"
             ))?;
             for (lo, hi) in ranges {
-                let mut rows = st.query([lo, hi])?;
-                while let Some(r) = rows.next()? {
-                    if !f(row(r)?) {
-                        return Ok(());
-                    }
+                st.raw_bind_parameter(1, lo.as_str())?;
+                st.raw_bind_parameter(2, hi.as_str())?;
+                if !each(&mut st, &mut f)? {
+                    break;
                 }
             }
             Ok(())
@@ -76,25 +88,27 @@ impl Db {
         run().map_err(|e| self.err(e))
     }
 
-    /// Calls `f` with every stored row of the selected sources, in no particular order.
+    /// Calls `f` with every stored row of the selected sources, ordered by kind and
+    /// source (the primary key's order).
     pub fn for_each_row(
         &self,
         filter: TypeFilter,
         mut f: impl FnMut(Row),
     ) -> Result<(), StoreError> {
         let kind = match filter {
-            TypeFilter::All => None,
-            TypeFilter::Cidr => Some("asn"),
-            TypeFilter::Fqdn => Some("fqdn"),
+            TypeFilter::All => "",
+            TypeFilter::Cidr => "asn",
+            TypeFilter::Fqdn => "fqdn",
         };
         let mut run = || -> rusqlite::Result<()> {
-            let mut st = self
-                .conn
-                .prepare(&format!("{COLUMNS} WHERE ?1 IS NULL OR kind = ?1"))?;
-            let mut rows = st.query([kind])?;
-            while let Some(r) = rows.next()? {
-                f(row(r)?);
-            }
+            let mut st = self.conn.prepare(&format!(
+                "{COLUMNS} WHERE ?1 = '' OR kind = ?1 ORDER BY kind, source"
+            ))?;
+            st.raw_bind_parameter(1, kind)?;
+            each(&mut st, &mut |r| {
+                f(r);
+                true
+            })?;
             Ok(())
         };
         run().map_err(|e| self.err(e))

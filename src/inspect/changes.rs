@@ -29,81 +29,76 @@ pub fn default_since(now: i64) -> String {
     util::iso(now - DEFAULT_SINCE_SECS)
 }
 
-fn kind_of(filter: TypeFilter) -> Option<Kind> {
-    match filter {
+/// The answer of `GET /changes` and `changes --json` (`json`), or the text of
+/// `changes`, written as the rows come from the index: the memory is the answer
+/// itself, at most [`MAX_ROWS`] rows.
+///
+/// JSON: `{"since":"..","changes":[{"time":..,"change":"added","kind":"asn",
+/// "source":"62041","value":"91.108.4.0/22"}]}` and a newline, oldest first;
+/// `"truncated":true` after the list when more rows matched (the oldest are listed:
+/// ask again with a later `since`). Text: one line per change, `time change source
+/// value`, tab-separated.
+pub fn render(db: &Db, since: &str, filter: TypeFilter, json: bool) -> Result<Vec<u8>, StoreError> {
+    let mut out = Vec::with_capacity(4096);
+    if json {
+        out.push(b'{');
+        push_field(&mut out, "since", since);
+        out.extend_from_slice(b",\"changes\":[");
+    }
+    let mut n = 0usize;
+    let kind = match filter {
         TypeFilter::All => None,
         TypeFilter::Cidr => Some(Kind::Asn),
         TypeFilter::Fqdn => Some(Kind::Fqdn),
-    }
-}
-
-/// Rows are written into the answer as they come from the index: the memory is the
-/// answer itself, at most [`MAX_ROWS`] rows.
-fn each(
-    db: &Db,
-    since: &str,
-    filter: TypeFilter,
-    f: impl FnMut(&ChangeRow),
-) -> Result<bool, StoreError> {
-    db.for_each_change(since, kind_of(filter), MAX_ROWS, f)
-}
-
-/// The JSON answer of `GET /changes` and `changes --json`:
-/// `{"since":"..","changes":[{"time":..,"change":"added","kind":"asn","source":"62041",
-/// "value":"91.108.4.0/22"}]}` and a newline, oldest first; `"truncated":true` after
-/// the list when more than [`MAX_ROWS`] rows matched (the oldest are listed: ask again
-/// with a later `since`).
-pub fn render_json(db: &Db, since: &str, filter: TypeFilter) -> Result<Vec<u8>, StoreError> {
-    let mut out = Vec::with_capacity(4096);
-    out.push(b'{');
-    push_field(&mut out, "since", since);
-    out.extend_from_slice(b",\"changes\":[");
-    let mut first = true;
-    let truncated = each(db, since, filter, |c| {
-        if !std::mem::take(&mut first) {
+    };
+    let truncated = db.for_each_change(since, kind, MAX_ROWS, |c: &ChangeRow| {
+        n += 1;
+        if !json {
+            let shown = source::display(c.kind, &c.source);
+            for (i, f) in [&c.time, c.change.as_str(), &shown, &c.value]
+                .iter()
+                .enumerate()
+            {
+                out.extend_from_slice(if i > 0 { b"\t" } else { b"" });
+                out.extend_from_slice(f.as_bytes());
+            }
+            out.push(b'\n');
+            return;
+        }
+        if n > 1 {
             out.push(b',');
         }
-        out.push(b'{');
-        push_field(&mut out, "time", &c.time);
-        out.push(b',');
-        push_field(&mut out, "change", c.change.as_str());
-        out.push(b',');
-        push_field(&mut out, "kind", c.kind.as_str());
-        out.push(b',');
-        push_field(&mut out, "source", &c.source);
-        out.push(b',');
-        push_field(&mut out, "value", &c.value);
+        let fields = [
+            ("time", c.time.as_str()),
+            ("change", c.change.as_str()),
+            ("kind", c.kind.as_str()),
+            ("source", &c.source),
+            ("value", &c.value),
+        ];
+        for (i, (k, v)) in fields.iter().enumerate() {
+            out.push(if i == 0 { b'{' } else { b',' });
+            push_field(&mut out, k, v);
+        }
         out.push(b'}');
     })?;
-    out.push(b']');
-    if truncated {
-        out.extend_from_slice(b",\"truncated\":true");
+    if json {
+        out.push(b']');
+        if truncated {
+            out.extend_from_slice(b",\"truncated\":true");
+        }
+        out.extend_from_slice(b"}\n");
+    } else {
+        if n == 0 {
+            out.extend_from_slice(format!("no changes since {since}\n").as_bytes());
+        }
+        if truncated {
+            out.extend_from_slice(
+                format!("(more than {MAX_ROWS} changes; ask again with a later --since)\n")
+                    .as_bytes(),
+            );
+        }
     }
-    out.extend_from_slice(b"}\n");
     Ok(out)
-}
-
-/// The text answer of `changes`: one line per change.
-pub fn render_text(db: &Db, since: &str, filter: TypeFilter) -> Result<Vec<u8>, StoreError> {
-    let mut out = String::new();
-    let truncated = each(db, since, filter, |c| {
-        out.push_str(&format!(
-            "{} {:<7} {:<20} {}\n",
-            c.time,
-            c.change.as_str(),
-            source::display(c.kind, &c.source),
-            c.value
-        ));
-    })?;
-    if out.is_empty() {
-        out.push_str(&format!("no changes since {since}\n"));
-    }
-    if truncated {
-        out.push_str(&format!(
-            "(more than {MAX_ROWS} changes; the oldest are shown, ask again with a later --since)\n"
-        ));
-    }
-    Ok(out.into_bytes())
 }
 
 #[cfg(test)]

@@ -2,13 +2,9 @@
 //! --details`): each value once, with the sources that hold it, its earliest
 //! `first_seen` and latest `last_seen`, in the order of the plain listing.
 
-use std::collections::HashMap;
-
-use ipnet::IpNet;
-
-use super::{push_field, push_json, BadInput};
+use super::{push_field, BadInput};
 use crate::db::{Db, StoreError};
-use crate::format::{parse_value, Entry, Family, Format, RenderOptions};
+use crate::format::{Family, Format, RenderOptions};
 
 /// Checks that `opts` can be detailed: JSON only, not aggregated (an aggregate has no
 /// sources of its own). `what` names the option as the caller spells it.
@@ -27,34 +23,30 @@ pub fn check(opts: &RenderOptions, what: &str) -> Result<(), BadInput> {
     Ok(())
 }
 
-/// One stored row, compactly: the strings it shares with other rows (sources, times)
-/// are kept once in a table and referred to by number, so that 100,000 rows cost a few
-/// megabytes.
+/// One stored row, compactly: sources and times are kept once in a table of strings
+/// and referred to by number (rows come grouped by source, and most rows of a source
+/// share their times), so that 100,000 rows cost a few megabytes.
 struct Compact {
-    entry: Entry<IpNet>,
     source: u32,
     first: u32,
     last: u32,
 }
 
+/// Strings kept once: a new string is compared with the few added last.
 #[derive(Default)]
-struct Strings {
-    list: Vec<String>,
-    index: HashMap<String, u32>,
-}
+struct Strings(Vec<String>);
 
 impl Strings {
     fn id(&mut self, s: String) -> u32 {
-        if let Some(i) = self.index.get(&s) {
-            return *i;
+        let n = self.0.len();
+        if let Some(i) = (n.saturating_sub(8)..n).rev().find(|i| self.0[*i] == s) {
+            return i as u32;
         }
-        let i = self.list.len() as u32;
-        self.list.push(s.clone());
-        self.index.insert(s, i);
-        i
+        self.0.push(s);
+        n as u32
     }
     fn get(&self, i: u32) -> &str {
-        &self.list[i as usize]
+        &self.0[i as usize]
     }
 }
 
@@ -65,66 +57,82 @@ impl Strings {
 pub fn render(db: &Db, opts: &RenderOptions) -> Result<Vec<u8>, StoreError> {
     let mut strings = Strings::default();
     let mut rows: Vec<Compact> = Vec::new();
+    let mut values: Vec<String> = Vec::new();
     db.for_each_row(opts.type_filter, |r| {
-        // Invalid strings are left out, as in every listing.
-        let Some(entry) = parse_value(&r.value) else {
-            return;
+        let v6 = r.value.contains(':');
+        let wanted = match opts.family {
+            Some(Family::V4) => !v6,
+            Some(Family::V6) => v6,
+            None => true,
         };
-        let wanted = !matches!(
-            (opts.family, entry.net),
-            (Some(Family::V4), IpNet::V6(_)) | (Some(Family::V6), IpNet::V4(_))
-        );
         if wanted {
             // Kind and source together: "asn 62041".
             let source = strings.id(format!("{} {}", r.kind.as_str(), r.source));
             rows.push(Compact {
-                entry,
                 source,
                 first: strings.id(r.first_seen),
                 last: strings.id(r.last_seen),
             });
+            values.push(r.value);
         }
     })?;
-    // IPv4 before IPv6, numeric, as the plain listing; sources by kind then name.
-    rows.sort_unstable_by(|a, b| {
-        (a.entry, strings.get(a.source)).cmp(&(b.entry, strings.get(b.source)))
-    });
-    let groups: Vec<&[Compact]> = rows.chunk_by(|a, b| a.entry == b.entry).collect();
-    let mut out = Vec::with_capacity(64 + groups.len() * 120);
-    out.extend_from_slice(
-        format!(
-            "{{\"type\":\"{}\",\"count\":{},\"addresses\":[",
-            opts.type_filter.as_str(),
-            groups.len()
-        )
-        .as_bytes(),
-    );
-    for (i, group) in groups.iter().enumerate() {
-        if i > 0 {
+    // Rows came in kind and source order, which the shared sort keeps among equal values.
+    let order = super::order(values.iter().map(String::as_str));
+    let mut out = Vec::with_capacity(64 + values.len() * 120);
+    let mut count = 0;
+    let mut i = 0;
+    while i < order.len() {
+        let first_row = order[i] as usize;
+        let value = &values[first_row];
+        let mut end = i + 1;
+        while end < order.len() && values[order[end] as usize] == *value {
+            end += 1;
+        }
+        let group = &order[i..end];
+        i = end;
+        // Invalid strings are left out, as in every listing.
+        if crate::format::parse_value(value).is_none() {
+            continue;
+        }
+        if count > 0 {
             out.push(b',');
         }
-        out.extend_from_slice(b"{\"value\":");
-        push_json(&mut out, &group[0].entry.to_string());
+        count += 1;
+        out.push(b'{');
+        push_field(&mut out, "value", value);
         out.extend_from_slice(b",\"sources\":[");
-        for (j, c) in group.iter().enumerate() {
+        let mut first_seen = "";
+        let mut last_seen = "";
+        for (j, &r) in group.iter().enumerate() {
+            let c = &rows[r as usize];
+            let (kind, source) = strings.get(c.source).split_once(' ').unwrap_or_default();
             if j > 0 {
                 out.push(b',');
             }
-            let (kind, source) = strings.get(c.source).split_once(' ').unwrap_or_default();
             out.push(b'{');
             push_field(&mut out, "kind", kind);
             out.push(b',');
             push_field(&mut out, "source", source);
             out.push(b'}');
+            let (f, l) = (strings.get(c.first), strings.get(c.last));
+            if j == 0 || f < first_seen {
+                first_seen = f;
+            }
+            if l > last_seen {
+                last_seen = l;
+            }
         }
-        let first = group.iter().map(|c| strings.get(c.first)).min();
-        let last = group.iter().map(|c| strings.get(c.last)).max();
         out.extend_from_slice(b"],");
-        push_field(&mut out, "first_seen", first.unwrap_or_default());
+        push_field(&mut out, "first_seen", first_seen);
         out.push(b',');
-        push_field(&mut out, "last_seen", last.unwrap_or_default());
+        push_field(&mut out, "last_seen", last_seen);
         out.push(b'}');
     }
+    let head = format!(
+        "{{\"type\":\"{}\",\"count\":{count},\"addresses\":[",
+        opts.type_filter.as_str()
+    );
+    out.splice(0..0, head.bytes());
     out.extend_from_slice(b"]}\n");
     Ok(out)
 }

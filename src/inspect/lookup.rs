@@ -21,8 +21,6 @@
 //! Cost: O(candidates × log n) probes plus the rows in the ranges. With 100,000 stored
 //! values an address lookup is a few dozen index probes (`benches/lookup.rs`).
 
-use std::collections::HashSet;
-
 use ipnet::IpNet;
 
 use super::{push_field, BadInput};
@@ -43,27 +41,18 @@ pub struct Query {
 impl Query {
     /// Parses `149.154.167.99`, `91.108.4.0/22`, `2001:db8::1` or `2001:db8::/32`.
     pub fn parse(s: &str) -> Result<Query, BadInput> {
-        let t = s.trim();
-        let bad = || {
+        // The parser of stored values: the same forms, host bits cleared.
+        let e = parse_value(s).ok_or_else(|| {
             let shown: String = s.chars().take(64).collect();
             BadInput(format!(
                 "{shown:?} is not an IP address or prefix (expected e.g. 149.154.167.99, \
                  91.108.4.0/22 or 2001:db8::/32)"
             ))
-        };
-        if t.contains('/') {
-            let net: IpNet = t.parse().map_err(|_| bad())?;
-            Ok(Query {
-                net: net.trunc(),
-                bare: false,
-            })
-        } else {
-            let ip: std::net::IpAddr = t.parse().map_err(|_| bad())?;
-            Ok(Query {
-                net: IpNet::from(ip),
-                bare: true,
-            })
-        }
+        })?;
+        Ok(Query {
+            net: e.net,
+            bare: e.bare,
+        })
     }
 
     /// The canonical text of the query, as the answer shows it.
@@ -155,22 +144,18 @@ pub struct Found {
     pub truncated: bool,
 }
 
-fn overlaps(a: &IpNet, b: &IpNet) -> bool {
-    a.contains(b) || b.contains(a)
-}
-
 /// Finds the stored rows that contain or overlap `q`.
 pub fn find(db: &Db, q: &Query) -> Result<Found, StoreError> {
-    let covering = q.covering();
     let mut rows = Vec::new();
-    db.for_each_row_with_value(&covering, |r| rows.push(r))?;
-    let known: HashSet<&str> = covering.iter().map(String::as_str).collect();
+    // Same-value rows come in (kind, source) order from each query, and a value comes
+    // from one query only, so that the index in `rows` breaks ties of the sort below.
+    db.for_each_row_with_value(&q.covering(), |r| rows.push(r))?;
     let mut truncated = rows.len() > MAX_ROWS;
     if !truncated {
         db.for_each_row_in_ranges(&q.ranges(), |r| {
-            // Values in `covering` came from the probe already.
-            let inside = !known.contains(r.value.as_str())
-                && parse_value(&r.value).is_some_and(|e| overlaps(&q.net, &e.net));
+            // Strictly inside: what contains the query came from the probe already.
+            let inside = parse_value(&r.value)
+                .is_some_and(|e| e.net.prefix_len() > q.net.prefix_len() && q.net.contains(&e.net));
             if inside {
                 if rows.len() == MAX_ROWS {
                     truncated = true;
@@ -182,80 +167,83 @@ pub fn find(db: &Db, q: &Query) -> Result<Found, StoreError> {
         })?;
     }
     rows.truncate(MAX_ROWS);
-    let mut keyed: Vec<_> = rows
-        .into_iter()
-        .map(|r| (parse_value(&r.value), r))
-        .collect();
-    keyed.sort_by(|(ea, a), (eb, b)| {
-        (ea, a.kind.as_str(), &a.source).cmp(&(eb, b.kind.as_str(), &b.source))
-    });
+    let order = super::order(rows.iter().map(|r| r.value.as_str()));
+    let mut slots: Vec<Option<Row>> = rows.into_iter().map(Some).collect();
     Ok(Found {
-        rows: keyed.into_iter().map(|(_, r)| r).collect(),
+        rows: order
+            .into_iter()
+            .filter_map(|i| slots[i as usize].take())
+            .collect(),
         truncated,
     })
 }
 
-/// The JSON answer of `GET /lookup` and `lookup --json`:
-/// `{"query":"..","matches":[{"value":..,"kind":..,"source":..,"first_seen":..,
+/// The answer of `GET /lookup` and `lookup --json` (`json`), or the text of `lookup`.
+///
+/// JSON: `{"query":"..","matches":[{"value":..,"kind":..,"source":..,"first_seen":..,
 /// "last_seen":..,"configured":true}]}` and a newline; `"truncated":true` after the
 /// matches when [`MAX_ROWS`] were not enough. `configured` says whether the source is
-/// in `cfg`.
-pub fn render_json(q: &Query, found: &Found, cfg: &Config) -> Vec<u8> {
+/// in `cfg`. Text: one line per match, `value source first_seen last_seen` and
+/// `not configured` where so, tab-separated.
+pub fn render(q: &Query, found: &Found, cfg: &Config, json: bool) -> Vec<u8> {
     let mut out = Vec::with_capacity(64 + found.rows.len() * 160);
-    out.push(b'{');
-    push_field(&mut out, "query", &q.text());
-    out.extend_from_slice(b",\"matches\":[");
+    if json {
+        out.push(b'{');
+        push_field(&mut out, "query", &q.text());
+        out.extend_from_slice(b",\"matches\":[");
+    }
     for (i, r) in found.rows.iter().enumerate() {
+        let configured = cfg.sources(r.kind).contains(&r.source);
+        if !json {
+            let shown = source::display(r.kind, &r.source);
+            let tail = if configured { "" } else { "not configured" };
+            for (j, f) in [&r.value, &shown, &r.first_seen, &r.last_seen, tail]
+                .iter()
+                .enumerate()
+            {
+                out.extend_from_slice(if j > 0 { b"\t" } else { b"" });
+                out.extend_from_slice(f.as_bytes());
+            }
+            out.push(b'\n');
+            continue;
+        }
         if i > 0 {
             out.push(b',');
         }
-        out.push(b'{');
-        push_field(&mut out, "value", &r.value);
-        out.push(b',');
-        push_field(&mut out, "kind", r.kind.as_str());
-        out.push(b',');
-        push_field(&mut out, "source", &r.source);
-        out.push(b',');
-        push_field(&mut out, "first_seen", &r.first_seen);
-        out.push(b',');
-        push_field(&mut out, "last_seen", &r.last_seen);
-        let configured = cfg.sources(r.kind).contains(&r.source);
-        out.extend_from_slice(format!(",\"configured\":{configured}}}").as_bytes());
-    }
-    out.push(b']');
-    if found.truncated {
-        out.extend_from_slice(b",\"truncated\":true");
-    }
-    out.extend_from_slice(b"}\n");
-    out
-}
-
-/// The text answer of `lookup`: one line per match, or a line saying there is none.
-pub fn render_text(q: &Query, found: &Found, cfg: &Config) -> Vec<u8> {
-    let mut out = String::new();
-    if found.rows.is_empty() {
-        out.push_str(&format!("{}: not stored\n", q.text()));
-    }
-    for r in &found.rows {
-        let configured = if cfg.sources(r.kind).contains(&r.source) {
-            ""
+        let fields = [
+            ("value", r.value.as_str()),
+            ("kind", r.kind.as_str()),
+            ("source", &r.source),
+            ("first_seen", &r.first_seen),
+            ("last_seen", &r.last_seen),
+        ];
+        for (j, (k, v)) in fields.iter().enumerate() {
+            out.push(if j == 0 { b'{' } else { b',' });
+            push_field(&mut out, k, v);
+        }
+        out.extend_from_slice(if configured {
+            b",\"configured\":true}"
         } else {
-            "  (source not configured)"
-        };
-        out.push_str(&format!(
-            "{:<24} {:<20} first seen {}  last seen {}{configured}\n",
-            r.value,
-            source::display(r.kind, &r.source),
-            r.first_seen,
-            r.last_seen
-        ));
+            b",\"configured\":false}"
+        });
     }
-    if found.truncated {
-        out.push_str(&format!(
-            "(more than {MAX_ROWS} matches; the rest left out)\n"
-        ));
+    if json {
+        out.push(b']');
+        if found.truncated {
+            out.extend_from_slice(b",\"truncated\":true");
+        }
+        out.extend_from_slice(b"}\n");
+    } else {
+        if found.rows.is_empty() {
+            out.extend_from_slice(format!("{}: not stored\n", q.text()).as_bytes());
+        }
+        if found.truncated {
+            out.extend_from_slice(
+                format!("(more than {MAX_ROWS} matches; the rest left out)\n").as_bytes(),
+            );
+        }
     }
-    out.into_bytes()
+    out
 }
 
 #[cfg(test)]

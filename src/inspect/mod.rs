@@ -7,6 +7,15 @@ pub mod changes;
 pub mod details;
 pub mod lookup;
 
+/// Whether this build has the `inspect` feature. The entry points check it first, so
+/// that without it the optimiser drops everything behind them (no `cfg` on each item).
+pub const ENABLED: bool = cfg!(feature = "inspect");
+
+/// What the entry points say when [`ENABLED`] is false.
+pub fn missing(what: &str) -> String {
+    format!("{what} is not available: this binary was built without the `inspect` feature")
+}
+
 /// Input a caller got wrong; the message names the value (the API answers 400, the
 /// CLI exits 2).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,6 +28,19 @@ impl std::fmt::Display for BadInput {
 }
 
 impl std::error::Error for BadInput {}
+
+/// The order of the plain listing (IPv4 first, numeric, bare after prefix) for
+/// `values`: their indexes, sorted; equal values keep their given order (the callers
+/// hand them in kind and source order). Unparsable values go first. One sort
+/// instantiation shared by `lookup` and the detailed listing (flash is tight).
+fn order<'a>(values: impl Iterator<Item = &'a str>) -> Vec<u32> {
+    let mut keyed: Vec<(Option<crate::format::Entry<ipnet::IpNet>>, u32)> = values
+        .enumerate()
+        .map(|(i, v)| (crate::format::parse_value(v), i as u32))
+        .collect();
+    keyed.sort_unstable();
+    keyed.into_iter().map(|(_, i)| i).collect()
+}
 
 /// Appends `s` as a JSON string.
 fn push_json(out: &mut Vec<u8>, s: &str) {

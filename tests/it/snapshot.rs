@@ -529,5 +529,5 @@ fn daemon_snapshots_after_changes_and_at_stop() {
     let st: serde_json::Value =
         serde_json::from_slice(&fs::read(s.t.file("status.json")).unwrap()).unwrap();
     assert!(st["last_snapshot"].is_string(), "{st}");
-    assert!(st.get("snapshot_pending").is_none(), "{st}");
+    assert_ne!(st["snapshot_pending"], true, "{st}");
 }

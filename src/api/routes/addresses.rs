@@ -44,6 +44,9 @@ pub(super) fn listing_options(query: Option<&str>) -> Result<(RenderOptions, boo
         }
     }
     o.check().map_err(|e| ApiError::BadRequest(e.0))?;
+    if details && !crate::inspect::ENABLED {
+        return Err(ApiError::NotFound(crate::inspect::missing("details=1")));
+    }
     if details {
         crate::inspect::details::check(&o, "details=1").map_err(|e| ApiError::BadRequest(e.0))?;
     }

@@ -29,6 +29,9 @@ pub(super) fn changes_query(query: Option<&str>) -> Result<(String, TypeFilter),
 }
 
 pub(super) fn changes(since: &str, filter: TypeFilter, ctx: &Context) -> Result<Reply, ApiError> {
+    if !crate::inspect::ENABLED {
+        return Err(ApiError::NotFound(crate::inspect::missing("/changes")));
+    }
     let db = db::open(&ctx.paths)?;
-    Ok(Reply::json(200, changes::render_json(&db, since, filter)?))
+    Ok(Reply::json(200, changes::render(&db, since, filter, true)?))
 }

@@ -23,7 +23,10 @@ pub(super) fn lookup_query(query: Option<&str>) -> Result<Query, ApiError> {
 }
 
 pub(super) fn lookup(q: &Query, ctx: &Context) -> Result<Reply, ApiError> {
+    if !crate::inspect::ENABLED {
+        return Err(ApiError::NotFound(crate::inspect::missing("/lookup")));
+    }
     let cfg = config::load(&ctx.paths.config())?.config;
     let found = lookup::find(&db::open(&ctx.paths)?, q)?;
-    Ok(Reply::json(200, lookup::render_json(q, &found, &cfg)))
+    Ok(Reply::json(200, lookup::render(q, &found, &cfg, true)))
 }

@@ -17,8 +17,8 @@ impl Schedule {
             Err(RunError::Stopped) => None,
             Ok(report) => {
                 self.status.last_run_finished = Some(report.finished.clone());
-                self.status.last_run_added = Some(report.added() as u64);
-                self.status.last_run_removed = Some(report.removed() as u64);
+                self.status.last_run_added = Some(report.added() as u32);
+                self.status.last_run_removed = Some(report.removed() as u32);
                 if full {
                     self.status.failures.clear();
                     self.run_backoff.reset();

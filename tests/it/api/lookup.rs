@@ -248,7 +248,7 @@ fn changes_equal_api_and_record_reasons() {
     let recent = get(s.addr, "/changes").json();
     assert!(recent["since"].as_str().unwrap().ends_with('Z'));
     let text = String::from_utf8(cli_json(&t, &["changes", "--since", &since])).unwrap();
-    assert!(text.contains("purged  AS64496"), "{text}");
+    assert!(text.contains("\tpurged\tAS64496\t"), "{text}");
 }
 
 #[test]
@@ -333,6 +333,12 @@ fn run_records_added_and_removed_in_status() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("1 added, 1 removed"), "{text}");
     let changes = String::from_utf8(cli_json(&t, &["changes"])).unwrap();
-    assert!(changes.contains("added   AS64500"), "{changes}");
-    assert!(changes.contains("expired AS64500"), "{changes}");
+    assert!(
+        changes.contains("\tadded\tAS64500\t203.0.113.0/24\n"),
+        "{changes}"
+    );
+    assert!(
+        changes.contains("\texpired\tAS64500\t198.51.100.0/24\n"),
+        "{changes}"
+    );
 }
