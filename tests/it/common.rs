@@ -259,3 +259,23 @@ pub fn ripe_body(prefixes: &[String]) -> String {
         items.join(",")
     )
 }
+
+/// `GET target` with `Connection: close`; the status code and body.
+pub fn http_get(addr: std::net::SocketAddr, target: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        c,
+        "GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = String::new();
+    let _ = c.read_to_string(&mut raw);
+    let status = raw.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = raw
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}

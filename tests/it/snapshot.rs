@@ -289,25 +289,8 @@ fn reboot_serves_the_snapshot_when_the_upstream_fails() {
             None,
         );
         assert!(wait_listening(addr, Duration::from_secs(10)));
-        assert_eq!(http_get(addr, "/addresses?family=4"), "192.0.2.0/24\n");
+        assert_eq!(http_get(addr, "/addresses?family=4").1, "192.0.2.0/24\n");
     }
-}
-
-#[cfg(feature = "api")]
-fn http_get(addr: std::net::SocketAddr, target: &str) -> String {
-    use std::io::{Read, Write};
-    let mut c = std::net::TcpStream::connect(addr).unwrap();
-    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(
-        c,
-        "GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut raw = String::new();
-    let _ = c.read_to_string(&mut raw);
-    raw.split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default()
 }
 
 #[cfg(feature = "collect")]
