@@ -214,6 +214,11 @@ impl Shell {
         for action in actions {
             match action {
                 Action::WriteStatus => {
+                    // A `snapshot` command may have written the file meanwhile; the
+                    // whole status is rewritten from memory, so take its time anew.
+                    if let Some(t) = crate::db::snapshot::last_written(&self.paths) {
+                        self.core.snapshot_file_written(t);
+                    }
                     if let Err(e) = status::write(&self.paths.status(), self.core.status()) {
                         log::error!("{}: {e}", self.paths.status().display());
                     }

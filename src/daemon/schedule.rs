@@ -173,6 +173,12 @@ impl Schedule {
         self.status.snapshot_pending = unsaved;
     }
 
+    /// The snapshot file was last written at `time` (by this daemon or by the
+    /// `snapshot` command: status.json tells the file's time, whoever wrote it).
+    pub fn snapshot_file_written(&mut self, time: i64) {
+        self.status.last_snapshot = Some(util::iso(time));
+    }
+
     /// The configuration in force, once one could be read.
     pub fn config(&self) -> Option<&Config> {
         self.cfg.as_ref()

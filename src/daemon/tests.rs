@@ -614,3 +614,10 @@ fn status_tells_what_the_last_run_added_and_removed() {
     assert_eq!(sim.status().last_run_added, Some(3));
     assert_eq!(sim.status().last_run_removed, Some(4));
 }
+
+#[test]
+fn status_takes_the_snapshot_time_of_the_file() {
+    let mut sim = Sim::start(&config_json(&["62041"], HOURLY));
+    sim.s.snapshot_file_written(T0 - 60);
+    assert_eq!(sim.status().last_snapshot, Some(util::iso(T0 - 60)));
+}

@@ -310,9 +310,8 @@ impl Db {
         Ok(())
     }
 
-    /// Creates the schema and imports the legacy files, all in one `BEGIN IMMEDIATE`
-    /// transaction: a second process opening at the same moment waits for it and then
-    /// finds the version set, so the import happens exactly once.
+    /// Starts a write transaction (`BEGIN IMMEDIATE`, so it waits for other writers
+    /// up front instead of failing at its first write).
     pub fn write(&mut self) -> Result<WriteTx<'_>, StoreError> {
         let path = &self.path;
         let tx = self
