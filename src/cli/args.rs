@@ -37,6 +37,9 @@ Commands:
   status [--json]             daemon heartbeat, last run, last error, counts,
                               journal mode, last snapshot
   snapshot                    write the snapshot file now (needs --snapshot)
+  render                      write every configured output now from the stored
+                              data (files, netlink loads, commands), e.g. after
+                              a firewall restart flushed the sets
   healthcheck api [--listen ADDR]
                               exit 0 when GET /health of the API answers 200 and
                               status ok within 3 s (default address: api.listen)
@@ -318,6 +321,10 @@ pub fn parse(
             Command::Status { json }
         }
         "healthcheck" => Command::Healthcheck(super::healthcheck::parse(&rest, listen, max_age)?),
+        "render" => {
+            no_more(&rest)?;
+            Command::Render
+        }
         "snapshot" => {
             no_more(&rest)?;
             if paths.snapshot.is_none() {

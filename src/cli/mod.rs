@@ -9,6 +9,7 @@ mod export;
 pub mod healthcheck;
 mod lookup;
 mod output;
+mod render;
 mod run;
 mod serve;
 mod snapshot;
@@ -119,6 +120,8 @@ pub enum Command {
     Healthcheck(healthcheck::Check),
     /// Write the snapshot file now.
     Snapshot,
+    /// Write every configured output now.
+    Render,
 }
 
 /// Commands that only read refuse a data directory (or database directory) that does
@@ -155,6 +158,7 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
             | Command::Status { .. }
             | Command::Sources(_, SourceAction::List)
             | Command::Snapshot
+            | Command::Render
             | Command::Lookup { .. }
             | Command::Changes { .. }
     ) {
@@ -184,6 +188,7 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
         Command::Serve { listen } => serve::run(paths, *listen),
         Command::Healthcheck(check) => healthcheck::run(paths, check),
         Command::Snapshot => snapshot::run(paths),
+        Command::Render => render::run(paths),
     }
 }
 

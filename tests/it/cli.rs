@@ -88,3 +88,29 @@ fn closed_stdout_ends_quietly() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+/// `render` writes every configured output from the stored data, without collecting
+/// (the firewall include runs it after `fw4 flush`); a failed output is exit 1.
+#[cfg(feature = "collect")]
+#[test]
+fn render_writes_the_outputs_now() {
+    let t = TestDir::new();
+    let out = t.file("list.txt");
+    let bad = t.file("missing-dir/list.nft");
+    t.config(&serde_json::json!({"asns": ["62041"],
+        "outputs": [{"path": out, "format": "text"}]}));
+    db::open(&t.paths())
+        .unwrap()
+        .merge_source(Kind::Asn, "62041", &["10.0.0.0/8".into()], 1_000_000, 0)
+        .unwrap();
+    let r = t.run(&["render"]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "10.0.0.0/8\n");
+    t.config(&serde_json::json!({"asns": ["62041"],
+        "outputs": [{"path": out, "format": "text"},
+                    {"path": bad, "format": "nft", "command": "true"}]}));
+    let r = t.run(&["render"]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{err}");
+    assert!(err.contains("missing-dir"), "{err}");
+}

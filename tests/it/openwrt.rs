@@ -35,6 +35,24 @@ fn init_script_against_stub_procd_and_uci() {
     );
 }
 
+#[test]
+fn fw4_include_against_stub_uci_and_nft() {
+    if !has("sh", &["-c", ":"]) {
+        eprintln!("skipping: no `sh` to run openwrt/tests/fw4-include-test.sh");
+        return;
+    }
+    let out = Command::new("sh")
+        .arg(root().join("openwrt/tests/fw4-include-test.sh"))
+        .output()
+        .expect("run sh");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("fw4-include-test: all passed"),
+        "fw4-include-test.sh failed:\n{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// The shell files: `*.sh`, `.ci/run`, the init script and the uci-defaults script.
 fn shell_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
