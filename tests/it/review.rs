@@ -1,0 +1,52 @@
+//! Found by using the product as an administrator would (review of the merged
+//! branch): each test fails without the fix it names.
+
+use std::fs;
+
+use serde_json::json;
+
+use crate::common::*;
+
+fn status(t: &TestDir) -> serde_json::Value {
+    serde_json::from_slice(&fs::read(t.file("status.json")).unwrap()).unwrap()
+}
+
+/// `run` from cron has no retry of its own: an output that failed (the firewall not
+/// ready at boot) must be recorded in `status.json` and rendered again by the next
+/// `run`, even when the data did not change meanwhile.
+#[cfg(feature = "collect")]
+#[test]
+fn run_records_and_retries_failed_outputs() {
+    let ripe = FakeServer::start(|_| Reply::json(200, ripe_body(&["192.0.2.0/24".into()])));
+    let t = TestDir::new();
+    let out_dir = t.file("not-yet");
+    let out = out_dir.join("list.txt");
+    t.config(&json!({
+        "asns": ["64500"],
+        "ripe": {"url": ripe.url("/x"), "retries": 0},
+        "outputs": [{"path": out.to_str().unwrap()}]
+    }));
+    let r = t.run(&["run"]);
+    assert_eq!(
+        r.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    let st = status(&t);
+    let name = out.display().to_string();
+    assert!(st["output_failures"][&name].is_string(), "{st}");
+    assert!(
+        st["last_error"].as_str().unwrap().contains("output failed"),
+        "{st}"
+    );
+
+    // The directory appears; the next run changes nothing but renders the output.
+    fs::create_dir(&out_dir).unwrap();
+    let r = t.run(&["run"]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(0), "{err}");
+    assert!(err.contains("0 new"), "{err}");
+    assert_eq!(fs::read_to_string(&out).unwrap(), "192.0.2.0/24\n");
+    assert_eq!(status(&t)["output_failures"], json!({}));
+}
