@@ -50,3 +50,21 @@ fn run_records_and_retries_failed_outputs() {
     assert_eq!(fs::read_to_string(&out).unwrap(), "192.0.2.0/24\n");
     assert_eq!(status(&t)["output_failures"], json!({}));
 }
+
+/// libc's resolver reads `2130706433`, `0x7f` or `1.0x7f` as IPv4 addresses
+/// (127.0.0.1, 0.0.0.127, 1.0.0.127): such an "FQDN" is an IP literal and must be
+/// refused like `1.2.3.4`, not put its address into the firewall list.
+#[test]
+fn numeric_host_names_are_ip_literals() {
+    let t = TestDir::new();
+    for name in ["2130706433", "123", "0x7f", "0X7F", "1.0x7f", "a.0xff."] {
+        let r = t.run(&["fqdn", "add", name]);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains("IP address"), "{name}: {err}");
+    }
+    for name in ["0xdeadbeef.example", "123.example", "x0.example"] {
+        let r = t.run(&["fqdn", "add", name]);
+        assert_eq!(r.status.code(), Some(0), "{name}: {r:?}");
+    }
+}
