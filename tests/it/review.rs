@@ -68,3 +68,16 @@ fn numeric_host_names_are_ip_literals() {
         assert_eq!(r.status.code(), Some(0), "{name}: {r:?}");
     }
 }
+
+/// A bad `--max-age` is a usage error that names the value, not "invalid digit found
+/// in string".
+#[test]
+fn bad_max_age_is_named() {
+    let t = TestDir::new();
+    for v in ["soon", "-5", "99999999999999999999999"] {
+        let r = t.run(&["healthcheck", "daemon", "--max-age", v]);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "{v}: {err}");
+        assert!(err.contains(&format!("{v:?}")), "{v}: {err}");
+    }
+}
