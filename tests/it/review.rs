@@ -81,3 +81,32 @@ fn bad_max_age_is_named() {
         assert!(err.contains(&format!("{v:?}")), "{v}: {err}");
     }
 }
+
+/// A key given twice in `config.json` would keep only the last one, and the next
+/// `asn add` would rewrite the file without the first: reading fails naming the key,
+/// and the file stays as it was.
+#[test]
+fn config_with_a_repeated_key_is_refused_and_kept() {
+    let t = TestDir::new();
+    for text in [
+        r#"{"asns": ["1"], "fqdns": [], "asns": ["2"]}"#,
+        r#"{"asns": ["1"], "ripe": {"retries": 1, "retries": 2}}"#,
+        r#"{"asns": ["1"], "outputs": [{"path": "/tmp/x", "path": "/tmp/y"}]}"#,
+    ] {
+        fs::write(t.file("config.json"), text).unwrap();
+        let r = t.run(&["asn", "add", "3"]);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(1), "{text}: {err}");
+        assert!(err.contains("given more than once"), "{text}: {err}");
+        assert!(err.contains("line 1"), "{text}: {err}");
+        assert_eq!(fs::read_to_string(t.file("config.json")).unwrap(), text);
+    }
+    // Equal keys in different objects are fine.
+    fs::write(
+        t.file("config.json"),
+        r#"{"asns": ["1"], "outputs": [{"path": "/tmp/x"}, {"path": "/tmp/y"}]}"#,
+    )
+    .unwrap();
+    let r = t.run(&["asn", "list"]);
+    assert_eq!(r.status.code(), Some(0), "{r:?}");
+}
