@@ -49,14 +49,15 @@ mod imp {
     /// failed, `last_error`.
     fn record_outputs(paths: &Paths, failed: &[(String, String)]) {
         let result = status::update(&paths.status(), |st| {
-            st.output_failures = failed.iter().cloned().collect();
-            if !failed.is_empty() {
-                let all: Vec<String> = failed.iter().map(|(p, e)| format!("{p}: {e}")).collect();
-                st.last_error = Some(format!(
-                    "{}: output failed: {}",
-                    util::iso(util::unix_now()),
-                    all.join("; ")
-                ));
+            st.output_failures.clear();
+            let mut all = String::new();
+            for (p, e) in failed {
+                st.output_failures.insert(p.clone(), e.clone());
+                all = format!("{all}; {p}: {e}");
+            }
+            if let Some(all) = all.get(2..) {
+                let now = util::iso(util::unix_now());
+                st.last_error = Some(format!("{now}: output failed: {all}"));
             }
         });
         if let Err(e) = result {
