@@ -143,12 +143,13 @@ pub fn normalize_fqdn(s: &str) -> Result<String, String> {
         }
     }
     // A top-level label is never all digits; this also catches things like 300.1.1.1.
-    if name.contains('.')
-        && name
-            .rsplit('.')
-            .next()
-            .is_some_and(|l| l.bytes().all(|b| b.is_ascii_digit()))
-    {
+    // libc's resolver reads a name whose last label is a number (`2130706433`, `0x7f`,
+    // `10.1`) as an IPv4 address (inet_aton forms), so those are IP literals too.
+    let top = name.rsplit('.').next().unwrap_or("");
+    let hex = top
+        .strip_prefix("0x")
+        .map(|h| h.bytes().all(|b| b.is_ascii_hexdigit()));
+    if hex.unwrap_or_else(|| top.bytes().all(|b| b.is_ascii_digit())) {
         return bad("looks like an IP address, not a host name");
     }
     Ok(name)

@@ -181,7 +181,10 @@ pub fn parse(
                 seen.push("--json");
             }
             Long("max-age") => {
-                max_age = Some(parsed::<u64>(p.value()?, "--max-age")?);
+                let s = text(p.value()?, "--max-age")?;
+                max_age = Some(s.parse::<u64>().map_err(|_| {
+                    UsageError(format!("--max-age: invalid number of seconds {s:?}"))
+                })?);
                 seen.push("--max-age");
             }
             Long("details") => {

@@ -45,6 +45,26 @@ mod imp {
         }
     }
 
+    /// Records the outputs' result as the daemon does: `output_failures` and, when one
+    /// failed, `last_error`.
+    fn record_outputs(paths: &Paths, failed: &[(String, String)]) {
+        let result = status::update(&paths.status(), |st| {
+            st.output_failures.clear();
+            let mut all = String::new();
+            for (p, e) in failed {
+                st.output_failures.insert(p.clone(), e.clone());
+                all = format!("{all}; {p}: {e}");
+            }
+            if let Some(all) = all.get(2..) {
+                let now = util::iso(util::unix_now());
+                st.last_error = Some(format!("{now}: output failed: {all}"));
+            }
+        });
+        if let Err(e) = result {
+            log::warn!("{}: {e}", paths.status().display());
+        }
+    }
+
     /// Writes the snapshot when changes wait for it (this run's or an earlier run's,
     /// from `status.json`) and the last one is old enough.
     fn snapshot(paths: &Paths, cfg: &Config, changed: bool) -> Result<(), CliError> {
@@ -91,10 +111,17 @@ mod imp {
         })?;
         collect::run::log_report(&report);
         record(paths, &report);
-        let failed = match report.changed() {
-            true => outputs::render_all(paths, &cfg.outputs),
-            false => Vec::new(),
-        };
+        // Outputs that failed at an earlier `run` (the firewall was not ready, say) are
+        // rendered again even when nothing changed: cron has no retry of its own.
+        let retry = status::read(&paths.status())
+            .ok()
+            .flatten()
+            .is_some_and(|s| !s.output_failures.is_empty());
+        let mut failed = Vec::new();
+        if report.changed() || retry {
+            failed = outputs::render_all(paths, &cfg.outputs);
+            record_outputs(paths, &failed);
+        }
         snapshot(paths, &cfg, report.changed())?;
         if !failed.is_empty() {
             return Err(CliError::Other(format!(

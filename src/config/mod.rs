@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::format::{Family, Format, RenderOptions, TypeFilter};
 use crate::source::Kind;
 
+mod dupkeys;
 mod edit;
 mod read;
 #[cfg(test)]

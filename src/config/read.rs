@@ -10,12 +10,21 @@ use super::*;
 use crate::source::{normalize_asn_value, normalize_fqdn, Kind};
 
 pub(super) fn read_value(text: &str, path: &Path) -> Result<Value, ConfigError> {
-    serde_json::from_str::<Value>(text).map_err(|e| ConfigError::Syntax {
+    let value = serde_json::from_str::<Value>(text).map_err(|e| ConfigError::Syntax {
         path: path.into(),
         line: e.line(),
         column: e.column(),
         message: e.to_string().split(" at line ").next().unwrap_or("").into(),
-    })
+    })?;
+    match super::dupkeys::repeated_key(text) {
+        Some((key, line, column)) => Err(ConfigError::Syntax {
+            path: path.into(),
+            line,
+            column,
+            message: format!("key \"{key}\" given more than once"),
+        }),
+        None => Ok(value),
+    }
 }
 
 /// Parses and validates the text of a configuration file (`path` is for messages).

@@ -17,6 +17,7 @@ mod http_limits;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod netlink;
 mod openwrt;
+mod review;
 mod snapshot;
 mod storage;
 mod upstream;
