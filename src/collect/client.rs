@@ -245,7 +245,13 @@ fn io_error(e: io::Error, seconds: u64) -> SourceError {
         io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => SourceError::Timeout { seconds },
         // rustls reports handshake and certificate failures as InvalidData; this
         // module's own errors use Other.
-        io::ErrorKind::InvalidData => SourceError::Tls(e.to_string()),
+        io::ErrorKind::InvalidData => {
+            let mut m = e.to_string();
+            if m.ends_with("ProtocolVersion") {
+                m.push_str(" (the server does not speak TLS 1.3)");
+            }
+            SourceError::Tls(m)
+        }
         io::ErrorKind::UnexpectedEof => {
             SourceError::Transport("the server closed the connection too early".into())
         }
