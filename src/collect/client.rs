@@ -213,16 +213,18 @@ fn no_such_host() -> SourceError {
 /// interrupted: it runs on a helper thread (shared with the DNS sources) and is
 /// given up after `timeout`.
 fn lookup(host: &str, timeout: Duration) -> Result<Vec<IpAddr>, SourceError> {
-    let ips = match dns::lookup_on_thread(host, timeout, dns::system_lookup)? {
+    let found = dns::lookup_on_thread(host, timeout, dns::system_lookup)
+        .and_then(|r| r.or_else(|e| dns::system_error(&e).map(|_| Vec::new())));
+    let ips = match found {
         Ok(ips) => ips,
-        Err(e) => match dns::system_error(&e) {
-            Err(SourceError::Dns(m)) => {
-                return Err(SourceError::Transport(format!(
-                    "looking up the server's host name failed: {m}"
-                )))
-            }
-            _ => Vec::new(),
-        },
+        Err(SourceError::NxDomain) => Vec::new(),
+        // A failing resolver is a transport problem of this request (retried).
+        Err(SourceError::Dns(m)) => {
+            return Err(SourceError::Transport(format!(
+                "looking up the server's host name failed: {m}"
+            )))
+        }
+        Err(e) => return Err(e),
     };
     if ips.is_empty() {
         return Err(no_such_host());

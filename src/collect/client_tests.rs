@@ -203,3 +203,14 @@ fn bad_urls_and_ipv6() {
     let e = h.get("http://[::1]:9/", &[], &[]).unwrap_err();
     assert!(matches!(e, SourceError::Transport(_)), "{e:?}");
 }
+
+#[test]
+fn host_names_resolved_on_the_lookup_thread() {
+    // localhost: the system resolver (no network), maybe ::1 first, where nothing
+    // listens: the next address is tried.
+    let s = FakeServer::start(vec![Reply::new(200, "hi")]);
+    let url = s.base.replace("127.0.0.1", "localhost");
+    let h = http(5);
+    let mut resp = h.get(&url, &[], &[]).unwrap();
+    assert_eq!(h.read_body(&mut resp, 10).unwrap(), b"hi");
+}
