@@ -121,7 +121,7 @@ impl DnsClient {
             &[("name", name), ("type", rtype)],
             &[("accept", "application/dns-json")],
         )?;
-        let status = resp.status().as_u16();
+        let status = resp.status();
         if !(200..300).contains(&status) {
             return Err(SourceError::Http { status });
         }
@@ -189,7 +189,7 @@ fn rcode_name(code: u32) -> String {
 }
 
 /// The addresses of `name` through the libc resolver, both families.
-fn system_lookup(name: &str) -> io::Result<Vec<IpAddr>> {
+pub(super) fn system_lookup(name: &str) -> io::Result<Vec<IpAddr>> {
     Ok((name, 0).to_socket_addrs()?.map(|a| a.ip()).collect())
 }
 
@@ -202,13 +202,31 @@ impl Drop for Running {
     }
 }
 
-/// Runs `lookup` on a helper thread and waits at most `timeout`: getaddrinfo has no
-/// timeout of its own, and a hung resolver must not stall the whole run.
+/// Looks `name` up with `lookup` (the system resolver) within `timeout`.
 fn resolve_system(
     name: &str,
     timeout: Duration,
     lookup: fn(&str) -> io::Result<Vec<IpAddr>>,
 ) -> Result<Fetched, SourceError> {
+    let ips = match lookup_on_thread(name, timeout, lookup)? {
+        Ok(ips) => ips,
+        Err(e) => return system_error(&e),
+    };
+    let values = ips
+        .into_iter()
+        .filter_map(|ip| crate::source::normalize_address(&ip.to_string()).ok())
+        .collect();
+    Ok(Fetched::new(values, 0))
+}
+
+/// Runs `lookup` on a helper thread and waits at most `timeout`: getaddrinfo has no
+/// timeout of its own, and a hung resolver must not stall the whole run. Also used
+/// for the host names of the HTTP client's servers.
+pub(super) fn lookup_on_thread(
+    name: &str,
+    timeout: Duration,
+    lookup: fn(&str) -> io::Result<Vec<IpAddr>>,
+) -> Result<io::Result<Vec<IpAddr>>, SourceError> {
     if LOOKUPS_RUNNING.fetch_add(1, Ordering::SeqCst) >= MAX_HUNG_LOOKUPS {
         LOOKUPS_RUNNING.fetch_sub(1, Ordering::SeqCst);
         return Err(SourceError::Dns(
@@ -231,28 +249,20 @@ fn resolve_system(
             "cannot start a lookup thread: {e}"
         )));
     }
-    let ips = match rx.recv_timeout(timeout) {
-        Ok(Ok(ips)) => ips,
-        Ok(Err(e)) => return system_error(&e),
-        Err(mpsc::RecvTimeoutError::Timeout) => {
-            return Err(SourceError::Timeout {
-                seconds: timeout.as_secs().max(1),
-            })
-        }
+    match rx.recv_timeout(timeout) {
+        Ok(result) => Ok(result),
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(SourceError::Timeout {
+            seconds: timeout.as_secs().max(1),
+        }),
         Err(mpsc::RecvTimeoutError::Disconnected) => {
-            return Err(SourceError::Dns("the lookup thread failed".into()))
+            Err(SourceError::Dns("the lookup thread failed".into()))
         }
-    };
-    let values = ips
-        .into_iter()
-        .filter_map(|ip| crate::source::normalize_address(&ip.to_string()).ok())
-        .collect();
-    Ok(Fetched::new(values, 0))
+    }
 }
 
 /// Classifies a failed getaddrinfo. The standard library only passes on the text of
 /// `gai_strerror`, so the glibc and musl wordings are matched.
-fn system_error(e: &io::Error) -> Result<Fetched, SourceError> {
+pub(super) fn system_error(e: &io::Error) -> Result<Fetched, SourceError> {
     let text = e.to_string();
     let detail = text
         .strip_prefix("failed to lookup address information: ")

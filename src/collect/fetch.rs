@@ -1,7 +1,6 @@
 //! What the RIPEstat and DNS clients share: the result of one source
-//! ([`Fetched`]), why a source failed ([`SourceError`]), the root certificates for
-//! https ([`CaRoots`]) and the HTTP plumbing (agent, status and error mapping,
-//! size-capped body reading).
+//! ([`Fetched`]), why a source failed ([`SourceError`]) and the root certificates for
+//! https ([`CaRoots`]). The HTTP client itself is in `client`.
 //!
 //! Root certificates come from the system CA bundle rather than being compiled in:
 //! bundled webpki-roots made the release binary 57 KiB larger (41 KiB after xz), and
@@ -11,11 +10,13 @@ use std::fmt;
 use std::fs;
 use std::io;
 use std::path::Path;
-use std::time::Duration;
+use std::sync::Arc;
 
-use ureq::http::Response;
-use ureq::tls::{PemItem, RootCerts, TlsConfig};
-use ureq::{Agent, Body};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::CertificateDer;
+use rustls::RootCertStore;
+
+pub(crate) use super::client::{retry_after, Http};
 
 /// The values one source produced.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -179,7 +180,7 @@ const OTHER_CA_FILES: &[&str] = &["/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/
 /// both the RIPEstat and the DoH client of a run.
 #[derive(Debug, Clone)]
 pub struct CaRoots {
-    roots: Result<RootCerts, String>,
+    roots: Result<Arc<RootCertStore>, String>,
 }
 
 impl CaRoots {
@@ -232,19 +233,23 @@ impl CaRoots {
     pub fn error(&self) -> Option<&str> {
         self.roots.as_ref().err().map(String::as_str)
     }
+
+    /// The certificates, or why there are none.
+    pub(crate) fn store(&self) -> Result<Arc<RootCertStore>, String> {
+        self.roots.clone()
+    }
 }
 
 /// Reads the certificates of a PEM bundle; other PEM sections are ignored.
-fn load_pem(path: &Path) -> Result<RootCerts, String> {
+fn load_pem(path: &Path) -> Result<Arc<RootCertStore>, String> {
     let pem = fs::read(path).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => "does not exist".to_string(),
         _ => e.to_string(),
     })?;
     let mut certs = Vec::new();
-    for item in ureq::tls::parse_pem(&pem) {
+    for item in CertificateDer::pem_slice_iter(&pem) {
         match item {
-            Ok(PemItem::Certificate(c)) => certs.push(c),
-            Ok(_) => {}
+            Ok(c) => certs.push(c),
             // A damaged bundle: keep what was read before the damage.
             Err(e) => {
                 log::warn!(
@@ -258,134 +263,22 @@ fn load_pem(path: &Path) -> Result<RootCerts, String> {
     if certs.is_empty() {
         return Err("contains no PEM certificates".into());
     }
-    Ok(RootCerts::from(certs))
-}
-
-/// An HTTP client for one kind of source: an agent with the timeout of one request,
-/// statuses returned rather than turned into errors, and the CA roots.
-#[derive(Debug)]
-pub(crate) struct Http {
-    agent: Agent,
-    timeout: Duration,
-    roots_error: Option<String>,
-}
-
-impl Http {
-    /// A client whose requests each time out after `timeout` (end to end, from DNS
-    /// lookup to the end of the body).
-    pub(crate) fn new(timeout: Duration, roots: &CaRoots) -> Http {
-        // Without any roots the TLS handshake fails cleanly ("unknown issuer"); ureq's
-        // default (bundled webpki roots) is compiled out and would panic.
-        let root_certs = roots
-            .roots
-            .clone()
-            .unwrap_or_else(|_| RootCerts::from(Vec::new()));
-        let agent = Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(timeout))
-            .user_agent(concat!("ripe-cidr-collector/", env!("CARGO_PKG_VERSION")))
-            .max_redirects(5)
-            // Each fetching thread (four run at once) makes one request per source, a few
-            // per run: a couple of idle connections is all a pool would reuse.
-            .max_idle_connections(2)
-            .tls_config(TlsConfig::builder().root_certs(root_certs).build())
-            .build()
-            .new_agent();
-        Http {
-            agent,
-            timeout,
-            roots_error: roots.error().map(str::to_owned),
-        }
+    // Certificates that do not parse are left out (and logged): the others work.
+    let mut store = RootCertStore::empty();
+    let (_, bad) = store.add_parsable_certificates(certs);
+    if bad > 0 {
+        log::warn!("{}: {bad} certificates could not be used", path.display());
     }
-
-    /// Sends a GET request; any status is `Ok`.
-    pub(crate) fn get(
-        &self,
-        url: &str,
-        query: &[(&str, &str)],
-        headers: &[(&str, &str)],
-    ) -> Result<Response<Body>, SourceError> {
-        if let Some(e) = &self.roots_error {
-            if is_https(url) {
-                return Err(SourceError::Tls(e.clone()));
-            }
-        }
-        let mut req = self.agent.get(url);
-        for (k, v) in query {
-            req = req.query(k, v);
-        }
-        for (k, v) in headers {
-            req = req.header(*k, *v);
-        }
-        req.call().map_err(|e| self.error(e))
+    if store.is_empty() {
+        return Err("contains no usable certificates".into());
     }
-
-    /// Maps a ureq error to a [`SourceError`].
-    pub(crate) fn error(&self, e: ureq::Error) -> SourceError {
-        let seconds = self.timeout.as_secs().max(1);
-        match e {
-            ureq::Error::Timeout(_) => SourceError::Timeout { seconds },
-            ureq::Error::Io(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
-                ) =>
-            {
-                SourceError::Timeout { seconds }
-            }
-            // rustls reports handshake and certificate failures as InvalidData.
-            ureq::Error::Io(e) if e.kind() == io::ErrorKind::InvalidData => {
-                self.tls_error(e.to_string())
-            }
-            ureq::Error::Io(e) => SourceError::Transport(e.to_string()),
-            ureq::Error::BodyExceedsLimit(limit) => SourceError::TooLarge { limit },
-            ureq::Error::HostNotFound => {
-                SourceError::Transport("the server's host name does not resolve".into())
-            }
-            ureq::Error::Tls(m) => self.tls_error(m.to_string()),
-            ureq::Error::Rustls(e) => self.tls_error(e.to_string()),
-            ureq::Error::Pem(e) => self.tls_error(e.to_string()),
-            ureq::Error::BadUri(m) => SourceError::Transport(format!("bad URL: {m}")),
-            // Status codes are not errors with this agent; kept for completeness.
-            ureq::Error::StatusCode(status) => SourceError::Http { status },
-            other => SourceError::Transport(other.to_string()),
-        }
-    }
-
-    /// A TLS error, or the missing CA bundle when that is the likely cause (a
-    /// plain-http URL that redirected to https).
-    fn tls_error(&self, message: String) -> SourceError {
-        SourceError::Tls(self.roots_error.clone().unwrap_or(message))
-    }
-
-    /// Reads the whole body, failing with [`SourceError::TooLarge`] beyond `limit`.
-    pub(crate) fn read_body(
-        &self,
-        resp: &mut Response<Body>,
-        limit: u64,
-    ) -> Result<Vec<u8>, SourceError> {
-        // Refuse early when the server announces a body that is too large.
-        if resp.body().content_length().is_some_and(|n| n > limit) {
-            return Err(SourceError::TooLarge { limit });
-        }
-        resp.body_mut()
-            .with_config()
-            .limit(limit)
-            .read_to_vec()
-            .map_err(|e| self.error(e))
-    }
+    Ok(Arc::new(store))
 }
 
 /// Whether `url` is an https URL (the only kind that needs CA certificates).
 pub fn is_https(url: &str) -> bool {
     url.get(..6)
         .is_some_and(|scheme| scheme.eq_ignore_ascii_case("https:"))
-}
-
-/// Seconds of a `Retry-After` header given as a number (the date form is ignored).
-pub(crate) fn retry_after(resp: &Response<Body>) -> Option<Duration> {
-    let v = resp.headers().get("retry-after")?.to_str().ok()?;
-    v.trim().parse::<u64>().ok().map(Duration::from_secs)
 }
 
 /// A short piece of a body for error messages: the start, as text.
@@ -406,6 +299,7 @@ pub(crate) fn snippet(body: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn messages() {

@@ -132,7 +132,7 @@ impl RipeClient {
             .http
             .get(&self.url, &query, &[("accept", "application/json")])
             .map_err(|e| (e, None))?;
-        let status = resp.status().as_u16();
+        let status = resp.status();
         if !(200..300).contains(&status) {
             let wait = retry_after(&resp);
             // RIPEstat explains a refused query in a JSON body (400 "The parameter

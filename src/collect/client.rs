@@ -1,0 +1,557 @@
+//! A small HTTP/1.1 client for RIPEstat and DoH: GET only, one connection per
+//! request (`Connection: close`; a run makes a few requests per source, a pool would
+//! reuse next to nothing), redirects followed, TLS 1.3 through rustls with ring.
+//!
+//! It replaced ureq, whose generic request and body machinery cost about 150 KiB of
+//! the router binary. Everything a request does (DNS lookup, connect, TLS handshake,
+//! head and body) shares one deadline, so a request never takes longer than the
+//! timeout. Memory per request: a 16 KiB buffer (the longest response head), rustls'
+//! buffers and the body, which the caller caps.
+
+use std::io::{self, BufRead, Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection, StreamOwned};
+
+use super::dns;
+use super::fetch::{CaRoots, SourceError};
+use super::url::Url;
+
+/// The longest response head read (status line and headers).
+const MAX_HEAD: usize = 16 << 10;
+/// The most response headers read.
+const MAX_HEADERS: usize = 100;
+/// Redirects followed before giving up.
+const MAX_REDIRECTS: usize = 5;
+/// The longest chunk-size or trailer line of a chunked body.
+const MAX_CHUNK_LINE: u64 = 1024;
+
+/// An HTTP client for one kind of source: the timeout of one request, statuses
+/// returned rather than turned into errors, and the TLS settings with the CA roots.
+#[derive(Debug)]
+pub(crate) struct Http {
+    /// Built once; the error is why https cannot work (no CA bundle).
+    tls: Result<Arc<ClientConfig>, String>,
+    timeout: Duration,
+}
+
+impl Http {
+    /// A client whose requests each time out after `timeout` (end to end, from DNS
+    /// lookup to the end of the body).
+    pub(crate) fn new(timeout: Duration, roots: &CaRoots) -> Http {
+        let tls = roots.store().and_then(|store| {
+            // Only TLS 1.3 (rustls without its `tls12` feature): RIPEstat and the
+            // usual DoH servers speak it, and TLS 1.2 support costs flash.
+            ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+                .with_safe_default_protocol_versions()
+                .map(|b| Arc::new(b.with_root_certificates(store).with_no_client_auth()))
+                .map_err(|e| format!("cannot set up TLS: {e}"))
+        });
+        Http { tls, timeout }
+    }
+
+    /// The timeout in whole seconds, for [`SourceError::Timeout`].
+    fn seconds(&self) -> u64 {
+        self.timeout.as_secs().max(1)
+    }
+
+    /// Sends a GET request to `url` with `query` appended and the `headers`,
+    /// following redirects; any status is `Ok`.
+    pub(crate) fn get(
+        &self,
+        url: &str,
+        query: &[(&str, &str)],
+        headers: &[(&str, &str)],
+    ) -> Result<Response, SourceError> {
+        let deadline = Instant::now() + self.timeout;
+        let bad = |e| SourceError::Transport(format!("bad URL: {e}"));
+        let mut url = Url::parse(url).map_err(bad)?;
+        url.add_query(query);
+        for _ in 0..=MAX_REDIRECTS {
+            let resp = self.request(&url, headers, deadline)?;
+            let location = match resp.status {
+                301 | 302 | 303 | 307 | 308 => resp.header("location"),
+                _ => None,
+            };
+            match location {
+                Some(location) => url = url.join(location).map_err(bad)?,
+                None => return Ok(resp),
+            }
+        }
+        Err(SourceError::Transport(format!(
+            "more than {MAX_REDIRECTS} redirects"
+        )))
+    }
+
+    /// One request and its response head.
+    fn request(
+        &self,
+        url: &Url,
+        headers: &[(&str, &str)],
+        deadline: Instant,
+    ) -> Result<Response, SourceError> {
+        // Checked before connecting, so that the missing CA bundle is the error
+        // rather than the handshake failure it would cause.
+        let tls = match url.https {
+            true => Some(self.tls.clone().map_err(SourceError::Tls)?),
+            false => None,
+        };
+        let sock = Timed {
+            sock: self.connect(url, deadline)?,
+            deadline,
+        };
+        let stream = match tls {
+            None => Stream::Plain(sock),
+            Some(config) => {
+                let name = ServerName::try_from(url.host.clone())
+                    .map_err(|e| SourceError::Transport(format!("bad URL: {e}")))?;
+                let conn = ClientConnection::new(config, name)
+                    .map_err(|e| SourceError::Tls(e.to_string()))?;
+                Stream::Tls(Box::new(StreamOwned::new(conn, sock)))
+            }
+        };
+        let mut conn = Conn {
+            stream,
+            buf: vec![0; MAX_HEAD].into_boxed_slice(),
+            pos: 0,
+            len: 0,
+        };
+        let mut head = format!(
+            "GET {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: ripe-cidr-collector/{}\r\n",
+            url.target,
+            url.host_header(),
+            env!("CARGO_PKG_VERSION")
+        );
+        for (k, v) in headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        head.push_str("Connection: close\r\n\r\n");
+        let seconds = self.seconds();
+        let fail = |e| io_error(e, seconds);
+        conn.stream.write_all(head.as_bytes()).map_err(fail)?;
+        conn.stream.flush().map_err(fail)?;
+        let (status, headers) = read_head(&mut conn).map_err(fail)?;
+        let header = |name: &str| {
+            headers
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.trim())
+        };
+        let framing = if status == 204 || status == 304 {
+            Framing::Length(0)
+        } else if let Some(te) = header("transfer-encoding") {
+            // Anything not ending in chunked is delimited by the connection's end.
+            match te.rsplit(',').next().unwrap_or_default().trim() {
+                c if c.eq_ignore_ascii_case("chunked") => Framing::Chunked,
+                _ => Framing::Close,
+            }
+        } else if let Some(n) = header("content-length") {
+            let n = n.parse().map_err(|_| {
+                SourceError::Transport(format!("bad Content-Length {n:?} in the answer"))
+            })?;
+            Framing::Length(n)
+        } else {
+            Framing::Close
+        };
+        Ok(Response {
+            status,
+            headers,
+            framing,
+            conn,
+            seconds,
+        })
+    }
+
+    /// A TCP connection to the URL's host, tried address by address.
+    fn connect(&self, url: &Url, deadline: Instant) -> Result<TcpStream, SourceError> {
+        let timeout = SourceError::Timeout {
+            seconds: self.seconds(),
+        };
+        let ips = match url.host.parse::<IpAddr>() {
+            Ok(ip) => vec![ip],
+            Err(_) => {
+                let left = left(deadline).map_err(|_| timeout.clone())?;
+                lookup(&url.host, left).map_err(|e| match e {
+                    SourceError::Timeout { .. } => timeout.clone(),
+                    e => e,
+                })?
+            }
+        };
+        let mut last = None;
+        for ip in ips {
+            let left = left(deadline).map_err(|_| timeout.clone())?;
+            match TcpStream::connect_timeout(&SocketAddr::new(ip, url.port), left) {
+                Ok(sock) => return Ok(sock),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(match last {
+            Some(e) => io_error(e, self.seconds()),
+            None => no_such_host(),
+        })
+    }
+
+    /// Reads the whole body, failing with [`SourceError::TooLarge`] beyond `limit`.
+    pub(crate) fn read_body(
+        &self,
+        resp: &mut Response,
+        limit: u64,
+    ) -> Result<Vec<u8>, SourceError> {
+        resp.read_body(limit)
+    }
+}
+
+/// The error of a server name without addresses.
+fn no_such_host() -> SourceError {
+    SourceError::Transport("the server's host name does not resolve".into())
+}
+
+/// The addresses of the server's name through the system resolver, which cannot be
+/// interrupted: it runs on a helper thread (shared with the DNS sources) and is
+/// given up after `timeout`.
+fn lookup(host: &str, timeout: Duration) -> Result<Vec<IpAddr>, SourceError> {
+    let found = dns::lookup_on_thread(host, timeout, dns::system_lookup)
+        .and_then(|r| r.or_else(|e| dns::system_error(&e).map(|_| Vec::new())));
+    let ips = match found {
+        Ok(ips) => ips,
+        Err(SourceError::NxDomain) => Vec::new(),
+        // A failing resolver is a transport problem of this request (retried).
+        Err(SourceError::Dns(m)) => {
+            return Err(SourceError::Transport(format!(
+                "looking up the server's host name failed: {m}"
+            )))
+        }
+        Err(e) => return Err(e),
+    };
+    if ips.is_empty() {
+        return Err(no_such_host());
+    }
+    Ok(ips)
+}
+
+/// The time left until `deadline`; an error once it has passed.
+fn left(deadline: Instant) -> io::Result<Duration> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err(io::ErrorKind::TimedOut.into());
+    }
+    Ok(left)
+}
+
+/// Maps an error of the connection to a [`SourceError`].
+fn io_error(e: io::Error, seconds: u64) -> SourceError {
+    match e.kind() {
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => SourceError::Timeout { seconds },
+        // rustls reports handshake and certificate failures as InvalidData; this
+        // module's own errors use Other.
+        io::ErrorKind::InvalidData => {
+            let mut m = e.to_string();
+            if m.ends_with("ProtocolVersion") {
+                m.push_str(" (the server does not speak TLS 1.3)");
+            }
+            SourceError::Tls(m)
+        }
+        io::ErrorKind::UnexpectedEof => {
+            SourceError::Transport("the server closed the connection too early".into())
+        }
+        _ => SourceError::Transport(e.to_string()),
+    }
+}
+
+/// A protocol error of the server's answer.
+fn bad(what: String) -> io::Error {
+    io::Error::other(what)
+}
+
+/// A socket whose reads and writes fail once the request's deadline has passed.
+struct Timed {
+    sock: TcpStream,
+    deadline: Instant,
+}
+
+impl Read for Timed {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.sock.set_read_timeout(Some(left(self.deadline)?))?;
+        self.sock.read(buf)
+    }
+}
+
+impl Write for Timed {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.sock.set_write_timeout(Some(left(self.deadline)?))?;
+        self.sock.write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.sock.flush()
+    }
+}
+
+/// A plain or TLS connection.
+enum Stream {
+    Plain(Timed),
+    Tls(Box<StreamOwned<ClientConnection, Timed>>),
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Plain(s) => s.flush(),
+            Stream::Tls(s) => s.flush(),
+        }
+    }
+}
+
+/// The connection with its read buffer: `buf[pos..len]` is read but not consumed.
+struct Conn {
+    stream: Stream,
+    buf: Box<[u8]>,
+    pos: usize,
+    len: usize,
+}
+
+impl Conn {
+    /// Reads more after what is buffered (for the response head, which must fit the
+    /// buffer); 0 at the end of the stream.
+    fn more(&mut self) -> io::Result<usize> {
+        if self.len == self.buf.len() {
+            if self.pos == 0 {
+                return Err(bad(format!(
+                    "response head longer than {} KiB",
+                    MAX_HEAD >> 10
+                )));
+            }
+            self.buf.copy_within(self.pos..self.len, 0);
+            self.len -= self.pos;
+            self.pos = 0;
+        }
+        let n = self.stream.read(&mut self.buf[self.len..])?;
+        self.len += n;
+        Ok(n)
+    }
+}
+
+impl Read for Conn {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let avail = self.fill_buf()?;
+        let n = avail.len().min(out.len());
+        out[..n].copy_from_slice(&avail[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for Conn {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.pos == self.len {
+            (self.pos, self.len) = (0, 0);
+            self.more()?;
+        }
+        Ok(&self.buf[self.pos..self.len])
+    }
+    fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.len);
+    }
+}
+
+/// Reads the response head: the status and the headers (names in lower case).
+/// Interim 1xx answers are skipped.
+fn read_head(conn: &mut Conn) -> io::Result<(u16, Vec<(String, String)>)> {
+    loop {
+        let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
+        let mut head = httparse::Response::new(&mut slots);
+        match head.parse(&conn.buf[conn.pos..conn.len]) {
+            Ok(httparse::Status::Complete(n)) => {
+                let status = head.code.unwrap_or_default();
+                let headers = head
+                    .headers
+                    .iter()
+                    .map(|h| {
+                        let value = String::from_utf8_lossy(h.value).into_owned();
+                        (h.name.to_ascii_lowercase(), value)
+                    })
+                    .collect();
+                conn.consume(n);
+                if !(100..200).contains(&status) {
+                    return Ok((status, headers));
+                }
+            }
+            Ok(httparse::Status::Partial) => {
+                if conn.more()? == 0 {
+                    return Err(io::ErrorKind::UnexpectedEof.into());
+                }
+            }
+            Err(httparse::Error::TooManyHeaders) => {
+                return Err(bad(format!(
+                    "the answer has more than {MAX_HEADERS} headers"
+                )))
+            }
+            Err(e) => return Err(bad(format!("bad response head: {e}"))),
+        }
+    }
+}
+
+/// How the end of a response body is found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    Length(u64),
+    Chunked,
+    /// Read until the server closes the connection.
+    Close,
+}
+
+/// A response whose head has been read; the body is still on the connection.
+pub(crate) struct Response {
+    status: u16,
+    headers: Vec<(String, String)>,
+    framing: Framing,
+    conn: Conn,
+    /// The request's timeout, for errors.
+    seconds: u64,
+}
+
+impl std::fmt::Debug for Response {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Response")
+            .field("status", &self.status)
+            .field("headers", &self.headers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Response {
+    /// The status code.
+    pub(crate) fn status(&self) -> u16 {
+        self.status
+    }
+
+    /// The value of the header `name` (lower case), the first if repeated.
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Reads the whole body, failing with [`SourceError::TooLarge`] beyond `limit`.
+    fn read_body(&mut self, limit: u64) -> Result<Vec<u8>, SourceError> {
+        let too_large = SourceError::TooLarge { limit };
+        let seconds = self.seconds;
+        let fail = |e| io_error(e, seconds);
+        let mut out = Vec::new();
+        match self.framing {
+            // Refused early when the server announces a body that is too large.
+            Framing::Length(n) if n > limit => return Err(too_large),
+            Framing::Length(n) => {
+                out.reserve_exact(n as usize);
+                (&mut self.conn)
+                    .take(n)
+                    .read_to_end(&mut out)
+                    .map_err(fail)?;
+                if (out.len() as u64) < n {
+                    return Err(fail(io::ErrorKind::UnexpectedEof.into()));
+                }
+            }
+            Framing::Chunked => {
+                if !read_chunked(&mut self.conn, &mut out, limit).map_err(fail)? {
+                    return Err(too_large);
+                }
+            }
+            Framing::Close => {
+                let read = (&mut self.conn).take(limit + 1).read_to_end(&mut out);
+                match read {
+                    // rustls reports a close without TLS close_notify so; many
+                    // servers end that way, and the caller checks the body's shape.
+                    Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {}
+                    r => {
+                        r.map_err(fail)?;
+                    }
+                }
+                if out.len() as u64 > limit {
+                    return Err(too_large);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Seconds of a `Retry-After` header given as a number (the date form is ignored).
+pub(crate) fn retry_after(resp: &Response) -> Option<Duration> {
+    let v = resp.header("retry-after")?;
+    v.trim().parse::<u64>().ok().map(Duration::from_secs)
+}
+
+/// One line of a chunked body without its CRLF (or LF), at most
+/// [`MAX_CHUNK_LINE`] bytes.
+fn chunk_line(r: &mut dyn BufRead) -> io::Result<Vec<u8>> {
+    let mut line = Vec::new();
+    (&mut *r)
+        .take(MAX_CHUNK_LINE)
+        .read_until(b'\n', &mut line)?;
+    if line.pop() != Some(b'\n') {
+        return Err(match line.len() as u64 {
+            MAX_CHUNK_LINE.. => bad("chunk line too long".into()),
+            _ => io::ErrorKind::UnexpectedEof.into(),
+        });
+    }
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    Ok(line)
+}
+
+/// Decodes a chunked body from `r` into `out`; `false` (and stops) when it would
+/// exceed `limit` bytes. Chunk extensions and trailers are skipped.
+fn read_chunked(r: &mut dyn BufRead, out: &mut Vec<u8>, limit: u64) -> io::Result<bool> {
+    loop {
+        let line = chunk_line(r)?;
+        let size = line.split(|&b| b == b';').next().unwrap_or_default();
+        let size = std::str::from_utf8(size).unwrap_or("?").trim();
+        let size = match size.len() {
+            1..=15 => u64::from_str_radix(size, 16).ok(),
+            _ => None,
+        }
+        .ok_or_else(|| bad(format!("bad chunk size {size:?}")))?;
+        if size == 0 {
+            // The trailer section, up to its empty line.
+            for _ in 0..MAX_HEADERS {
+                if chunk_line(r)?.is_empty() {
+                    return Ok(true);
+                }
+            }
+            return Err(bad("too many trailer lines".into()));
+        }
+        if out.len() as u64 + size > limit {
+            return Ok(false);
+        }
+        let got = (&mut *r).take(size).read_to_end(out)? as u64;
+        if got < size {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        if !chunk_line(r)?.is_empty() {
+            return Err(bad("chunk longer than its size".into()));
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "client_tests.rs"]
+mod tests;

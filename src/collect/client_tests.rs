@@ -1,0 +1,216 @@
+//! Tests of the HTTP client without the network: fake servers on 127.0.0.1.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::thread;
+
+use super::*;
+use crate::collect::fetch::fake::{FakeServer, Reply};
+
+fn http(seconds: u64) -> Http {
+    Http::new(Duration::from_secs(seconds), &CaRoots::not_loaded())
+}
+
+#[test]
+fn chunked_decoding() {
+    let mut out = Vec::new();
+    let body =
+        b"4;ext=1\r\nWiki\r\n5\r\npedia\r\nE\r\n in\r\n\r\nchunks.\r\n0\r\nX-T: 1\r\n\r\nrest";
+    let mut r: &[u8] = body;
+    assert!(read_chunked(&mut r, &mut out, 100).unwrap());
+    assert_eq!(out, b"Wikipedia in\r\n\r\nchunks.");
+    assert_eq!(r, b"rest");
+
+    // Bare LF line ends are accepted.
+    let (mut out, mut r): (_, &[u8]) = (Vec::new(), b"3\nabc\n0\n\n");
+    assert!(read_chunked(&mut r, &mut out, 3).unwrap());
+    assert_eq!(out, b"abc");
+
+    // Over the limit: stops before reading the chunk.
+    let (mut out, mut r): (_, &[u8]) = (Vec::new(), b"3\r\nabc\r\n3\r\ndef\r\n0\r\n\r\n");
+    assert!(!read_chunked(&mut r, &mut out, 5).unwrap());
+
+    for bad in [
+        &b"x\r\nabc\r\n0\r\n\r\n"[..],
+        b"\r\n",
+        b"1234567890abcdef\r\n",
+        b"3\r\nabcd\r\n0\r\n\r\n",
+        b"3\r\nab",
+        b"3\r\nabc\r\n",
+        &[b'1'; 2000],
+    ] {
+        let (mut out, mut r) = (Vec::new(), bad);
+        assert!(read_chunked(&mut r, &mut out, 100).is_err(), "{bad:?}");
+    }
+}
+
+/// A server that answers each connection with `answer` after reading its request.
+fn raw_server(answer: &'static [u8]) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    thread::spawn(move || {
+        for s in listener.incoming() {
+            let Ok(mut s) = s else { continue };
+            let _ = s.read(&mut [0; 4096]);
+            let _ = s.write_all(answer);
+        }
+    });
+    format!("http://127.0.0.1:{port}/")
+}
+
+#[test]
+fn bodies_by_framing() {
+    let h = http(5);
+    let url = raw_server(b"HTTP/1.1 200 OK\r\n\r\nuntil the end");
+    let mut resp = h.get(&url, &[], &[]).unwrap();
+    assert_eq!(h.read_body(&mut resp, 100).unwrap(), b"until the end");
+    let mut resp = h.get(&url, &[], &[]).unwrap();
+    assert_eq!(
+        h.read_body(&mut resp, 5).unwrap_err(),
+        SourceError::TooLarge { limit: 5 }
+    );
+
+    let url =
+        raw_server(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    let mut resp = h.get(&url, &[], &[]).unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(h.read_body(&mut resp, 100).unwrap(), b"ok");
+
+    let url = raw_server(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort");
+    let mut resp = h.get(&url, &[], &[]).unwrap();
+    assert!(matches!(
+        h.read_body(&mut resp, 100),
+        Err(SourceError::Transport(_))
+    ));
+
+    let url = raw_server(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n");
+    let e = h.get(&url, &[], &[]).unwrap_err();
+    assert_eq!(
+        e,
+        SourceError::Transport("bad Content-Length \"x\" in the answer".into())
+    );
+
+    let url = raw_server(b"garbage\r\n\r\n");
+    assert!(matches!(
+        h.get(&url, &[], &[]),
+        Err(SourceError::Transport(_))
+    ));
+}
+
+#[test]
+fn head_is_bounded() {
+    let h = http(5);
+    let many: &'static [u8] = format!("HTTP/1.1 200 OK\r\n{}\r\n", "A: b\r\n".repeat(101))
+        .into_bytes()
+        .leak();
+    let e = h.get(&raw_server(many), &[], &[]).unwrap_err();
+    assert!(e.to_string().contains("more than 100 headers"), "{e}");
+    let long: &'static [u8] = format!("HTTP/1.1 200 OK\r\nA: {}\r\n\r\n", "b".repeat(20 << 10))
+        .into_bytes()
+        .leak();
+    let e = h.get(&raw_server(long), &[], &[]).unwrap_err();
+    assert!(e.to_string().contains("longer than 16 KiB"), "{e}");
+}
+
+#[test]
+fn headers_sent() {
+    let s = FakeServer::start(vec![Reply::new(200, "x")]);
+    let h = http(5);
+    let mut resp = h
+        .get(
+            &s.base,
+            &[("name", "a b")],
+            &[("accept", "application/json")],
+        )
+        .unwrap();
+    assert_eq!(h.read_body(&mut resp, 10).unwrap(), b"x");
+    let seen = s.seen();
+    assert_eq!(seen[0].url, "/?name=a%20b");
+    assert_eq!(seen[0].accept.as_deref(), Some("application/json"));
+}
+
+#[test]
+fn redirects_followed_up_to_five() {
+    let s = FakeServer::start_with(|_, url| {
+        let n: usize = url.trim_start_matches("/r").parse().unwrap_or(0);
+        match n {
+            0 => Reply::new(200, "done"),
+            // Relative, absolute path, and 303/307/308 on the way.
+            n if n % 2 == 0 => Reply::new(301, "").header(&format!("Location: r{}", n - 1)),
+            n => Reply::new([302, 303, 307, 308][n % 4], "")
+                .header(&format!("Location: /r{}", n - 1)),
+        }
+    });
+    let h = http(5);
+    let mut resp = h.get(&format!("{}/r5", s.base), &[], &[]).unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(h.read_body(&mut resp, 10).unwrap(), b"done");
+    let e = h.get(&format!("{}/r6", s.base), &[], &[]).unwrap_err();
+    assert_eq!(e, SourceError::Transport("more than 5 redirects".into()));
+
+    // To https without CA certificates: the reason is the missing bundle.
+    let s = FakeServer::start(vec![
+        Reply::new(302, "").header("Location: https://127.0.0.1:9/")
+    ]);
+    match h.get(&s.base, &[], &[]) {
+        Err(SourceError::Tls(m)) => assert!(m.contains("redirected to https"), "{m}"),
+        other => panic!("{:?}", other.map(|r| r.status())),
+    }
+}
+
+#[test]
+fn statuses_and_retry_after() {
+    let s = FakeServer::start(vec![Reply::new(429, "slow down").header("Retry-After: 7")]);
+    let h = http(5);
+    let resp = h.get(&s.base, &[], &[]).unwrap();
+    assert_eq!(resp.status(), 429);
+    assert_eq!(retry_after(&resp), Some(Duration::from_secs(7)));
+}
+
+#[test]
+fn one_deadline_for_head_and_body() {
+    // The head comes at once, the body never: the read of the body times out.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let t = thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let _ = s.read(&mut [0; 4096]);
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab");
+        thread::sleep(Duration::from_millis(2500));
+    });
+    let h = http(1);
+    let start = Instant::now();
+    let mut resp = h
+        .get(&format!("http://127.0.0.1:{port}/"), &[], &[])
+        .unwrap();
+    assert_eq!(
+        h.read_body(&mut resp, 100).unwrap_err(),
+        SourceError::Timeout { seconds: 1 }
+    );
+    assert!(start.elapsed() < Duration::from_millis(2400));
+    t.join().unwrap();
+}
+
+#[test]
+fn bad_urls_and_ipv6() {
+    let h = http(5);
+    let e = h.get("ftp://x/", &[], &[]).unwrap_err();
+    assert!(
+        matches!(&e, SourceError::Transport(m) if m.starts_with("bad URL: ")),
+        "{e:?}"
+    );
+    // IPv6 literal: refused (or unreachable without IPv6), never a panic.
+    let e = h.get("http://[::1]:9/", &[], &[]).unwrap_err();
+    assert!(matches!(e, SourceError::Transport(_)), "{e:?}");
+}
+
+#[test]
+fn host_names_resolved_on_the_lookup_thread() {
+    // localhost: the system resolver (no network), maybe ::1 first, where nothing
+    // listens: the next address is tried.
+    let s = FakeServer::start(vec![Reply::new(200, "hi")]);
+    let url = s.base.replace("127.0.0.1", "localhost");
+    let h = http(5);
+    let mut resp = h.get(&url, &[], &[]).unwrap();
+    assert_eq!(h.read_body(&mut resp, 10).unwrap(), b"hi");
+}
