@@ -143,10 +143,25 @@ pub fn process_id() -> u32 {
 /// libc rather than `File::lock` so that Rust 1.85 (OpenWrt 23.05's feed) builds it.
 #[cfg(unix)]
 pub fn lock_exclusive(f: &fs::File) -> io::Result<()> {
+    flock(f, libc::LOCK_EX)
+}
+
+/// [`lock_exclusive`] without waiting: `Ok(false)` when another holds the lock.
+#[cfg(unix)]
+pub fn try_lock_exclusive(f: &fs::File) -> io::Result<bool> {
+    match flock(f, libc::LOCK_EX | libc::LOCK_NB) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(unix)]
+fn flock(f: &fs::File, op: libc::c_int) -> io::Result<()> {
     use std::os::fd::AsRawFd;
     loop {
         // SAFETY: flock only reads the descriptor, which `f` keeps open.
-        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } == 0 {
+        if unsafe { libc::flock(f.as_raw_fd(), op) } == 0 {
             return Ok(());
         }
         let e = io::Error::last_os_error();
@@ -160,6 +175,12 @@ pub fn lock_exclusive(f: &fs::File) -> io::Result<()> {
 #[cfg(not(unix))]
 pub fn lock_exclusive(_: &fs::File) -> io::Result<()> {
     Ok(())
+}
+
+/// Without file locks (WASI) every try succeeds.
+#[cfg(not(unix))]
+pub fn try_lock_exclusive(_: &fs::File) -> io::Result<bool> {
+    Ok(true)
 }
 
 #[cfg(test)]

@@ -15,7 +15,8 @@ pub fn run(_: &Paths, _: Option<SocketAddr>) -> Result<Outcome, CliError> {
 /// Runs the daemon until SIGTERM or SIGINT.
 #[cfg(feature = "collect")]
 pub fn run(paths: &Paths, listen: Option<SocketAddr>) -> Result<Outcome, CliError> {
-    // The API first: when its address is taken, fail before claiming status.json.
+    let _claim = crate::daemon::claim(paths).map_err(|e| CliError::Other(e.to_string()))?;
+    // The API next: when its address is taken, fail before claiming status.json.
     #[cfg(feature = "api")]
     let _api = match listen {
         Some(addr) => {

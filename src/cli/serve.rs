@@ -19,8 +19,17 @@ pub fn run(paths: &Paths, listen: Option<SocketAddr>) -> Result<Outcome, CliErro
     use std::sync::Arc;
     use std::time::Duration;
 
-    let cfg = crate::config::load_logged(&paths.config())?;
-    let listen = listen.unwrap_or(cfg.api.listen);
+    // With an address given, a broken config.json does not keep the API down (a
+    // container would restart for ever): the listings need no configuration, and the
+    // routes that do answer 503 until it is fixed.
+    let listen = match (listen, crate::config::load_logged(&paths.config())) {
+        (Some(addr), Err(e)) => {
+            log::error!("{e}; serving anyway (the source routes answer 503 until it is fixed)");
+            addr
+        }
+        (Some(addr), Ok(_)) => addr,
+        (None, cfg) => cfg?.api.listen,
+    };
     // Opening once at start reports storage problems (and does a pending legacy
     // import) now, instead of at the first request.
     drop(crate::db::open(paths)?);

@@ -42,17 +42,54 @@ const PHASE_OUTPUTS: u8 = 3;
 pub enum DaemonError {
     /// The signal handlers could not be installed.
     Signals(std::io::Error),
+    /// Another daemon runs on the same data directory (its lock file is held).
+    Running(String),
+    /// The lock file could not be opened.
+    Lock(String),
 }
 
 impl fmt::Display for DaemonError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DaemonError::Signals(e) => write!(f, "cannot handle signals: {e}"),
+            DaemonError::Running(m) | DaemonError::Lock(m) => f.write_str(m),
         }
     }
 }
 
 impl std::error::Error for DaemonError {}
+
+/// Held for the daemon's life: one daemon per data directory. Two would collect
+/// twice, fight over `status.json`, and the first to stop would take the other's pid
+/// out of it.
+pub struct Claim(#[allow(dead_code)] fs::File);
+
+/// Takes the data directory for this daemon (`.daemon.lock`, an `flock` that the
+/// kernel releases when the process ends, however it ends).
+pub fn claim(paths: &Paths) -> Result<Claim, DaemonError> {
+    let path = paths.data_dir.join(".daemon.lock");
+    let lock_err = |e: std::io::Error| DaemonError::Lock(format!("{}: {e}", path.display()));
+    fs::create_dir_all(&paths.data_dir).map_err(lock_err)?;
+    let f = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(lock_err)?;
+    if !util::try_lock_exclusive(&f).map_err(lock_err)? {
+        let pid = status::read(&paths.status())
+            .ok()
+            .flatten()
+            .and_then(|s| s.pid)
+            .map(|p| format!(" (pid {p})"))
+            .unwrap_or_default();
+        return Err(DaemonError::Running(format!(
+            "another daemon{pid} already runs on {}; stop it first",
+            paths.data_dir.display()
+        )));
+    }
+    Ok(Claim(f))
+}
 
 /// What a job reports, once, as its last act.
 enum Msg {

@@ -1065,3 +1065,18 @@ fn serve_stops_on_sigterm_and_reports_bind_errors() {
 
 /// `lookup`, `changes` and the detailed listing.
 mod lookup;
+
+/// `serve --listen` with a broken config.json starts anyway: the listings answer,
+/// the routes that need the configuration give 503 until it is fixed. Without an
+/// address to listen on it fails (exit 1), naming the file.
+#[test]
+fn serve_with_a_broken_config_answers_listings() {
+    let t = TestDir::new();
+    fs::write(t.file("config.json"), "{\"asns\": [").unwrap();
+    let s = serve(&t);
+    assert_eq!(get(s.addr, "/addresses").status, 200);
+    assert_eq!(get(s.addr, "/asns").status, 503);
+    let out = t.run(&["serve"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("config.json"));
+}

@@ -98,3 +98,33 @@ fn daemon_collects_every_source_on_sigusr1() {
     let log = stop(d);
     assert!(log.contains("collecting every source now"), "{log}");
 }
+
+/// One daemon per data directory: a second one refuses to start (exit 1, naming the
+/// first), and starts once the first has stopped.
+#[test]
+fn second_daemon_on_the_same_data_directory_refuses() {
+    let ripe = FakeServer::start(|_| Reply::json(200, AS62041));
+    let t = TestDir::new();
+    config(&t, &ripe, &["62041"]);
+    let mut first = t.spawn(&["daemon"]);
+    assert!(
+        eventually(Duration::from_secs(10), || first
+            .stderr()
+            .contains("daemon started")),
+        "{}",
+        first.stderr()
+    );
+    let second = t.run(&["daemon"]);
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(1), "{err}");
+    assert!(err.contains("another daemon"), "{err}");
+    stop(first);
+    let mut third = t.spawn(&["daemon"]);
+    assert!(
+        eventually(Duration::from_secs(10), || third
+            .stderr()
+            .contains("daemon started")),
+        "{}",
+        third.stderr()
+    );
+}
