@@ -141,18 +141,40 @@ impl WriteTx<'_> {
         // `INSERT ... SELECT` instead of one statement per value.
         let top = self.rowid_top(fresh.len())?;
         {
-            let mut ins = tx.prepare(
-                "INSERT INTO addresses (kind, source, value, first_seen, last_seen)
-                 VALUES (?1, ?2, ?3, ?4, ?4)",
-            )?;
-            // Kind, source and time are bound once (bindings outlive each step), so
-            // that the bulk of a first merge binds one text per row.
-            ins.raw_bind_parameter(1, k)?;
-            ins.raw_bind_parameter(2, source)?;
-            ins.raw_bind_parameter(4, now)?;
-            for v in &fresh {
-                ins.raw_bind_parameter(3, v)?;
-                ins.raw_execute()?;
+            // Rows go in BATCH at a time through one multi-row statement (a large first
+            // merge spends most of its time stepping statements, one per row
+            // otherwise), the rest one by one. Kind, source and time are bound once
+            // per statement (bindings outlive each step): ?1, ?2 and ?3, the values
+            // from ?4 on.
+            let sql = |rows: usize| {
+                let mut q = String::from(
+                    "INSERT INTO addresses (kind, source, value, first_seen, last_seen) VALUES ",
+                );
+                for i in 0..rows {
+                    let sep = if i == 0 { "" } else { "," };
+                    q.push_str(&format!("{sep}(?1, ?2, ?{}, ?3, ?3)", i + 4));
+                }
+                q
+            };
+            let mut chunks = fresh.chunks_exact(BATCH);
+            if fresh.len() >= BATCH {
+                let mut many = tx.prepare(&sql(BATCH))?;
+                bind_constants(&mut many, k, source, now)?;
+                for chunk in chunks.by_ref() {
+                    for (i, v) in chunk.iter().enumerate() {
+                        many.raw_bind_parameter(i + 4, v)?;
+                    }
+                    many.raw_execute()?;
+                }
+            }
+            let rest = chunks.remainder();
+            if !rest.is_empty() {
+                let mut one = tx.prepare(&sql(1))?;
+                bind_constants(&mut one, k, source, now)?;
+                for v in rest {
+                    one.raw_bind_parameter(4, v)?;
+                    one.raw_execute()?;
+                }
             }
         }
         stats.added = fresh.len();
@@ -223,4 +245,21 @@ impl WriteTx<'_> {
         )
         .map_err(|e| self.err(e))
     }
+}
+
+/// Rows per multi-row `INSERT` of a merge: enough to amortise stepping a statement,
+/// few enough to keep the statement small (and within SQLite's 999-parameter limit of
+/// older builds).
+const BATCH: usize = 64;
+
+/// Binds kind, source and time (?1, ?2, ?3) of a merge's insert.
+fn bind_constants(
+    st: &mut rusqlite::Statement<'_>,
+    kind: &str,
+    source: &str,
+    now: &str,
+) -> rusqlite::Result<()> {
+    st.raw_bind_parameter(1, kind)?;
+    st.raw_bind_parameter(2, source)?;
+    st.raw_bind_parameter(3, now)
 }
