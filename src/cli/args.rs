@@ -37,6 +37,8 @@ Commands:
   status [--json]             daemon heartbeat, last run, last error, counts,
                               journal mode, last snapshot
   snapshot                    write the snapshot file now (needs --snapshot)
+  collect-now                 make the running daemon collect every source now
+                              (SIGUSR1; what OpenWrt sends when the WAN comes up)
   render                      write every configured output now from the stored
                               data (files, netlink loads, commands), e.g. after
                               a firewall restart flushed the sets
@@ -327,6 +329,10 @@ pub fn parse(
         "render" => {
             no_more(&rest)?;
             Command::Render
+        }
+        "collect-now" => {
+            no_more(&rest)?;
+            Command::CollectNow
         }
         "snapshot" => {
             no_more(&rest)?;

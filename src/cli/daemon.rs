@@ -33,3 +33,25 @@ pub fn run(paths: &Paths, listen: Option<SocketAddr>) -> Result<Outcome, CliErro
     crate::daemon::run(paths).map_err(|e| CliError::Other(e.to_string()))?;
     Ok(Outcome::Success)
 }
+
+#[cfg(not(feature = "collect"))]
+/// Without the `collect` feature there is no daemon to signal.
+pub fn collect_now(_: &Paths) -> Result<Outcome, CliError> {
+    Err(super::missing("collect-now", "collect"))
+}
+
+/// `collect-now`: SIGUSR1 to the daemon of this data directory, found through its
+/// lock (held, so it runs) and the pid in `status.json`.
+#[cfg(feature = "collect")]
+pub fn collect_now(paths: &Paths) -> Result<Outcome, CliError> {
+    let pid = crate::daemon::running_pid(paths).map_err(|e| CliError::Other(e.to_string()))?;
+    // SAFETY: kill(2) with a pid from status.json of a daemon that holds the lock.
+    if unsafe { libc::kill(pid as libc::pid_t, libc::SIGUSR1) } != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(CliError::Other(format!(
+            "signalling the daemon (pid {pid}): {e}"
+        )));
+    }
+    log::info!("asked the daemon (pid {pid}) to collect every source now");
+    Ok(Outcome::Success)
+}

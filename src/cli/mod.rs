@@ -122,6 +122,8 @@ pub enum Command {
     Snapshot,
     /// Write every configured output now.
     Render,
+    /// Signal the running daemon to collect now.
+    CollectNow,
 }
 
 /// Commands that only read refuse a data directory (or database directory) that does
@@ -159,6 +161,7 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
             | Command::Sources(_, SourceAction::List)
             | Command::Snapshot
             | Command::Render
+            | Command::CollectNow
             | Command::Lookup { .. }
             | Command::Changes { .. }
     ) {
@@ -189,6 +192,7 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
         Command::Healthcheck(check) => healthcheck::run(paths, check),
         Command::Snapshot => snapshot::run(paths),
         Command::Render => render::run(paths),
+        Command::CollectNow => daemon::collect_now(paths),
     }
 }
 

@@ -77,10 +77,7 @@ pub fn claim(paths: &Paths) -> Result<Claim, DaemonError> {
         .open(&path)
         .map_err(lock_err)?;
     if !util::try_lock_exclusive(&f).map_err(lock_err)? {
-        let pid = status::read(&paths.status())
-            .ok()
-            .flatten()
-            .and_then(|s| s.pid)
+        let pid = recorded_pid(paths)
             .map(|p| format!(" (pid {p})"))
             .unwrap_or_default();
         return Err(DaemonError::Running(format!(
@@ -89,6 +86,33 @@ pub fn claim(paths: &Paths) -> Result<Claim, DaemonError> {
         )));
     }
     Ok(Claim(f))
+}
+
+/// The pid `status.json` records for the daemon.
+fn recorded_pid(paths: &Paths) -> Option<u32> {
+    status::read(&paths.status())
+        .ok()
+        .flatten()
+        .and_then(|s| s.pid)
+}
+
+/// The pid of the daemon running on this data directory: its lock is held and
+/// `status.json` names it. An error says why there is none.
+pub fn running_pid(paths: &Paths) -> Result<u32, DaemonError> {
+    let path = paths.data_dir.join(".daemon.lock");
+    let not_running =
+        || DaemonError::Running(format!("no daemon runs on {}", paths.data_dir.display()));
+    let f = fs::File::open(&path).map_err(|_| not_running())?;
+    let lock_err = |e: std::io::Error| DaemonError::Lock(format!("{}: {e}", path.display()));
+    if util::try_lock_exclusive(&f).map_err(lock_err)? {
+        return Err(not_running()); // we got the lock: nobody holds it
+    }
+    recorded_pid(paths).ok_or_else(|| {
+        DaemonError::Running(format!(
+            "a daemon holds {} but status.json has no pid yet; try again in a moment",
+            path.display()
+        ))
+    })
 }
 
 /// What a job reports, once, as its last act.

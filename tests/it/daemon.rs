@@ -128,3 +128,34 @@ fn second_daemon_on_the_same_data_directory_refuses() {
         third.stderr()
     );
 }
+
+/// `collect-now` signals the daemon of the data directory (as OpenWrt's interface
+/// trigger does); without a daemon it is an error saying so.
+#[test]
+fn collect_now_makes_the_daemon_collect() {
+    let ripe = FakeServer::start(|_| Reply::json(200, AS62041));
+    let t = TestDir::new();
+    config(&t, &ripe, &["62041"]);
+    let none = t.run(&["collect-now"]);
+    assert_eq!(none.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("no daemon runs"));
+    let d = t.spawn(&["daemon"]);
+    assert!(eventually(Duration::from_secs(10), || {
+        std::fs::read(t.file("status.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .is_some_and(|st| st["last_success"].is_string() && st["pid"].is_number())
+    }));
+    assert_eq!(calls(&ripe, "62041"), 1);
+    let out = t.run(&["collect-now"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(eventually(Duration::from_secs(10), || calls(
+        &ripe, "62041"
+    ) == 2));
+    stop(d);
+    assert_eq!(t.run(&["collect-now"]).status.code(), Some(1));
+}
