@@ -478,5 +478,5 @@ fn names(sources: &[Source]) -> String {
 }
 
 #[cfg(test)]
-#[path = "tests.rs"]
+#[path = "tests/mod.rs"]
 mod tests;

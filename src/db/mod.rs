@@ -22,8 +22,6 @@ mod read;
 pub mod snapshot;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_history;
 mod write;
 
 pub use history::{Change, ChangeRow, DEFAULT_HISTORY_DAYS, MAX_ROWS};

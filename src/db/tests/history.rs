@@ -3,18 +3,6 @@ use rusqlite::Connection;
 
 use super::*;
 
-const DAY: i64 = 86_400;
-
-fn setup() -> (tempfile::TempDir, Paths) {
-    let dir = tempfile::tempdir().unwrap();
-    let paths = Paths::new(dir.path(), None);
-    (dir, paths)
-}
-
-fn vals(v: &[&str]) -> Vec<String> {
-    v.iter().map(|s| s.to_string()).collect()
-}
-
 /// (change, kind, source, value) of every recorded change, oldest first.
 fn changes(db: &Db) -> Vec<(Change, Kind, String, String)> {
     db.all_changes()

@@ -1,5 +1,7 @@
 //! Tests of the store.
 use super::*;
+
+mod history;
 use crate::format::TypeFilter;
 
 const DAY: i64 = 86_400;
@@ -267,12 +269,12 @@ fn values_and_counts() {
 fn copy_legacy(paths: &Paths) {
     fs::write(
         paths.legacy(Kind::Asn),
-        include_str!("../../tests/fixtures/legacy/data.json"),
+        include_str!("../../../tests/fixtures/legacy/data.json"),
     )
     .unwrap();
     fs::write(
         paths.legacy(Kind::Fqdn),
-        include_str!("../../tests/fixtures/legacy/fqdn_data.json"),
+        include_str!("../../../tests/fixtures/legacy/fqdn_data.json"),
     )
     .unwrap();
 }

@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+mod signals_and_status;
+
 use super::*;
 use crate::collect::run::{RunError, RunReport, SourceReport};
 use crate::collect::SourceError;
@@ -550,74 +552,4 @@ fn schedule_changes_keep_the_full_run_rhythm() {
     assert_eq!(sim.next_job(3600), Some((600, vec![Action::CollectAll])));
     sim.collected(report(vec![ok("62041", 0)]));
     assert_eq!(sim.next_job(3600), Some((1200, vec![Action::CollectAll])));
-}
-
-#[test]
-fn signal_collects_every_source_now() {
-    let mut sim = Sim::start(&config_json(&["62041", "example.com"], HOURLY));
-    sim.settle(vec![ok("62041", 0), ok("example.com", 0)]);
-    sim.at(100);
-    sim.s.collect_now(sim.now);
-    assert_eq!(sim.tick(), [Action::CollectAll]);
-    // A signal during a job: the full run follows it.
-    sim.at(101);
-    sim.s.collect_now(sim.now);
-    assert_eq!(sim.tick(), []);
-    sim.collected(report(vec![ok("62041", 0)]));
-    assert_eq!(sim.tick(), [Action::CollectAll]);
-    sim.collected(report(vec![ok("62041", 0)]));
-    assert_eq!(sim.status().next_run, Some(util::iso(T0 + 101 + 3600)));
-}
-
-#[test]
-fn status_written_every_30_seconds_and_after_each_run() {
-    let mut sim = Sim::start(&config_json(&["62041"], HOURLY));
-    assert_eq!(
-        sim.s.tick(T0),
-        [Action::WriteStatus, Action::CollectAll],
-        "the run's start"
-    );
-    assert_eq!(
-        sim.s.collected(T0 + 5, report(vec![ok("62041", 0)])),
-        [Action::WriteStatus]
-    );
-    assert_eq!(sim.s.tick(T0 + 34), []);
-    assert_eq!(sim.s.tick(T0 + 35), [Action::WriteStatus]);
-    assert_eq!(sim.status().heartbeat, Some(util::iso(T0 + 35)));
-    assert!(sim.s.wake_at() <= T0 + 65);
-}
-
-#[test]
-fn stop_starts_nothing_and_clears_the_pid() {
-    let mut sim = Sim::start(&config_json(&["62041"], &hourly_with_outputs()));
-    assert_eq!(sim.tick(), [Action::CollectAll]);
-    assert_eq!(sim.s.stop(sim.now), [Action::WriteStatus]);
-    assert_eq!(sim.status().pid, None);
-    assert_eq!(sim.status().next_run, None);
-    // The run in progress is recorded, but nothing is rendered or started.
-    assert_eq!(sim.collected(report(vec![ok("62041", 5)])), []);
-    assert!(sim.status().last_success.is_some());
-    assert_eq!(sim.status().next_run, None);
-    assert_eq!(sim.next_job(7200), None);
-}
-
-#[test]
-fn status_tells_what_the_last_run_added_and_removed() {
-    let mut sim = Sim::start(&config_json(&["62041", "13335"], HOURLY));
-    assert_eq!(sim.tick(), [Action::CollectAll]);
-    let mut removing = ok("13335", 1);
-    if let Ok(m) = &mut removing.outcome {
-        m.removed = 4;
-    }
-    sim.s
-        .collected(T0 + 5, report(vec![ok("62041", 2), removing]));
-    assert_eq!(sim.status().last_run_added, Some(3));
-    assert_eq!(sim.status().last_run_removed, Some(4));
-}
-
-#[test]
-fn status_takes_the_snapshot_time_of_the_file() {
-    let mut sim = Sim::start(&config_json(&["62041"], HOURLY));
-    sim.s.snapshot_file_written(T0 - 60);
-    assert_eq!(sim.status().last_snapshot, Some(util::iso(T0 - 60)));
 }
