@@ -184,7 +184,7 @@ pub fn find(db: &Db, q: &Query) -> Result<Found, StoreError> {
 /// "last_seen":..,"configured":true}]}` and a newline; `"truncated":true` after the
 /// matches when [`MAX_ROWS`] were not enough. `configured` says whether the source is
 /// in `cfg`. Text: one line per match, `value source first_seen last_seen` and
-/// `not configured` where so, tab-separated.
+/// `configured` or `not configured`, tab-separated.
 pub fn render(q: &Query, found: &Found, cfg: &Config, json: bool) -> Vec<u8> {
     let mut out = Vec::with_capacity(64 + found.rows.len() * 160);
     if json {
@@ -196,7 +196,7 @@ pub fn render(q: &Query, found: &Found, cfg: &Config, json: bool) -> Vec<u8> {
         let configured = cfg.sources(r.kind).contains(&r.source);
         if !json {
             let shown = source::display(r.kind, &r.source);
-            let tail = if configured { "" } else { "not configured" };
+            let tail = if configured { "configured" } else { "not configured" };
             for (j, f) in [&r.value, &shown, &r.first_seen, &r.last_seen, tail]
                 .iter()
                 .enumerate()
