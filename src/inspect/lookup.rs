@@ -196,7 +196,11 @@ pub fn render(q: &Query, found: &Found, cfg: &Config, json: bool) -> Vec<u8> {
         let configured = cfg.sources(r.kind).contains(&r.source);
         if !json {
             let shown = source::display(r.kind, &r.source);
-            let tail = if configured { "configured" } else { "not configured" };
+            let tail = if configured {
+                "configured"
+            } else {
+                "not configured"
+            };
             for (j, f) in [&r.value, &shown, &r.first_seen, &r.last_seen, tail]
                 .iter()
                 .enumerate()
