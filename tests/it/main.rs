@@ -13,6 +13,8 @@ mod daemon;
 mod formats_real;
 mod healthcheck;
 #[cfg(feature = "api")]
+mod http_attacks;
+#[cfg(feature = "api")]
 mod http_limits;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod netlink;
