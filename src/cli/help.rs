@@ -26,6 +26,7 @@ pub enum Cmd {
 
 /// How a command is shown in the help.
 struct Text {
+    cmd: Cmd,
     name: &'static str,
     /// The arguments after the name, as in the overview (may wrap).
     synopsis: &'static str,
@@ -63,126 +64,139 @@ impl Cmd {
         self.text().name
     }
 
-    fn text(self) -> Text {
-        let t = |name, synopsis, summary, about| Text {
-            name,
-            synopsis,
-            summary,
-            about,
-        };
-        match self {
-            Cmd::Run => t(
-                "run",
-                "",
-                "collect every source once, then exit\n\
+    fn text(self) -> &'static Text {
+        TEXTS
+            .iter()
+            .find(|t| t.cmd == self)
+            .expect("every command has its text")
+    }
+}
+
+/// What the help says about each command.
+static TEXTS: &[Text] = &[
+    Text {
+        cmd: Cmd::Run,
+        name: "run",
+        synopsis: "",
+        summary: "collect every source once, then exit\n\
                  (exit 3 when a source failed; the others are stored)",
-                "Fetches the prefixes of every ASN and resolves every host name of\n\
+        about: "Fetches the prefixes of every ASN and resolves every host name of\n\
                  config.json once, stores them and writes the configured outputs.\n\
                  Refused (exit 1) while the daemon of the same data directory runs:\n\
                  use `collect-now` then.",
-            ),
-            Cmd::Daemon => t(
-                "daemon",
-                "[--listen ADDR]",
-                "collect on schedule; with --listen also serve the API",
-                "Collects at start when the last run is older than\n\
+    },
+    Text {
+        cmd: Cmd::Daemon,
+        name: "daemon",
+        synopsis: "[--listen ADDR]",
+        summary: "collect on schedule; with --listen also serve the API",
+        about: "Collects at start when the last run is older than\n\
                  schedule.interval_minutes, then on schedule; re-reads config.json when\n\
                  it changes, writes status.json and the outputs. SIGUSR1 collects now,\n\
                  SIGTERM stops it.",
-            ),
-            Cmd::Serve => t(
-                "serve",
-                "[--listen ADDR]",
-                "serve the HTTP API only (default from config, 127.0.0.1:8080)",
-                "Serves the HTTP API (see docs/api.md) without collecting.",
-            ),
-            Cmd::Export => t(
-                "export",
-                "[--type all|cidr|fqdn] [--format text|json|nft|ipset|routeros]\n\
+    },
+    Text {
+        cmd: Cmd::Serve,
+        name: "serve",
+        synopsis: "[--listen ADDR]",
+        summary: "serve the HTTP API only (default from config, 127.0.0.1:8080)",
+        about: "Serves the HTTP API (see docs/api.md) without collecting.",
+    },
+    Text {
+        cmd: Cmd::Export,
+        name: "export",
+        synopsis: "[--type all|cidr|fqdn] [--format text|json|nft|ipset|routeros]\n\
                  [--family 4|6] [--aggregate] [--table NAME] [--set NAME] [--details]\n\
                  [-o FILE]",
-                "print the stored addresses (or write FILE atomically);\n\
+        summary: "print the stored addresses (or write FILE atomically);\n\
                  --details (with --format json): sources and times\n\
                  of each value",
-                "Lists the stored values, IPv4 first, then IPv6, each in numeric order,\n\
+        about: "Lists the stored values, IPv4 first, then IPv6, each in numeric order,\n\
                  in the format a router consumes: an nft -f script, an ipset restore\n\
                  file, a RouterOS script, JSON or plain text.",
-            ),
-            Cmd::Asn => t(
-                "asn",
-                "list | add ASN | remove ASN [--purge]",
-                "manage ASN sources (62041, AS62041); --purge also\n\
+    },
+    Text {
+        cmd: Cmd::Asn,
+        name: "asn",
+        synopsis: "list | add ASN | remove ASN [--purge]",
+        summary: "manage ASN sources (62041, AS62041); --purge also\n\
                  deletes the stored prefixes now instead of by TTL",
-                "Edits the \"asns\" list of config.json (locked, atomic rewrite). A\n\
+        about: "Edits the \"asns\" list of config.json (locked, atomic rewrite). A\n\
                  running daemon collects an added ASN within a minute.",
-            ),
-            Cmd::Fqdn => t(
-                "fqdn",
-                "list | add FQDN | remove FQDN [--purge]",
-                "manage host-name sources",
-                "Edits the \"fqdns\" list of config.json (locked, atomic rewrite). Names\n\
+    },
+    Text {
+        cmd: Cmd::Fqdn,
+        name: "fqdn",
+        synopsis: "list | add FQDN | remove FQDN [--purge]",
+        summary: "manage host-name sources",
+        about: "Edits the \"fqdns\" list of config.json (locked, atomic rewrite). Names\n\
                  are lower-cased; IP literals and invalid names are refused.",
-            ),
-            Cmd::Status => t(
-                "status",
-                "[--json]",
-                "daemon heartbeat, last run, last error, counts,\n\
+    },
+    Text {
+        cmd: Cmd::Status,
+        name: "status",
+        synopsis: "[--json]",
+        summary: "daemon heartbeat, last run, last error, counts,\n\
                  journal mode, last snapshot",
-                "Reads status.json and the database; works whether or not the daemon\n\
+        about: "Reads status.json and the database; works whether or not the daemon\n\
                  runs.",
-            ),
-            Cmd::Snapshot => t(
-                "snapshot",
-                "",
-                "write the snapshot file now (needs --snapshot)",
-                "Writes a consistent copy of the database to the --snapshot file\n\
+    },
+    Text {
+        cmd: Cmd::Snapshot,
+        name: "snapshot",
+        synopsis: "",
+        summary: "write the snapshot file now (needs --snapshot)",
+        about: "Writes a consistent copy of the database to the --snapshot file\n\
                  (temporary file, then rename).",
-            ),
-            Cmd::CollectNow => t(
-                "collect-now",
-                "",
-                "make the running daemon collect every source now\n\
+    },
+    Text {
+        cmd: Cmd::CollectNow,
+        name: "collect-now",
+        synopsis: "",
+        summary: "make the running daemon collect every source now\n\
                  (SIGUSR1; what OpenWrt sends when the WAN comes up)",
-                "Signals only the pid that holds the daemon's lock of this data\n\
+        about: "Signals only the pid that holds the daemon's lock of this data\n\
                  directory; exit 1 when no daemon runs.",
-            ),
-            Cmd::Render => t(
-                "render",
-                "",
-                "write every configured output now from the stored\n\
+    },
+    Text {
+        cmd: Cmd::Render,
+        name: "render",
+        synopsis: "",
+        summary: "write every configured output now from the stored\n\
                  data (files, netlink loads, commands), e.g. after\n\
                  a firewall restart flushed the sets",
-                "Writes each entry of \"outputs\" in config.json without collecting.",
-            ),
-            Cmd::Healthcheck => t(
-                "healthcheck",
-                "api [--listen ADDR] | daemon [--max-age SECONDS]",
-                "api: exit 0 when GET /health of the API answers 200\n\
+        about: "Writes each entry of \"outputs\" in config.json without collecting.",
+    },
+    Text {
+        cmd: Cmd::Healthcheck,
+        name: "healthcheck",
+        synopsis: "api [--listen ADDR] | daemon [--max-age SECONDS]",
+        summary: "api: exit 0 when GET /health of the API answers 200\n\
                  and status ok within 3 s (default address: api.listen);\n\
                  daemon: exit 0 when status.json has the daemon's pid\n\
                  and a heartbeat at most SECONDS old (default 180)",
-                "For container and procd health checks: exit 0 healthy, 1 not.",
-            ),
-            Cmd::Lookup => t(
-                "lookup",
-                "ADDR|PREFIX [--json]",
-                "the stored values that contain the address or\n\
+        about: "For container and procd health checks: exit 0 healthy, 1 not.",
+    },
+    Text {
+        cmd: Cmd::Lookup,
+        name: "lookup",
+        synopsis: "ADDR|PREFIX [--json]",
+        summary: "the stored values that contain the address or\n\
                  overlap the prefix, with source and times",
-                "Answers \"why is this address in my list?\": each match with its\n\
+        about: "Answers \"why is this address in my list?\": each match with its\n\
                  kind, source, first_seen, last_seen and whether the source is still\n\
                  configured.",
-            ),
-            Cmd::Changes => t(
-                "changes",
-                "[--since TS] [--type all|cidr|fqdn] [--json]",
-                "values added and removed since TS\n\
+    },
+    Text {
+        cmd: Cmd::Changes,
+        name: "changes",
+        synopsis: "[--since TS] [--type all|cidr|fqdn] [--json]",
+        summary: "values added and removed since TS\n\
                  (YYYY-MM-DDTHH:MM:SSZ, default 24 hours ago)",
-                "Lists the values added, expired, swept or purged, oldest first (kept\n\
+        about: "Lists the values added, expired, swept or purged, oldest first (kept\n\
                  for history_days).",
-            ),
-        }
-    }
-}
+    },
+];
 
 const HEADER: &str = "\
 ripe-cidr-collector: keeps lists of IP prefixes announced by autonomous systems and
