@@ -216,8 +216,14 @@ mod tests {
         .unwrap();
         let mut d = db::open(&paths).unwrap();
         let v = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        d.merge_source(Kind::Asn, "62041", &v(&["192.0.2.0/24", "2001:db8::/32"]), 100, 7)
-            .unwrap();
+        d.merge_source(
+            Kind::Asn,
+            "62041",
+            &v(&["192.0.2.0/24", "2001:db8::/32"]),
+            100,
+            7,
+        )
+        .unwrap();
         d.merge_source(Kind::Fqdn, "a.example", &v(&["192.0.2.1"]), 200, 7)
             .unwrap();
         d.merge_source(Kind::Fqdn, "old.example", &v(&["192.0.2.9"]), 200, 7)
@@ -239,10 +245,20 @@ mod tests {
         assert_eq!(g.name, "default");
         assert_eq!(g.counts["asn"], 2);
         assert_eq!(g.counts["fqdn"], 1);
-        let names: Vec<_> = g.sources.iter().map(|s| (s.kind, s.source.as_str())).collect();
-        assert_eq!(names, [("asn", "62041"), ("asn", "64500"), ("fqdn", "a.example")]);
+        let names: Vec<_> = g
+            .sources
+            .iter()
+            .map(|s| (s.kind, s.source.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [("asn", "62041"), ("asn", "64500"), ("fqdn", "a.example")]
+        );
         assert_eq!(g.sources[0].values, 2);
-        assert_eq!(g.sources[0].last_seen.as_deref(), Some(util::iso(100).as_str()));
+        assert_eq!(
+            g.sources[0].last_seen.as_deref(),
+            Some(util::iso(100).as_str())
+        );
         assert_eq!(g.sources[1].values, 0);
         assert_eq!(g.sources[1].last_seen, None);
         assert_eq!(g.sources[1].failure.as_deref(), Some("HTTP 500"));

@@ -318,11 +318,17 @@ mod tests {
         assert!(h.keep_alive);
         assert_eq!(h.len, 86);
         assert_eq!(origin_form("http://x.example"), "/");
-        let h = parse(b"POST / HTTP/1.1\r\nHost: r:80\r\nOrigin: http://e\r\nAccept-Encoding: gzip\r\n\r\n")
-            .unwrap()
-            .unwrap();
+        let h = parse(
+            b"POST / HTTP/1.1\r\nHost: r:80\r\nOrigin: http://e\r\nAccept-Encoding: gzip\r\n\r\n",
+        )
+        .unwrap()
+        .unwrap();
         let i = &h.info;
-        let got = (i.host.as_deref(), i.origin.as_deref(), i.accept_encoding.as_deref());
+        let got = (
+            i.host.as_deref(),
+            i.origin.as_deref(),
+            i.accept_encoding.as_deref(),
+        );
         assert_eq!(got, (Some("r:80"), Some("http://e"), Some("gzip")));
         assert_eq!(origin_form("HTTPS://x?q"), "/?q");
         assert!(parse(b"GET / HTTP/1.1\r\nHost: x\r\n").unwrap().is_none());

@@ -176,7 +176,10 @@ impl Browser {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let Ok(v) = self.from.recv_timeout(left) else {
-                panic!("no answer from Chromium to {method}; its log:\n{}", self.stderr());
+                panic!(
+                    "no answer from Chromium to {method}; its log:\n{}",
+                    self.stderr()
+                );
             };
             if v["id"] == id {
                 if v.get("error").is_some() {
@@ -192,7 +195,10 @@ impl Browser {
     pub fn goto(&mut self, url: &str) {
         self.call("Page.navigate", json!({"url": url}));
         assert!(
-            self.wait_for("document.readyState === 'complete'", Duration::from_secs(20)),
+            self.wait_for(
+                "document.readyState === 'complete'",
+                Duration::from_secs(20)
+            ),
             "{url} did not load"
         );
     }

@@ -112,11 +112,17 @@ fn page_shows_sources_adds_and_looks_up() {
 
     // Sources with their stored values and the failure of the last run, and counts.
     let row = text(&mut b, "tr[data-source=\"62041\"]");
-    assert!(row.contains("AS62041") && row.contains('4') && row.contains("ok"), "{row}");
+    assert!(
+        row.contains("AS62041") && row.contains('4') && row.contains("ok"),
+        "{row}"
+    );
     let failed = text(&mut b, "tr[data-source=\"64500\"]");
     assert!(failed.contains("503"), "{failed}");
     let facts = text(&mut b, "#facts");
-    assert!(facts.contains("Stored values") && facts.contains("ASN 4"), "{facts}");
+    assert!(
+        facts.contains("Stored values") && facts.contains("ASN 4"),
+        "{facts}"
+    );
     assert!(facts.contains("Last success"), "{facts}");
 
     // Adding through the form (a same-origin POST, Origin header included).
@@ -147,7 +153,10 @@ fn page_shows_sources_adds_and_looks_up() {
     );
     assert!(found, "{}", text(&mut b, "#lookup"));
     let m = text(&mut b, "#lookup-result");
-    assert!(m.contains("149.154.160.0/20") && m.contains("AS62041"), "{m}");
+    assert!(
+        m.contains("149.154.160.0/20") && m.contains("AS62041"),
+        "{m}"
+    );
 
     // The changes of the run are listed.
     let changes = text(&mut b, "#changes-list");
@@ -156,7 +165,10 @@ fn page_shows_sources_adds_and_looks_up() {
     // A phone's width: everything fits, nothing scrolls sideways.
     b.viewport(360, true);
     let wide = b.eval("document.documentElement.scrollWidth");
-    assert!(wide.as_u64().unwrap() <= 360, "page is {wide} px wide at 360");
+    assert!(
+        wide.as_u64().unwrap() <= 360,
+        "page is {wide} px wide at 360"
+    );
     assert_eq!(b.errors, Vec::<String>::new());
 }
 

@@ -129,12 +129,21 @@ mod tests {
         assert!(!ok(Some("http://"), Some("")));
         let e = same_origin(&req(Some("http://evil.example"), Some("router:8080")));
         let m = e.unwrap_err().to_string();
-        assert!(m.contains("\"http://evil.example\"") && m.contains("\"router:8080\""), "{m}");
+        assert!(
+            m.contains("\"http://evil.example\"") && m.contains("\"router:8080\""),
+            "{m}"
+        );
     }
 
     #[test]
     fn gzip_when_accepted() {
-        for yes in ["gzip", "gzip, deflate, br", "br;q=1, GZIP;q=0.5", "*", "x-gzip"] {
+        for yes in [
+            "gzip",
+            "gzip, deflate, br",
+            "br;q=1, GZIP;q=0.5",
+            "*",
+            "x-gzip",
+        ] {
             assert!(accepts_gzip(yes), "{yes}");
         }
         for no in ["", "identity", "br", "gzip;q=0", "gzip; q=0.000", "gzipx"] {
@@ -174,7 +183,14 @@ mod tests {
     #[test]
     fn page_is_self_contained() {
         let text = std::str::from_utf8(PAGE).unwrap();
-        for external in ["http://", "https://", "src=\"//", "href=\"//", "url(", "@import"] {
+        for external in [
+            "http://",
+            "https://",
+            "src=\"//",
+            "href=\"//",
+            "url(",
+            "@import",
+        ] {
             assert!(!text.contains(external), "the page refers to {external:?}");
         }
     }

@@ -355,7 +355,10 @@ fn status_lists_sources_and_reports_broken_files() {
     std::fs::write(t.ctx.paths.config(), "{").unwrap();
     let (r, v) = call(&t, "GET", "/status", "");
     assert_eq!(r.status, 200, "{v}");
-    assert!(v["errors"][0].as_str().unwrap().starts_with("config: "), "{v}");
+    assert!(
+        v["errors"][0].as_str().unwrap().starts_with("config: "),
+        "{v}"
+    );
     assert_eq!(call(&t, "GET", "/status?x", "").0.status, 400);
 }
 

@@ -10,7 +10,10 @@ fn page_is_html_gzip_when_accepted_and_self_contained() {
     let plain = get(s.addr, "/");
     assert_eq!(plain.status, 200);
     framed(&plain);
-    assert_eq!(plain.header("Content-Type"), Some("text/html; charset=utf-8"));
+    assert_eq!(
+        plain.header("Content-Type"),
+        Some("text/html; charset=utf-8")
+    );
     assert_eq!(plain.header("Content-Encoding"), None);
     let html = plain.text();
     assert!(html.starts_with("<!DOCTYPE html>"), "{html:.80}");
@@ -21,7 +24,13 @@ fn page_is_html_gzip_when_accepted_and_self_contained() {
     let csp = plain.header("Content-Security-Policy").unwrap();
     assert!(csp.contains("default-src 'none'") && csp.contains("connect-src 'self'"));
 
-    let gz = call(s.addr, "GET", "/", &[("Accept-Encoding", "gzip, deflate")], None);
+    let gz = call(
+        s.addr,
+        "GET",
+        "/",
+        &[("Accept-Encoding", "gzip, deflate")],
+        None,
+    );
     assert_eq!(gz.status, 200);
     assert_eq!(gz.header("Content-Encoding"), Some("gzip"));
     assert_eq!(gz.header("Vary"), Some("Accept-Encoding"));
@@ -34,8 +43,15 @@ fn page_is_html_gzip_when_accepted_and_self_contained() {
     assert_eq!(out.stdout, plain.body);
 
     let head = call(s.addr, "HEAD", "/", &[("Accept-Encoding", "gzip")], None);
-    assert_eq!(head.header("Content-Length"), Some(gz.body.len().to_string().as_str()));
-    assert_error(&call(s.addr, "POST", "/", &[], Some("{}")), 405, "GET, HEAD");
+    assert_eq!(
+        head.header("Content-Length"),
+        Some(gz.body.len().to_string().as_str())
+    );
+    assert_error(
+        &call(s.addr, "POST", "/", &[], Some("{}")),
+        405,
+        "GET, HEAD",
+    );
 }
 
 #[test]
@@ -93,7 +109,13 @@ fn cross_origin_changes_get_403_and_change_nothing() {
 
     // The same request from the page itself: Origin is this server (the raw requests
     // here send `Host: test`).
-    let a = call(s.addr, "POST", "/asns", &[("Origin", "http://test")], Some(body));
+    let a = call(
+        s.addr,
+        "POST",
+        "/asns",
+        &[("Origin", "http://test")],
+        Some(body),
+    );
     assert_eq!(a.status, 201, "{}", a.text());
     // And from curl or a script: no Origin, unchanged behaviour.
     let a = call(s.addr, "DELETE", "/asns/64496", &[], None);
