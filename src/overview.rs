@@ -68,9 +68,12 @@ pub struct Overview {
     pub errors: Vec<String>,
 }
 
+/// A group's sources, per kind.
+type GroupSources = Vec<(Kind, Vec<String>)>;
+
 /// The configured groups: name and sources per kind. Only `default` until named
 /// groups exist in the configuration.
-fn configured_groups(cfg: &Config) -> Vec<(String, Vec<(Kind, Vec<String>)>)> {
+fn configured_groups(cfg: &Config) -> Vec<(String, GroupSources)> {
     let kinds = Kind::ALL
         .iter()
         .map(|&k| (k, cfg.sources(k).to_vec()))
