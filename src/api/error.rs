@@ -26,6 +26,10 @@ pub enum ApiError {
     /// `api.token` is set and the request did not present it.
     #[error("unauthorized")]
     Unauthorized,
+    /// A mutating request sent by a page of another origin (its `Origin` names
+    /// another host than the one asked); the message names both.
+    #[error("{0}")]
+    Forbidden(String),
     /// No such resource.
     #[error("{0}")]
     NotFound(String),
@@ -37,7 +41,7 @@ pub enum ApiError {
     Storage(#[from] StoreError),
     /// `GET /health` found the database failing: 503 with the health fields beside the
     /// error, so that a monitor sees `"status":"error"` and the daemon's last times.
-    #[error("{}", describe_store_error(.error))]
+    #[error("{}", describe_store_error(error))]
     Unhealthy {
         /// What failed.
         #[source]
@@ -113,6 +117,7 @@ impl ApiError {
                     "missing or wrong bearer token (Authorization: Bearer <api.token>)".into(),
                 )
             }
+            ApiError::Forbidden(m) => (403, m),
             ApiError::NotFound(m) => (404, m),
             ApiError::MethodNotAllowed(allow) => {
                 headers.push(("Allow", allow.to_string()));
@@ -194,6 +199,7 @@ mod tests {
         let cases: Vec<(ApiError, u16)> = vec![
             (ApiError::BadRequest("x".into()), 400),
             (ApiError::Unauthorized, 401),
+            (ApiError::Forbidden("x".into()), 403),
             (ApiError::NotFound("x".into()), 404),
             (ApiError::MethodNotAllowed("GET, HEAD"), 405),
             (ApiError::Request(RequestError::BodyTooLarge), 413),

@@ -196,6 +196,12 @@ fn read_field(
         }
     } else if is("If-None-Match") {
         head.info.if_none_match = Some(value);
+    } else if is("Host") {
+        head.info.host = Some(value);
+    } else if is("Origin") {
+        head.info.origin = Some(value);
+    } else if is("Accept-Encoding") {
+        head.info.accept_encoding = Some(value);
     } else if is("Expect") {
         if !value.eq_ignore_ascii_case("100-continue") {
             return Err(RequestError::Expect);
