@@ -63,7 +63,9 @@ fn call(dir: &Path, method: &str, input: Value) -> Value {
 
 /// The methods the ACL grants, read and write together.
 fn granted() -> BTreeSet<String> {
-    let path = root().join(APP).join("root/usr/share/rpcd/acl.d/luci-app-ripe-cidr-collector.json");
+    let path = root()
+        .join(APP)
+        .join("root/usr/share/rpcd/acl.d/luci-app-ripe-cidr-collector.json");
     let acl: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     let app = &acl["luci-app-ripe-cidr-collector"];
     ["read", "write"]
@@ -109,7 +111,10 @@ fn acl_grants_exactly_what_the_views_call() {
     let menu: Value = serde_json::from_str(&menu).unwrap();
     let top = &menu["admin/services/ripe-cidr-collector"];
     assert_eq!(top["title"], "IP prefix lists");
-    assert_eq!(top["depends"]["acl"], json!(["luci-app-ripe-cidr-collector"]));
+    assert_eq!(
+        top["depends"]["acl"],
+        json!(["luci-app-ripe-cidr-collector"])
+    );
     for v in ["status", "sources", "settings"] {
         let entry = &menu[format!("admin/services/ripe-cidr-collector/{v}")];
         assert_eq!(entry["action"]["path"], format!("ripe-cidr-collector/{v}"));
@@ -125,23 +130,38 @@ fn rpcd_plugin_every_call() {
     let g = &st["overview"]["groups"][0];
     assert_eq!(g["sources"][0]["source"], "62041");
     assert_eq!(g["sources"][0]["values"], 4);
-    assert!(g["sources"][1]["failure"].as_str().unwrap().contains("503"), "{st}");
+    assert!(
+        g["sources"][1]["failure"].as_str().unwrap().contains("503"),
+        "{st}"
+    );
 
     let found = call(dir, "lookup", json!({"address": "149.154.167.99"}));
     assert_eq!(found["matches"][0]["source"], "62041", "{found}");
     let bad = call(dir, "lookup", json!({"address": "1.2.3.4; reboot"}));
-    assert!(bad["error"].as_str().unwrap().contains("invalid address"), "{bad}");
+    assert!(
+        bad["error"].as_str().unwrap().contains("invalid address"),
+        "{bad}"
+    );
 
     let ok = json!({"result": true});
-    assert_eq!(call(dir, "add", json!({"kind": "asn", "source": "AS64496"})), ok);
-    assert_eq!(call(dir, "add", json!({"kind": "fqdn", "source": "Example.ORG"})), ok);
+    assert_eq!(
+        call(dir, "add", json!({"kind": "asn", "source": "AS64496"})),
+        ok
+    );
+    assert_eq!(
+        call(dir, "add", json!({"kind": "fqdn", "source": "Example.ORG"})),
+        ok
+    );
     let listed = site.t.run(&["asn", "list"]);
     assert!(String::from_utf8_lossy(&listed.stdout).contains("64496"));
     for (input, says) in [
         (json!({"kind": "asn", "source": "ASX"}), "invalid ASN"),
         (json!({"kind": "asn", "source": "--purge"}), "invalid asn"),
         (json!({"kind": "disk", "source": "x"}), "unknown kind"),
-        (json!({"kind": "asn", "source": "1", "group": "A B"}), "invalid group"),
+        (
+            json!({"kind": "asn", "source": "1", "group": "A B"}),
+            "invalid group",
+        ),
     ] {
         let v = call(dir, "add", input.clone());
         let msg = v["error"].as_str().unwrap_or_default();
@@ -149,8 +169,19 @@ fn rpcd_plugin_every_call() {
         assert!(!msg.contains("Usage"), "{v}");
     }
 
-    assert_eq!(call(dir, "remove", json!({"kind": "fqdn", "source": "example.org"})), ok);
-    let purged = call(dir, "remove", json!({"kind": "asn", "source": "62041", "purge": true}));
+    assert_eq!(
+        call(
+            dir,
+            "remove",
+            json!({"kind": "fqdn", "source": "example.org"})
+        ),
+        ok
+    );
+    let purged = call(
+        dir,
+        "remove",
+        json!({"kind": "asn", "source": "62041", "purge": true}),
+    );
     assert_eq!(purged, ok);
     let after = call(dir, "status", json!({}));
     assert_eq!(after["overview"]["counts"]["asn"], 0, "{after}");
@@ -159,14 +190,20 @@ fn rpcd_plugin_every_call() {
 
     // collect: the daemon's SIGUSR1, an error while none runs.
     let none = call(dir, "collect", json!({}));
-    assert!(none["error"].as_str().unwrap().contains("no daemon"), "{none}");
+    assert!(
+        none["error"].as_str().unwrap().contains("no daemon"),
+        "{none}"
+    );
     let mut daemon = site.t.spawn(&["daemon"]);
     let up = eventually(Duration::from_secs(10), || {
         call(dir, "collect", json!({})) == ok
     });
     assert!(up, "{}", daemon.stderr());
     let unknown = call(dir, "reboot", json!({}));
-    assert!(unknown["error"].as_str().unwrap().contains("unknown method"));
+    assert!(unknown["error"]
+        .as_str()
+        .unwrap()
+        .contains("unknown method"));
 }
 
 /// Percent-decodes a query parameter (the stand-in encodes with encodeURIComponent).
@@ -231,7 +268,9 @@ fn luci_server(dir: PathBuf) -> FakeServer {
 
 fn open_view(b: &mut Browser, server: SocketAddr, view: &str) {
     // A query per view: a change of the fragment alone would not load the page again.
-    b.goto(&format!("http://{server}/?{view}#ripe-cidr-collector/{view}"));
+    b.goto(&format!(
+        "http://{server}/?{view}#ripe-cidr-collector/{view}"
+    ));
     assert!(
         b.wait_for("window.standinDone === true", Duration::from_secs(20)),
         "{view} did not render"
@@ -259,12 +298,18 @@ fn luci_views_render_the_plugins_answers() {
 
     open_view(&mut b, addr, "status");
     let facts = text(&mut b, "#rcc-facts");
-    assert!(facts.contains("Stored values") && facts.contains("asn 4"), "{facts}");
+    assert!(
+        facts.contains("Stored values") && facts.contains("asn 4"),
+        "{facts}"
+    );
     let row = text(&mut b, "tr[data-source=\"62041\"]");
     assert!(row.contains("AS62041") && row.contains('4'), "{row}");
     assert!(text(&mut b, "tr[data-source=\"64500\"]").contains("503"));
     b.eval("document.querySelector('#rcc-address').value = '149.154.167.99'; document.querySelector('#rcc-lookup').click(); true");
-    assert!(b.wait_for("!!document.querySelector('.rcc-match')", Duration::from_secs(10)));
+    assert!(b.wait_for(
+        "!!document.querySelector('.rcc-match')",
+        Duration::from_secs(10)
+    ));
     assert!(text(&mut b, ".rcc-match").contains("AS62041"));
 
     open_view(&mut b, addr, "sources");

@@ -14,10 +14,10 @@ mod common;
 mod daemon;
 mod formats_real;
 mod healthcheck;
-#[cfg(all(feature = "api", feature = "collect", unix))]
-mod luci;
 #[cfg(feature = "api")]
 mod http_limits;
+#[cfg(all(feature = "api", feature = "collect", unix))]
+mod luci;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod netlink;
 mod openwrt;
