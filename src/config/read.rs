@@ -9,6 +9,8 @@ use serde_json::{Map, Value};
 use super::*;
 use crate::source::{normalize_asn_value, normalize_fqdn, Kind};
 
+mod dnsmasq;
+
 pub(super) fn read_value(text: &str, path: &Path) -> Result<Value, ConfigError> {
     let value = serde_json::from_str::<Value>(text).map_err(|e| ConfigError::Syntax {
         path: path.into(),
@@ -325,6 +327,10 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
             for (i, v) in list.iter().enumerate() {
                 let prefix = format!("outputs[{i}].");
                 let o = r.object(v, &format!("outputs[{i}]"))?;
+                if o.contains_key("dnsmasq") {
+                    c.outputs.push(dnsmasq::output(&mut r, o, &prefix)?);
+                    continue;
+                }
                 r.unknown(
                     o,
                     &prefix,
@@ -397,11 +403,14 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
                     timeout_seconds: r
                         .uint(o, &prefix, "timeout_seconds", 1, 3600)?
                         .unwrap_or(60),
+                    dnsmasq: None,
+                    dns_sets: None,
                 });
             }
         }
         Some(v) => return Err(r.err("outputs", format!("expected a list, got {}", short(v)))),
     }
+    dnsmasq::resolve(&r, &mut c)?;
     Ok(Loaded {
         config: c,
         warnings,
