@@ -292,11 +292,14 @@ fn dnsmasq_fills_the_dns_sets_and_our_reloads_keep_them() {
     render(&dir);
     assert_eq!(runs(&ran), 1, "an unchanged file runs no command");
 
-    // The rules of the README: one per set, since one rule cannot name two sets.
+    // The rules of the README (for the router's own traffic: the output hook), with
+    // counters: one rule per set, since one rule cannot look an address up in two.
     nft.script(
-        b"add chain inet ripe_cidr out { type filter hook output priority 0; }
-add rule inet ripe_cidr out ip daddr @ripe_v4 counter
-add rule inet ripe_cidr out ip daddr @ripe_dns_v4 counter
+        b"add chain inet ripe_cidr out { type filter hook output priority mangle; policy accept; }
+add rule inet ripe_cidr out ip daddr @ripe_v4 counter meta mark set 0x100
+add rule inet ripe_cidr out ip daddr @ripe_dns_v4 counter meta mark set 0x100
+add rule inet ripe_cidr out ip6 daddr @ripe_v6 counter meta mark set 0x100
+add rule inet ripe_cidr out ip6 daddr @ripe_dns_v6 counter meta mark set 0x100
 ",
     )
     .unwrap();
