@@ -12,6 +12,8 @@ mod collect;
 mod common;
 #[cfg(feature = "collect")]
 mod daemon;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+mod dnsmasq;
 mod formats_real;
 mod healthcheck;
 #[cfg(feature = "api")]
