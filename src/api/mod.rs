@@ -18,10 +18,10 @@ mod body;
 mod conn;
 mod error;
 mod headers;
-mod http;
+pub(crate) mod http;
 mod limit;
 mod poller;
-mod query;
+pub(crate) mod query;
 mod routes;
 mod server;
 

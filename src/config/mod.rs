@@ -13,7 +13,7 @@ use crate::source::Kind;
 
 mod dupkeys;
 mod edit;
-mod read;
+pub(crate) mod read;
 #[cfg(test)]
 mod tests;
 
