@@ -39,11 +39,17 @@ pub fn run(paths: &Paths, json: bool) -> Result<Outcome, CliError> {
             "journal_mode": journal_mode,
             "last_snapshot": last_snapshot,
             "errors": problems,
-            // What `GET /status` answers (the LuCI app reads it from here).
-            "overview": crate::overview::build(paths),
         });
+        // Last, what `GET /status` answers (the LuCI app reads it from here), in the
+        // API's bytes: spliced in rather than turned into a `Value`, which would
+        // compile a second serializer for every type in it (about 10 KB).
         out = v.to_string();
-        out.push('\n');
+        out.pop();
+        out.push_str(",\"overview\":");
+        out.push_str(&String::from_utf8_lossy(
+            &crate::overview::build(paths).to_json(),
+        ));
+        out.push_str("}\n");
     } else {
         let st = st.unwrap_or_default();
         let or_never = |v: &Option<String>| v.clone().unwrap_or_else(|| "never".into());
