@@ -38,6 +38,7 @@ install -D -m 0600 "$files/$name.config" "$root/etc/config/$name"
 install -D -m 0600 "$files/config.json" "$root/etc/$name/config.json"
 install -D -m 0755 "$files/$name.uci-defaults" "$root/etc/uci-defaults/90-$name"
 install -D -m 0755 "$files/fw4-include.sh" "$root/usr/share/$name/fw4-include.sh"
+install -D -m 0755 "$files/dnsmasq-drop-in.sh" "$root/usr/share/$name/dnsmasq-drop-in.sh"
 conffiles="/etc/config/$name
 /etc/$name/config.json"
 
