@@ -17,7 +17,11 @@ mod dnsmasq;
 mod formats_real;
 mod healthcheck;
 #[cfg(feature = "api")]
+mod http_attacks;
+#[cfg(feature = "api")]
 mod http_limits;
+#[cfg(all(feature = "api", feature = "collect", unix))]
+mod luci;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod netlink;
 mod openwrt;
