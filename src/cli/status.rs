@@ -25,7 +25,7 @@ struct Report {
 pub fn run(paths: &Paths, json: bool) -> Result<Outcome, CliError> {
     let report = gather(paths);
     let out = if json {
-        let mut s = as_json(&report).to_string();
+        let mut s = as_json(&report, paths).to_string();
         s.push('\n');
         s
     } else {
@@ -70,7 +70,7 @@ fn gather(paths: &Paths) -> Report {
     }
 }
 
-fn as_json(r: &Report) -> serde_json::Value {
+fn as_json(r: &Report, paths: &Paths) -> serde_json::Value {
     serde_json::json!({
         "status": r.st,
         "counts": r.counts.map(|c| serde_json::json!({"asn": c.0, "fqdn": c.1})),
@@ -79,6 +79,8 @@ fn as_json(r: &Report) -> serde_json::Value {
         "journal_mode": r.journal_mode,
         "last_snapshot": r.last_snapshot,
         "errors": r.problems,
+        // What `GET /status` answers (the LuCI app reads it from here).
+        "overview": crate::overview::build(paths),
     })
 }
 

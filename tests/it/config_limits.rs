@@ -85,7 +85,7 @@ fn config_reading_memory_is_bounded() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), n);
-    let (mut serve, _) = t.spawn_listening(&["serve"]);
+    let (serve, _) = t.spawn_listening(&["serve"]);
     let big = vmhwm_kib(serve.pid());
     drop(serve);
     eprintln!("serve with {n} ASNs in config.json: VmHWM {big} KiB");
