@@ -19,6 +19,8 @@ mod dnsmasq;
 mod formats_real;
 mod healthcheck;
 #[cfg(feature = "api")]
+mod http_attacks;
+#[cfg(feature = "api")]
 mod http_limits;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci;
