@@ -39,9 +39,11 @@ Commands:
   snapshot                    write the snapshot file now (needs --snapshot)
   collect-now                 make the running daemon collect every source now
                               (SIGUSR1; what OpenWrt sends when the WAN comes up)
-  render                      write every configured output now from the stored
+  render [--load-only]        write every configured output now from the stored
                               data (files, netlink loads, commands), e.g. after
-                              a firewall restart flushed the sets
+                              a firewall restart flushed the sets; --load-only:
+                              only the netlink loads (no files, no commands: what
+                              the OpenWrt firewall include runs)
   healthcheck api [--listen ADDR]
                               exit 0 when GET /health of the API answers 200 and
                               status ok within 3 s (default address: api.listen)
@@ -64,6 +66,9 @@ Options:
                    on daemon stop and by `snapshot`; default $RIPE_SNAPSHOT, else none
   -v, --verbose    more log output (debug; release builds keep info and above)
   -q, --quiet      only warnings and errors
+  --syslog         log to the system log (/dev/log, facility daemon) with each
+                   message's priority instead of to stderr (the OpenWrt package
+                   turns it on: procd files all of stderr as errors)
   -h, --help       this text
   -V, --version    the version
 
@@ -126,6 +131,8 @@ pub fn parse(
     let mut max_age = None;
     let mut details = false;
     let mut since: Option<String> = None;
+    let mut load_only = false;
+    let mut syslog = false;
     let mut help = false;
     let mut version = false;
     // Options that belong to one command, checked once the command is known.
@@ -137,6 +144,7 @@ pub fn parse(
             Long("snapshot") => snapshot = Some(p.value()?.into()),
             Short('v') | Long("verbose") => verbosity = Verbosity::Verbose,
             Short('q') | Long("quiet") => verbosity = Verbosity::Quiet,
+            Long("syslog") => syslog = true,
             Short('h') | Long("help") => help = true,
             Short('V') | Long("version") => version = true,
             Long("listen") => {
@@ -198,6 +206,10 @@ pub fn parse(
                 since = Some(text(p.value()?, "--since")?);
                 seen.push("--since");
             }
+            Long("load-only") => {
+                load_only = true;
+                seen.push("--load-only");
+            }
             Value(v) => words.push(text(v, "argument")?),
             other => return Err(other.unexpected().into()),
         }
@@ -234,6 +246,7 @@ pub fn parse(
         Ok(Cli {
             paths: paths.clone(),
             verbosity,
+            syslog,
             command,
         })
     };
@@ -264,6 +277,7 @@ pub fn parse(
         "healthcheck" => &["--listen", "--max-age"],
         "status" | "lookup" => &["--json"],
         "changes" => &["--since", "--type", "--json"],
+        "render" => &["--load-only"],
         _ => &[],
     };
     if let Some(bad) = seen.iter().find(|o| !allowed.contains(o)) {
@@ -328,7 +342,7 @@ pub fn parse(
         "healthcheck" => Command::Healthcheck(super::healthcheck::parse(&rest, listen, max_age)?),
         "render" => {
             no_more(&rest)?;
-            Command::Render
+            Command::Render { load_only }
         }
         "collect-now" => {
             no_more(&rest)?;
