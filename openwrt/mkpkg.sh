@@ -54,7 +54,7 @@ desc="Keeps IP prefix lists of ASNs and host names up to date (RIPEstat, DNS; SQ
  HTTP API, nft/ipset output) for policy routing and firewalls."
 url="https://github.com/ripe-cidr-collector/ripe-cidr-collector"
 # The package's own pre-removal lines (the Makefile's prerm), without its #! line.
-prerm_pkg=$(sed '/^#!/d' "$files/prerm")
+prerm_pkg=$(sed '/^#!/d' "$files/prerm.sh")
 
 # .ipk: package-pack.mk's CONTROL directory. postinst and prerm call OpenWrt's
 # default_postinst / default_prerm (which read /usr/lib/opkg/info/NAME.list and
@@ -92,7 +92,7 @@ cat > "$ctl/prerm" <<'SH'
 . ${IPKG_INSTROOT}/lib/functions.sh
 default_prerm $0 $@
 SH
-cp "$files/prerm" "$ctl/prerm-pkg"
+cp "$files/prerm.sh" "$ctl/prerm-pkg"
 chmod 0755 "$ctl/postinst" "$ctl/prerm" "$ctl/prerm-pkg"
 ipk="$work/ipk"
 mkdir -p "$ipk"

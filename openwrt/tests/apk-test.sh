@@ -113,7 +113,7 @@ sed "s|\${IPKG_INSTROOT}/lib/functions.sh|$here/stubs/functions.sh|g" "$tmp/ipk/
 expect "ipk postinst: user from Require-User, uci-defaults, enable" \
 	"filelist /usr/lib/opkg/info/$name.list" "user_add ripe-cidr=3691:ripe-cidr=3691" \
 	"uci-defaults /etc/uci-defaults/90-$name" "/etc/init.d/$name enable"
-cmp -s "$tmp/ipk/prerm-pkg" "$here/../$name/files/prerm" && ok "ipk prerm-pkg: the package's prerm" \
+cmp -s "$tmp/ipk/prerm-pkg" "$here/../$name/files/prerm.sh" && ok "ipk prerm-pkg: the package's prerm" \
 	|| fail "ipk prerm-pkg"
 
 if [ "$failed" = 0 ]; then echo "apk-test: all passed"; else exit 1; fi

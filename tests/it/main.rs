@@ -17,6 +17,8 @@ mod http_limits;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod netlink;
 mod openwrt;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+mod openwrt_run;
 mod review;
 mod snapshot;
 mod storage;
