@@ -35,6 +35,7 @@ pub fn run(paths: &Paths, load_only: bool) -> Result<Outcome, CliError> {
 }
 
 /// The outputs that load sets over netlink, without their file and command.
+#[cfg(feature = "collect")]
 fn loads_only(outputs: &[OutputConfig]) -> Vec<OutputConfig> {
     outputs
         .iter()
@@ -47,7 +48,7 @@ fn loads_only(outputs: &[OutputConfig]) -> Vec<OutputConfig> {
         .collect()
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "collect"))]
 mod tests {
     use super::*;
 

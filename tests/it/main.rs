@@ -4,6 +4,8 @@
 
 #[cfg(feature = "api")]
 mod api;
+#[cfg(all(feature = "api", unix))]
+mod browser;
 mod cli;
 #[cfg(feature = "collect")]
 mod collect;
@@ -23,3 +25,5 @@ mod review;
 mod snapshot;
 mod storage;
 mod upstream;
+#[cfg(all(feature = "api", feature = "collect", unix))]
+mod web;
