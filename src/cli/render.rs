@@ -5,7 +5,7 @@
 //! holds while its includes run.
 
 use super::{CliError, Outcome};
-use crate::config::{OutputConfig, Paths};
+use crate::config::Paths;
 
 #[cfg(not(feature = "collect"))]
 /// Without the `collect` feature there are no outputs.
@@ -36,11 +36,11 @@ pub fn run(paths: &Paths, load_only: bool) -> Result<Outcome, CliError> {
 
 /// The outputs that load sets over netlink, without their file and command.
 #[cfg(feature = "collect")]
-fn loads_only(outputs: &[OutputConfig]) -> Vec<OutputConfig> {
+fn loads_only(outputs: &[crate::config::OutputConfig]) -> Vec<crate::config::OutputConfig> {
     outputs
         .iter()
         .filter(|o| o.load.is_some())
-        .map(|o| OutputConfig {
+        .map(|o| crate::config::OutputConfig {
             path: None,
             command: None,
             ..o.clone()
