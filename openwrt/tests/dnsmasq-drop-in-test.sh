@@ -54,7 +54,7 @@ printf '# header\nnftset=/bad.example/4#inet#ripe_cidr#ripe_dns_v4\n' > "$tmp/ba
 # run OPTIONS FILE: runs the script; its exit code lands in $rc, its log in $tmp/log.
 run() {
 	: > "$tmp/log"
-	STUB_LOG="$tmp/log" STUB_OPTIONS="$1" PATH="$tmp/path:$PATH" \
+	STUB_LOG="$tmp/log" STUB_OPTIONS="$1" PATH="$tmp/path:$PATH" RIPE_CIDR_UID="${RIPE_CIDR_UID:-0}" \
 		RIPE_CIDR_DNSMASQ="$tmp/dnsmasq" RIPE_CIDR_DNSMASQ_INIT="$tmp/init" \
 		RIPE_CIDR_VAR_ETC="$tmp/etc" sh "$script" "$2" 2> "$tmp/err"
 	rc=$?
@@ -113,6 +113,10 @@ check "no running instance: uci's dhcp confdir" $?
 STUB_OVERRIDE="$tmp/mine.d" run "$full" "$tmp/nftset.conf"
 [ "$rc" = 0 ] && [ -e "$tmp/mine.d/ripe-cidr-collector.conf" ]
 check "ripe-cidr-collector.main.dnsmasq_confdir wins" $?
+
+RIPE_CIDR_UID=3691 run "$full" "$tmp/nftset.conf"
+[ "$rc" = 1 ] && grep -q "needs root: set option user 'root'" "$tmp/log" && [ "$(restarts)" = 0 ]
+check "not root (the daemon's own user): fails saying so" $?
 
 if [ "$failed" = 0 ]; then
 	echo "dnsmasq-drop-in-test: all passed"

@@ -15,7 +15,7 @@
 # generated /var/etc/dnsmasq.conf.*), else uci's dhcp.@dnsmasq[0].confdir, else
 # /tmp/dnsmasq.d; ripe-cidr-collector.main.dnsmasq_confdir overrides them all.
 # RIPE_CIDR_DNSMASQ, RIPE_CIDR_DNSMASQ_INIT and RIPE_CIDR_VAR_ETC point elsewhere
-# for the package's off-router test.
+# (and RIPE_CIDR_UID the user id) for the package's off-router test.
 set -u
 src=${1:?usage: dnsmasq-drop-in.sh FILE}
 name=ripe-cidr-collector.conf
@@ -27,6 +27,13 @@ say() {
 	logger -t ripe-cidr-collector "dnsmasq: $*"
 	echo "$*" >&2
 }
+
+# dnsmasq's conf-dir and its init script are root's: the daemon's own user (the
+# default `option user 'ripe-cidr'`) can do neither.
+if [ "${RIPE_CIDR_UID:-$(id -u)}" != 0 ]; then
+	say "dnsmasq-drop-in.sh needs root: set option user 'root' in /etc/config/ripe-cidr-collector"
+	exit 1
+fi
 
 confdirs() {
 	dirs=$(uci -q get ripe-cidr-collector.main.dnsmasq_confdir) && { echo "$dirs"; return; }
