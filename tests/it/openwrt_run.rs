@@ -289,11 +289,11 @@ fn stub_path(dir: &Path) -> String {
     let stubs = dir.join("stubs");
     fs::create_dir_all(&stubs).unwrap();
     for t in ["uci", "logger"] {
-        std::os::unix::fs::symlink(
-            root().join(format!("openwrt/tests/stubs/{t}.sh")),
-            stubs.join(t),
-        )
-        .unwrap();
+        let link = stubs.join(t);
+        if !link.exists() {
+            std::os::unix::fs::symlink(root().join(format!("openwrt/tests/stubs/{t}.sh")), link)
+                .unwrap();
+        }
     }
     format!(
         "{}:{}",
@@ -376,4 +376,65 @@ add set inet fw4 other { type ipv4_addr; }
         .unwrap();
     run_include();
     assert!(eventually(Duration::from_secs(5), || calls.exists()));
+}
+
+/// Runs the uci-defaults script with `/etc/ripe-cidr-collector` moved to `conf`, the
+/// test's binary, and stub `uci`/`logger` (the UCI values `uci`); the stub log.
+fn uci_defaults(dir: &Path, conf: &Path, uci: &[(&str, &str)]) -> String {
+    let script = fs::read_to_string(files().join("ripe-cidr-collector.uci-defaults"))
+        .unwrap()
+        .replace("/etc/ripe-cidr-collector", &conf.display().to_string())
+        .replace("/usr/bin/ripe-cidr-collector", &bin().display().to_string());
+    let path = dir.join("uci-defaults");
+    fs::write(&path, script).unwrap();
+    let log = dir.join("uci-defaults.log");
+    fs::write(&log, "").unwrap();
+    let mut c = Command::new("sh");
+    c.arg(&path)
+        .env("PATH", stub_path(dir))
+        .env("STUB_LOG", &log)
+        .env_remove("RIPE_DATA_DIR");
+    for (k, v) in uci {
+        c.env(format!("UCI_main_{k}"), v);
+    }
+    let out = c.output().unwrap();
+    assert!(out.status.success(), "uci-defaults: {out:?}");
+    fs::read_to_string(&log).unwrap()
+}
+
+#[test]
+fn upgrade_adds_fetch_command_to_a_kept_config_json() {
+    let t = TestDir::new();
+    let conf = t.file("etc");
+    fs::create_dir_all(&conf).unwrap();
+    let cfg = conf.join("config.json");
+    let fetch = serde_json::json!(["uclient-fetch", "-q", "-T", "30", "-O", "-", "{url}"]);
+    // An edited config.json of an earlier version: sources and the old output.
+    let old = r#"{
+  "asns": ["62041"],
+  "outputs": [ { "load": "nft", "path": "/tmp/ripe-cidr.nft", "format": "nft" } ]
+}"#;
+    fs::write(&cfg, old).unwrap();
+    let log = uci_defaults(t.path(), &conf, &[("nft_file", "/tmp/ripe-cidr.nft")]);
+    let now: serde_json::Value = serde_json::from_str(&fs::read_to_string(&cfg).unwrap()).unwrap();
+    assert_eq!(now["fetch"]["command"], fetch, "{now}");
+    assert_eq!(now["asns"], serde_json::json!(["62041"]));
+    assert!(
+        log.contains("uci delete ripe-cidr-collector.main.nft_file"),
+        "{log}"
+    );
+    // An empty one, and one that says otherwise (kept as it is).
+    fs::write(&cfg, "{ }\n").unwrap();
+    uci_defaults(t.path(), &conf, &[]);
+    let now: serde_json::Value = serde_json::from_str(&fs::read_to_string(&cfg).unwrap()).unwrap();
+    assert_eq!(now["fetch"]["command"], fetch);
+    let own = r#"{"fetch": {"command": ["curl", "-s", "{url}"]}}"#;
+    fs::write(&cfg, own).unwrap();
+    uci_defaults(t.path(), &conf, &[]);
+    assert_eq!(fs::read_to_string(&cfg).unwrap(), own);
+    // A file the program cannot read is left alone, and the log says what to add.
+    fs::write(&cfg, "{ \"asns\": [").unwrap();
+    let log = uci_defaults(t.path(), &conf, &[]);
+    assert_eq!(fs::read_to_string(&cfg).unwrap(), "{ \"asns\": [");
+    assert!(log.contains("has no fetch.command"), "{log}");
 }
