@@ -12,6 +12,8 @@ mod common;
 mod daemon;
 mod formats_real;
 mod healthcheck;
+#[cfg(feature = "inspect")]
+mod migrate;
 #[cfg(feature = "api")]
 mod http_limits;
 #[cfg(all(feature = "collect", target_os = "linux"))]
