@@ -215,8 +215,8 @@ mod tests {
         let r = ApiError::MethodNotAllowed("DELETE").reply();
         assert_eq!(r.headers, vec![("Allow", "DELETE".to_string())]);
         let busy = rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY);
-        let r = ApiError::Storage(StoreError::Busy(rusqlite::Error::SqliteFailure(busy, None)))
-            .reply();
+        let r =
+            ApiError::Storage(StoreError::Busy(rusqlite::Error::SqliteFailure(busy, None))).reply();
         assert_eq!(r.headers, vec![("Retry-After", "1".to_string())]);
     }
 

@@ -17,7 +17,9 @@
 
 use std::io::Write;
 
-use rusqlite::types::{ToSqlOutput, Value, ValueRef};
+#[cfg(test)]
+use rusqlite::types::Value;
+use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::ToSql;
 
 use crate::util;
@@ -197,14 +199,32 @@ mod tests {
 
     #[test]
     fn v4_codes_round_trip_only_canonical_text() {
-        for s in ["1.2.3.0/24", "0.0.0.0/0", "255.255.255.255", "10.0.0.1/8", "9.9.9.9/32"] {
+        for s in [
+            "1.2.3.0/24",
+            "0.0.0.0/0",
+            "255.255.255.255",
+            "10.0.0.1/8",
+            "9.9.9.9/32",
+        ] {
             let c = v4_code(s).unwrap_or_else(|| panic!("{s}"));
             assert_eq!(with_v4_text(c, str::to_string), s);
         }
-        for s in ["01.2.3.4", "1.2.3.4/33", "1.2.3.4/024", "1.2.3.256", "1.2.3", "::1", "x", ""] {
+        for s in [
+            "01.2.3.4",
+            "1.2.3.4/33",
+            "1.2.3.4/024",
+            "1.2.3.256",
+            "1.2.3",
+            "::1",
+            "x",
+            "",
+        ] {
             assert_eq!(v4_code(s), None, "{s}");
         }
-        assert!(Stored::of("9.0.0.0/8") < Stored::of("10.0.0.0/8"), "numeric order");
+        assert!(
+            Stored::of("9.0.0.0/8") < Stored::of("10.0.0.0/8"),
+            "numeric order"
+        );
         assert!(Stored::of("255.0.0.0/8") < Stored::of("::/0"), "IPv4 first");
     }
 
@@ -212,8 +232,18 @@ mod tests {
     fn sql_and_rust_agree() {
         let c = rusqlite::Connection::open_in_memory().unwrap();
         let values = [
-            "1.2.3.0/24", "10.0.0.1/8", "255.255.255.255", "0.0.0.0/0", "1.2.3.4/33",
-            "01.2.3.4", "1.2.3.256", "-1.2.3.4", "1.2.3.4/64", "2001:db8::/32", "x", "1.2.3",
+            "1.2.3.0/24",
+            "10.0.0.1/8",
+            "255.255.255.255",
+            "0.0.0.0/0",
+            "1.2.3.4/33",
+            "01.2.3.4",
+            "1.2.3.256",
+            "-1.2.3.4",
+            "1.2.3.4/64",
+            "2001:db8::/32",
+            "x",
+            "1.2.3",
         ];
         let vsql = format!("SELECT {}", sql_value_code("?1"));
         let tsql = format!("SELECT {}", sql_value_text("?1"));
@@ -239,7 +269,12 @@ mod tests {
             assert_eq!(back, iso);
             t += 7_777_777;
         }
-        for odd in ["2026-09-01T00:00:00", "2026-02-30T00:00:00Z", "junk", "2026-09-01T00:00:00.5Z"] {
+        for odd in [
+            "2026-09-01T00:00:00",
+            "2026-02-30T00:00:00Z",
+            "junk",
+            "2026-09-01T00:00:00.5Z",
+        ] {
             let got: Value = c.query_row(&code, [odd], |r| r.get(0)).unwrap();
             assert_eq!(got, Value::Text(odd.into()), "{odd}");
             assert_eq!(time_of(odd), got);

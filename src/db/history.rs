@@ -166,9 +166,7 @@ impl WriteTx<'_> {
             cut
         };
         self.tx
-            .prepare(
-                "UPDATE meta SET value = max(value, ?1) WHERE key = 'history_floor'",
-            )?
+            .prepare("UPDATE meta SET value = max(value, ?1) WHERE key = 'history_floor'")?
             .execute([cut])?;
         Ok(())
     }

@@ -45,7 +45,10 @@ fn ranges(net: &IpNet) -> Vec<(Value, Value)> {
         if let Some(last) = hi.last_mut() {
             *last += 1;
         }
-        (Value::Text(p), Value::Text(String::from_utf8(hi).unwrap_or_default()))
+        (
+            Value::Text(p),
+            Value::Text(String::from_utf8(hi).unwrap_or_default()),
+        )
     }
     let len = net.prefix_len();
     match net {
@@ -161,10 +164,19 @@ mod tests {
         let r = |s: &str| ranges(&s.parse().unwrap());
         let v4 = r("91.108.4.0/22");
         let base = i64::from(u32::from(std::net::Ipv4Addr::new(91, 108, 4, 0)));
-        assert_eq!(v4, [(Value::Integer(base << 6), Value::Integer((base + 1024) << 6))]);
+        assert_eq!(
+            v4,
+            [(
+                Value::Integer(base << 6),
+                Value::Integer((base + 1024) << 6)
+            )]
+        );
         assert!(r("1.2.3.4/32").is_empty());
         let t = |a: &str, b: &str| (Value::Text(a.into()), Value::Text(b.into()));
-        assert_eq!(r("2001:b28:f23d::/48"), [t("2001:b28:f23d:", "2001:b28:f23d;")]);
+        assert_eq!(
+            r("2001:b28:f23d::/48"),
+            [t("2001:b28:f23d:", "2001:b28:f23d;")]
+        );
         assert_eq!(r("::ffff:0:0/96").len(), 2);
         assert_eq!(r("2000::/3"), [t("0", "g")]);
     }

@@ -108,8 +108,7 @@ fn to_v1(tx: &Transaction<'_>, paths: &Paths) -> Result<Vec<PathBuf>, StoreError
         return Ok(Vec::new());
     }
     tx.execute_batch(SCHEMA_V1)?;
-    let batch = legacy::read_all(paths, util::unix_now())
-        .map_err(StoreError::Legacy)?;
+    let batch = legacy::read_all(paths, util::unix_now()).map_err(StoreError::Legacy)?;
     insert_imported(tx, &batch.rows)?;
     if !batch.files.is_empty() {
         let names: Vec<String> = batch

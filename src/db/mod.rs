@@ -22,9 +22,9 @@ mod migrate;
 mod read;
 mod schema;
 pub mod snapshot;
-mod values;
 #[cfg(test)]
 mod tests;
+mod values;
 mod write;
 
 pub use history::{Change, ChangeRow, DEFAULT_HISTORY_DAYS, MAX_ROWS};

@@ -60,8 +60,7 @@ const INDEX: &str = "CREATE INDEX entries_value ON entries (value);";
 const FLOOR: &str = "coalesce((SELECT value FROM meta WHERE key = 'history_floor'), 0)";
 
 /// SQL: counts one more change of the stored values (see `meta` in the module doc).
-pub(super) const BUMP: &str =
-    "UPDATE meta SET value = value + 1 WHERE key = 'generation';";
+pub(super) const BUMP: &str = "UPDATE meta SET value = value + 1 WHERE key = 'generation';";
 
 /// SQL: the id of the source `(k, n)` (two expressions).
 fn source_id(k: &str, n: &str) -> String {

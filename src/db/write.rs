@@ -197,9 +197,9 @@ impl WriteTx<'_> {
         if join.seen == 0 {
             return Ok(());
         }
-        let mut one = self.tx.prepare(
-            "UPDATE entries SET last_seen = ?3 WHERE source = ?1 AND value = ?2",
-        )?;
+        let mut one = self
+            .tx
+            .prepare("UPDATE entries SET last_seen = ?3 WHERE source = ?1 AND value = ?2")?;
         if join.unseen.len() < join.seen {
             // Most of the source was seen again (the usual case): one UPDATE of the
             // whole source and a restore of the few unseen values beats one UPDATE
@@ -277,7 +277,13 @@ impl WriteTx<'_> {
 
     /// Deletes the rows of source `id` (only those expired before `cut`, when given),
     /// recording each as `reason` at `now`. Returns how many.
-    fn remove(&self, id: i64, cut: Option<i64>, reason: Change, now: i64) -> rusqlite::Result<usize> {
+    fn remove(
+        &self,
+        id: i64,
+        cut: Option<i64>,
+        reason: Change,
+        now: i64,
+    ) -> rusqlite::Result<usize> {
         let n = match cut {
             Some(cut) => {
                 let text = util::iso(cut);

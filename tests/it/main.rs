@@ -12,10 +12,10 @@ mod common;
 mod daemon;
 mod formats_real;
 mod healthcheck;
-#[cfg(feature = "inspect")]
-mod migrate;
 #[cfg(feature = "api")]
 mod http_limits;
+#[cfg(feature = "inspect")]
+mod migrate;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod netlink;
 mod openwrt;

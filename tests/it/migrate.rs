@@ -59,7 +59,12 @@ fn iso(t: i64) -> String {
 fn value(r: &mut Rng, fqdn: bool) -> String {
     let (a, b, c) = (1 + r.below(222), r.below(256), r.below(256));
     match (fqdn, r.below(10)) {
-        (false, 0) => format!("2a0{}:{:x}:{:x}::/48", r.below(10), r.below(65536), r.below(65536)),
+        (false, 0) => format!(
+            "2a0{}:{:x}:{:x}::/48",
+            r.below(10),
+            r.below(65536),
+            r.below(65536)
+        ),
         (false, 1) => format!("{a}.{b}.0.0/16"),
         (false, 2) => format!("{a}.{b}.{c}.{}/32", r.below(256)),
         (false, _) => format!("{a}.{b}.{c}.0/24"),
@@ -131,7 +136,14 @@ fn build_v2(db: &Path) {
 const QUERIES: &[&[&str]] = &[
     &["changes", "--since", "2020-01-01T00:00:00Z", "--json"],
     &["changes", "--since", "2026-11-15T00:00:00Z"],
-    &["changes", "--since", "2026-11-20T00:00:00Z", "--type", "fqdn", "--json"],
+    &[
+        "changes",
+        "--since",
+        "2026-11-20T00:00:00Z",
+        "--type",
+        "fqdn",
+        "--json",
+    ],
     &["export"],
     &["export", "--format", "json"],
     &["export", "--format", "json", "--details"],
@@ -160,7 +172,12 @@ fn answers(bin: &Path, dir: &Path) -> String {
             .output()
             .unwrap();
         assert!(o.status.success(), "{q:?}: {o:?}");
-        out.push_str(&format!("{} {:016x} {}\n", o.stdout.len(), fnv(&o.stdout), q.join(" ")));
+        out.push_str(&format!(
+            "{} {:016x} {}\n",
+            o.stdout.len(),
+            fnv(&o.stdout),
+            q.join(" ")
+        ));
     }
     out
 }
@@ -193,7 +210,9 @@ fn version_2_database_migrates_with_every_answer_unchanged() {
     let v2_size = std::fs::metadata(&db).unwrap().len();
     let got = answers(&bin(), t.path());
     let c = Connection::open(&db).unwrap();
-    let version: i64 = c.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    let version: i64 = c
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(version, 3);
     drop(c);
     // Every row, time and change, through the views.
@@ -206,7 +225,10 @@ fn version_2_database_migrates_with_every_answer_unchanged() {
     let want = std::fs::read_to_string("tests/fixtures/v2-answers.txt").unwrap();
     assert_eq!(got, want, "the answers of version 2");
     let v3_size = std::fs::metadata(&db).unwrap().len();
-    assert!(v3_size * 2 < v2_size, "{v3_size} of {v2_size} bytes: compact");
+    assert!(
+        v3_size * 2 < v2_size,
+        "{v3_size} of {v2_size} bytes: compact"
+    );
     // A second open changes nothing.
     let before = std::fs::read(&db).unwrap();
     assert_eq!(answers(&bin(), t.path()), want);
@@ -220,7 +242,10 @@ fn version_2_database_migrates_with_every_answer_unchanged() {
         .unwrap();
     let o = t.run(&["export"]);
     assert_eq!(o.status.code(), Some(1), "{o:?}");
-    assert!(String::from_utf8_lossy(&o.stderr).contains("schema version 4"), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("schema version 4"),
+        "{o:?}"
+    );
 }
 
 /// Records the fixture with a version-2 binary: `RIPE_V2_BIN=/path/to/old/binary
@@ -233,4 +258,130 @@ fn record_v2_answers() {
     build_v2(&t.file("ripe.db"));
     let out = answers(Path::new(&old), t.path());
     std::fs::write("tests/fixtures/v2-answers.txt", out).unwrap();
+}
+
+/// Runs `sqlite3 DB SQL`; `None` (after [`cannot_run`]) without the CLI.
+fn sqlite3(db: &Path, sql: &str) -> Option<String> {
+    let o = match Command::new("sqlite3").arg(db).arg(sql).output() {
+        Ok(o) => o,
+        Err(e) => {
+            cannot_run(&format!("no sqlite3 command-line tool: {e}"));
+            return None;
+        }
+    };
+    assert!(o.status.success(), "{sql}: {o:?}");
+    Some(String::from_utf8(o.stdout).unwrap())
+}
+
+#[test]
+fn sqlite3_reads_and_writes_through_the_views() {
+    use ripe_cidr_collector::db;
+    use ripe_cidr_collector::source::Kind;
+    let t = TestDir::new();
+    let paths = t.paths();
+    let now = BASE + 40 * 86_400;
+    {
+        let mut d = db::open(&paths).unwrap();
+        let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        d.merge_source(
+            Kind::Asn,
+            "62041",
+            &v(&["91.108.4.0/22", "2001:b28:f23d::/48"]),
+            now - 86_400,
+            7,
+        )
+        .unwrap();
+        d.merge_source(Kind::Fqdn, "t.example", &v(&["149.154.167.99"]), now, 7)
+            .unwrap();
+        d.merge_source(
+            Kind::Asn,
+            "62041",
+            &v(&["2001:b28:f23d::/48"]),
+            now + 9 * 86_400,
+            7,
+        )
+        .unwrap();
+    }
+    let db = &paths.db;
+    // The README's example.
+    let Some(out) = sqlite3(
+        db,
+        "SELECT kind, source, value, last_seen FROM addresses ORDER BY value",
+    ) else {
+        return;
+    };
+    assert_eq!(
+        out,
+        format!(
+            "fqdn|t.example|149.154.167.99|{}\nasn|62041|2001:b28:f23d::/48|{}\n",
+            iso(now),
+            iso(now + 9 * 86_400)
+        )
+    );
+    let changes = sqlite3(db, "SELECT * FROM changes").unwrap();
+    let mine: String = db::open(&paths)
+        .unwrap()
+        .all_changes()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            format!(
+                "{}|{}|{}|{}|{}\n",
+                c.time, c.kind, c.source, c.value, c.change
+            )
+        })
+        .collect();
+    assert_eq!(changes, mine);
+    assert!(changes.contains("|expired\n"), "{changes}");
+    // The writes scripts made: insert or replace, update of the times, a change.
+    let ins = "INSERT OR REPLACE INTO addresses (kind, source, value, first_seen, last_seen) \
+               VALUES ('asn', '62041', '10.0.0.0/8', '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z')";
+    sqlite3(db, ins).unwrap();
+    sqlite3(db, ins).unwrap();
+    sqlite3(
+        db,
+        "UPDATE addresses SET first_seen = '2025-01-01T00:00:00Z', last_seen = '2026-12-01T00:00:00Z' \
+         WHERE value = '10.0.0.0/8'",
+    )
+    .unwrap();
+    sqlite3(
+        db,
+        "INSERT INTO changes (time, kind, source, value, change) \
+         VALUES ('2026-12-24T00:00:00Z', 'asn', '62041', '10.0.0.0/8', 'purged')",
+    )
+    .unwrap();
+    // A new kind of source needs no schema change.
+    sqlite3(
+        db,
+        "INSERT INTO addresses (kind, source, value, first_seen, last_seen) \
+         VALUES ('feed', 'x', '2001:db8::/32', 'legacy time', '2026-12-01T00:00:00Z')",
+    )
+    .unwrap();
+    let d = db::open(&paths).unwrap();
+    let rows = d.rows(Kind::Asn, "62041").unwrap();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[0].value, "10.0.0.0/8");
+    assert_eq!(rows[0].first_seen, "2025-01-01T00:00:00Z");
+    assert_eq!(rows[0].last_seen, "2026-12-01T00:00:00Z");
+    let last = d.all_changes().unwrap().pop().unwrap();
+    assert_eq!(
+        (last.time.as_str(), last.value.as_str()),
+        ("2026-12-24T00:00:00Z", "10.0.0.0/8")
+    );
+    let feed = sqlite3(db, "SELECT * FROM addresses WHERE kind = 'feed'").unwrap();
+    assert_eq!(
+        feed,
+        "feed|x|2001:db8::/32|legacy time|2026-12-01T00:00:00Z\n"
+    );
+    // A value a script stored and the same value merged later are one row.
+    let mut d = d;
+    d.merge_source(
+        Kind::Asn,
+        "62041",
+        &["10.0.0.0/8".to_string()],
+        now + 10 * 86_400,
+        7,
+    )
+    .unwrap();
+    assert_eq!(d.rows(Kind::Asn, "62041").unwrap().len(), 2);
 }

@@ -183,13 +183,11 @@ fn failed_write_records_nothing() {
     let (_d, paths) = setup();
     let mut db = open(&paths).unwrap();
     db.conn
-        .execute_batch(
-            &format!(
-                "CREATE TRIGGER poison BEFORE INSERT ON entries WHEN NEW.value = {}
+        .execute_batch(&format!(
+            "CREATE TRIGGER poison BEFORE INSERT ON entries WHEN NEW.value = {}
                  BEGIN SELECT RAISE(ABORT, 'injected'); END;",
-                codec::v4_code("66.0.0.0/8").unwrap()
-            ),
-        )
+            codec::v4_code("66.0.0.0/8").unwrap()
+        ))
         .unwrap();
     let now = util::unix_now();
     assert!(db

@@ -57,7 +57,11 @@ fn schema_and_pragmas() {
     assert_eq!(cols, ["time", "kind", "source", "value", "change"]);
     let sql = |name: &str| -> String {
         db.conn
-            .query_row("SELECT sql FROM sqlite_master WHERE name = ?1", [name], |r| r.get(0))
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE name = ?1",
+                [name],
+                |r| r.get(0),
+            )
             .unwrap()
     };
     assert!(sql("entries").contains("WITHOUT ROWID"));
@@ -67,7 +71,11 @@ fn schema_and_pragmas() {
     // Only the indexes that queries use: the value index and the sources' key.
     let indexes: i64 = db
         .conn
-        .query_row("SELECT count(*) FROM sqlite_master WHERE type = 'index'", [], |r| r.get(0))
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'index'",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(indexes, 2);
     // The CHECK of `change` holds through the view.
@@ -188,13 +196,11 @@ fn failed_merge_leaves_rows_untouched() {
     let before = db.all_rows().unwrap();
     // Inject a failure in the middle of the next merge: inserting this value aborts.
     db.conn
-        .execute_batch(
-            &format!(
-                "CREATE TRIGGER poison BEFORE INSERT ON entries WHEN NEW.value = {}
+        .execute_batch(&format!(
+            "CREATE TRIGGER poison BEFORE INSERT ON entries WHEN NEW.value = {}
                  BEGIN SELECT RAISE(ABORT, 'injected'); END;",
-                codec::v4_code("66.0.0.0/8").unwrap()
-            ),
-        )
+            codec::v4_code("66.0.0.0/8").unwrap()
+        ))
         .unwrap();
     let err = db
         .merge_source(
