@@ -12,6 +12,8 @@ pub mod collect;
 pub mod config;
 pub mod db;
 pub mod format;
+#[cfg(any(feature = "api", feature = "collect"))]
+pub mod http1;
 pub mod inspect;
 pub mod legacy;
 pub mod listing;
@@ -19,6 +21,7 @@ pub mod listing;
 pub mod nftnl;
 #[cfg(feature = "collect")]
 pub mod outputs;
+pub mod overview;
 pub mod source;
 pub mod sources;
 pub mod status;

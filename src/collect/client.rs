@@ -5,7 +5,7 @@
 //! It replaced ureq, whose generic request and body machinery cost about 150 KiB of
 //! the router binary. Everything a request does (DNS lookup, connect, TLS handshake,
 //! head and body) shares one deadline, so a request never takes longer than the
-//! timeout. Memory per request: a 16 KiB buffer (the longest response head), rustls'
+//! timeout. Memory per request: an 8 KiB buffer (the longest response head), rustls'
 //! buffers and the body, which the caller caps.
 
 use std::io::{self, BufRead, Read, Write};
@@ -19,15 +19,12 @@ use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use super::dns;
 use super::fetch::{CaRoots, SourceError};
 use super::url::Url;
+// Response heads are bounded like the server's request heads, and bodies framed by the
+// same strict parser and chunked decoder.
+use crate::http1::{self, Framing, MAX_HEAD, MAX_HEADERS};
 
-/// The longest response head read (status line and headers).
-const MAX_HEAD: usize = 16 << 10;
-/// The most response headers read.
-const MAX_HEADERS: usize = 100;
 /// Redirects followed before giving up.
 const MAX_REDIRECTS: usize = 5;
-/// The longest chunk-size or trailer line of a chunked body.
-const MAX_CHUNK_LINE: u64 = 1024;
 
 /// An HTTP client for one kind of source: the timeout of one request, statuses
 /// returned rather than turned into errors, and the TLS settings with the CA roots.
@@ -148,13 +145,13 @@ impl Http {
                 c if c.eq_ignore_ascii_case("chunked") => Framing::Chunked,
                 _ => Framing::Close,
             }
-        } else if let Some(n) = header("content-length") {
-            let n = n.parse().map_err(|_| {
-                SourceError::Transport(format!("bad Content-Length {n:?} in the answer"))
-            })?;
-            Framing::Length(n)
         } else {
-            Framing::Close
+            let lengths = headers.iter().filter(|(k, _)| k == "content-length");
+            match http1::content_length(lengths.map(|(_, v)| v.as_str())) {
+                Ok(Some(n)) => Framing::Length(n),
+                Ok(None) => Framing::Close,
+                Err(e) => return Err(SourceError::Protocol(e.to_string())),
+            }
         };
         Ok(Response {
             status,
@@ -408,15 +405,6 @@ fn read_head(conn: &mut Conn) -> io::Result<(u16, Vec<(String, String)>)> {
     }
 }
 
-/// How the end of a response body is found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Framing {
-    Length(u64),
-    Chunked,
-    /// Read until the server closes the connection.
-    Close,
-}
-
 /// A response whose head has been read; the body is still on the connection.
 pub(crate) struct Response {
     status: u16,
@@ -469,11 +457,15 @@ impl Response {
                     return Err(fail(io::ErrorKind::UnexpectedEof.into()));
                 }
             }
-            Framing::Chunked => {
-                if !read_chunked(&mut self.conn, &mut out, limit).map_err(fail)? {
-                    return Err(too_large);
+            Framing::Chunked => match http1::read_chunked(&mut self.conn, &mut out, limit) {
+                Ok(true) => {}
+                Ok(false) => return Err(too_large),
+                Err(http1::ReadError::Io(e)) => return Err(fail(e)),
+                // A broken chunked body is the server's fault, not the network's.
+                Err(http1::ReadError::Chunk(e)) => {
+                    return Err(SourceError::Protocol(e.to_string()))
                 }
-            }
+            },
             Framing::Close => {
                 let read = (&mut self.conn).take(limit + 1).read_to_end(&mut out);
                 match read {
@@ -497,59 +489,6 @@ impl Response {
 pub(crate) fn retry_after(resp: &Response) -> Option<Duration> {
     let v = resp.header("retry-after")?;
     v.trim().parse::<u64>().ok().map(Duration::from_secs)
-}
-
-/// One line of a chunked body without its CRLF (or LF), at most
-/// [`MAX_CHUNK_LINE`] bytes.
-fn chunk_line(r: &mut dyn BufRead) -> io::Result<Vec<u8>> {
-    let mut line = Vec::new();
-    (&mut *r)
-        .take(MAX_CHUNK_LINE)
-        .read_until(b'\n', &mut line)?;
-    if line.pop() != Some(b'\n') {
-        return Err(match line.len() as u64 {
-            MAX_CHUNK_LINE.. => bad("chunk line too long".into()),
-            _ => io::ErrorKind::UnexpectedEof.into(),
-        });
-    }
-    if line.last() == Some(&b'\r') {
-        line.pop();
-    }
-    Ok(line)
-}
-
-/// Decodes a chunked body from `r` into `out`; `false` (and stops) when it would
-/// exceed `limit` bytes. Chunk extensions and trailers are skipped.
-fn read_chunked(r: &mut dyn BufRead, out: &mut Vec<u8>, limit: u64) -> io::Result<bool> {
-    loop {
-        let line = chunk_line(r)?;
-        let size = line.split(|&b| b == b';').next().unwrap_or_default();
-        let size = std::str::from_utf8(size).unwrap_or("?").trim();
-        let size = match size.len() {
-            1..=15 => u64::from_str_radix(size, 16).ok(),
-            _ => None,
-        }
-        .ok_or_else(|| bad(format!("bad chunk size {size:?}")))?;
-        if size == 0 {
-            // The trailer section, up to its empty line.
-            for _ in 0..MAX_HEADERS {
-                if chunk_line(r)?.is_empty() {
-                    return Ok(true);
-                }
-            }
-            return Err(bad("too many trailer lines".into()));
-        }
-        if out.len() as u64 + size > limit {
-            return Ok(false);
-        }
-        let got = (&mut *r).take(size).read_to_end(out)? as u64;
-        if got < size {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
-        if !chunk_line(r)?.is_empty() {
-            return Err(bad("chunk longer than its size".into()));
-        }
-    }
 }
 
 #[cfg(test)]

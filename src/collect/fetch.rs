@@ -56,6 +56,9 @@ pub enum SourceError {
     },
     /// The answer is not the expected JSON shape.
     BadBody(String),
+    /// The server broke HTTP framing (a bad `Content-Length`, a broken chunked
+    /// body): the same request gets the same answer, so not retried early.
+    Protocol(String),
     /// The answer is larger than allowed.
     TooLarge {
         /// The limit, in bytes.
@@ -99,6 +102,7 @@ impl fmt::Display for SourceError {
             SourceError::Timeout { seconds } => write!(f, "timed out after {seconds} s"),
             SourceError::Http { status } => write!(f, "HTTP status {status}"),
             SourceError::BadBody(m) => write!(f, "unexpected answer: {m}"),
+            SourceError::Protocol(m) => write!(f, "the server broke HTTP: {m}"),
             SourceError::TooLarge { limit } => {
                 write!(f, "answer larger than the limit of {}", human_bytes(*limit))
             }
@@ -323,6 +327,7 @@ mod tests {
         assert!(SourceError::Http { status: 429 }.is_transient());
         assert!(!SourceError::Http { status: 404 }.is_transient());
         assert!(!SourceError::BadBody(String::new()).is_transient());
+        assert!(!SourceError::Protocol(String::new()).is_transient());
     }
 
     #[test]

@@ -3,7 +3,6 @@
 //! The file is read as a generic JSON value first, so that every error can name the key
 //! it is about and so that a rewrite keeps keys this version does not know.
 
-use std::fmt;
 use std::fs;
 use std::io;
 use std::net::SocketAddr;
@@ -167,11 +166,38 @@ pub struct OutputConfig {
     pub command: Option<String>,
     /// Time limit of `command`, in seconds (default 60).
     pub timeout_seconds: u64,
+    /// A dnsmasq config file instead of a listing (`"dnsmasq": PATH`).
+    pub dnsmasq: Option<DnsmasqOutput>,
+    /// For a `load` output whose sets a dnsmasq output in the same configuration
+    /// names: the timeout of the dns sets (`<set>_dns_v4/_v6`) it creates if missing.
+    pub dns_sets: Option<u32>,
+}
+
+/// The `dnsmasq` output: `nftset=` (or `ipset=`) lines for a group's host names,
+/// so that dnsmasq adds every address it resolves for them, and their subdomains, to
+/// the group's dns sets. See `format::dnsmasq`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DnsmasqOutput {
+    /// The file written.
+    pub path: PathBuf,
+    /// The group whose names are written (`"group"`, default `default`).
+    pub group: String,
+    /// `ipset=` lines for fw3 routers (`"ipset": true`) instead of `nftset=`.
+    pub ipset: bool,
+    /// Seconds after which an address dnsmasq added leaves the dns sets
+    /// (`"set_timeout_seconds"`, default a day).
+    pub set_timeout_seconds: u32,
+    /// The names and the sets they go to, taken from the sources when the
+    /// configuration is read (so a changed source list is a changed output).
+    pub targets: Vec<(crate::format::DnsTarget, Vec<String>)>,
 }
 
 impl OutputConfig {
     /// The name in logs, `status.json` and retries: the path, else the loaded sets.
     pub fn name(&self) -> String {
+        if let Some(d) = &self.dnsmasq {
+            return d.path.display().to_string();
+        }
         match &self.path {
             Some(p) => p.display().to_string(),
             None => format!("nft load inet {} {}", self.render.table, self.render.set),
@@ -251,16 +277,19 @@ impl Config {
 }
 
 /// A configuration that could not be read, parsed, validated or written.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The file could not be read or written.
+    #[error("{}: {source}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// What the OS said.
+        #[source]
         source: io::Error,
     },
     /// The file is not valid JSON.
+    #[error("{}: invalid JSON at line {line}, column {column}: {message}", path.display())]
     Syntax {
         /// The file.
         path: PathBuf,
@@ -272,6 +301,7 @@ pub enum ConfigError {
         message: String,
     },
     /// A key has a value that is not allowed.
+    #[error("{}: {key}: {message}", path.display())]
     Invalid {
         /// The file.
         path: PathBuf,
@@ -281,29 +311,6 @@ pub enum ConfigError {
         message: String,
     },
 }
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ConfigError::Io { path, source } => write!(f, "{}: {source}", path.display()),
-            ConfigError::Syntax {
-                path,
-                line,
-                column,
-                message,
-            } => write!(
-                f,
-                "{}: invalid JSON at line {line}, column {column}: {message}",
-                path.display()
-            ),
-            ConfigError::Invalid { path, key, message } => {
-                write!(f, "{}: {key}: {message}", path.display())
-            }
-        }
-    }
-}
-
-impl std::error::Error for ConfigError {}
 
 /// A parsed configuration with the warnings found while reading it.
 #[derive(Debug, Clone)]

@@ -189,8 +189,3 @@ pub(super) fn to_v3(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     ))?;
     tx.execute_batch(&views())
 }
-
-#[cfg(test)]
-pub(super) fn views_sql() -> String {
-    views()
-}
