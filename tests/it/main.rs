@@ -10,6 +10,8 @@ mod cli;
 #[cfg(feature = "collect")]
 mod collect;
 mod common;
+#[cfg(feature = "api")]
+mod config_limits;
 #[cfg(feature = "collect")]
 mod daemon;
 #[cfg(all(feature = "collect", target_os = "linux"))]
