@@ -438,3 +438,101 @@ fn upgrade_adds_fetch_command_to_a_kept_config_json() {
     assert_eq!(fs::read_to_string(&cfg).unwrap(), "{ \"asns\": [");
     assert!(log.contains("has no fetch.command"), "{log}");
 }
+
+/// docs/openwrt.md's "your own chain" recipe, with the real binary and nft: the chain
+/// file is the load output's command (so the daemon loads it after the sets at its
+/// start, from the snapshot) and in `nft_file` (so the include loads it after
+/// `fw4 flush`, once `render --load-only` made the table again).
+#[test]
+fn own_chain_recipe_survives_boot_and_fw4_flush() {
+    if find("bash").is_none() {
+        return cannot_run("no bash to source the include as fw4 does");
+    }
+    let t = TestDir::new();
+    let chain = t.file("ripe-cidr-mark.nft");
+    fs::write(
+        &chain,
+        "add chain inet ripe_cidr mark_listed { type filter hook prerouting priority mangle; policy accept; }
+flush chain inet ripe_cidr mark_listed
+add rule inet ripe_cidr mark_listed ip daddr @ripe_v4 meta mark set meta mark & 0xffffff00 | 0x10
+",
+    )
+    .unwrap();
+    let nft = match namespace() {
+        Ok(nft) => nft,
+        Err(why) => return cannot_run(&why),
+    };
+    // Started in the namespace, where the daemon will look for it.
+    let ripe = FakeServer::start(|_| Reply::json(200, ripe_body(&["192.0.2.0/24".into()])));
+    let mut cfg = shipped_with(
+        &["64496"],
+        &ripe.url("/data.json"),
+        &t.file("out.txt"),
+        true,
+    );
+    cfg["outputs"][1]["command"] = format!("{} -f {}", nft.display(), chain.display()).into();
+    t.config(&cfg);
+    let (db, snap) = (t.file("ram/ripe.db"), t.file("ripe.db.snapshot"));
+    let o = t
+        .cmd()
+        .arg("--db")
+        .arg(&db)
+        .arg("--snapshot")
+        .arg(&snap)
+        .arg("run")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    // The reboot: no table, no database in RAM, no status; the daemon starts.
+    Command::new(&nft)
+        .args(["delete", "table", "inet", "ripe_cidr"])
+        .status()
+        .unwrap();
+    fs::remove_dir_all(t.file("ram")).unwrap();
+    fs::remove_file(t.file("status.json")).unwrap();
+    let child = t
+        .cmd()
+        .arg("--db")
+        .arg(&db)
+        .arg("--snapshot")
+        .arg(&snap)
+        .arg("daemon")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut daemon = Proc::drained(child, None);
+    let marks = |nft: &Path| {
+        let o = Command::new(nft)
+            .args(["list", "chain", "inet", "ripe_cidr", "mark_listed"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).contains("@ripe_v4")
+            && nft_list(nft, "ripe_v4").contains("192.0.2.0/24")
+    };
+    let booted = eventually(Duration::from_secs(10), || marks(&nft));
+    // fw4 flush: every table deleted; fw4 start runs the include.
+    Command::new(&nft)
+        .args(["flush", "ruleset"])
+        .status()
+        .unwrap();
+    let include = files().join("fw4-include.sh");
+    let st = Command::new("bash")
+        .arg("-c")
+        .arg(format!("exec 1000>&-; . '{}'", include.display()))
+        .env("PATH", stub_path(t.path()))
+        .env("STUB_LOG", t.file("stub.log"))
+        .env("RIPE_CIDR_BIN", bin())
+        .env("UCI_main_enabled", "1")
+        .env("UCI_main_data_dir", t.path())
+        .env("UCI_main_db", &db)
+        .env("UCI_main_nft_file", &chain)
+        .status()
+        .unwrap();
+    let flushed = eventually(Duration::from_secs(10), || marks(&nft));
+    let _ = daemon.0.kill();
+    let log = daemon.stderr();
+    assert!(booted, "no chain or sets after the start: {log}");
+    assert!(st.success());
+    assert!(flushed, "no chain or sets after fw4 flush: {log}");
+}
