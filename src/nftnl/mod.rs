@@ -14,7 +14,6 @@
 mod msg;
 mod sock;
 
-use std::fmt;
 use std::io;
 
 use crate::format::{Collector, Family, Prepared, RenderOptions};
@@ -35,41 +34,27 @@ pub struct LoadStats {
 }
 
 /// Why a load failed; the sets keep their previous contents.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     /// No `CAP_NET_ADMIN`.
+    #[error("loading nftables sets needs CAP_NET_ADMIN: run as root, or use the nft format with a command")]
     Permission,
     /// The kernel has no nfnetlink or nf_tables.
-    NoNfTables(io::Error),
+    #[error("the kernel has no nf_tables ({0})")]
+    NoNfTables(#[source] io::Error),
     /// The set exists with another key type or flags: `inet <table> <set>`.
+    #[error("set {0} exists with another type or flags; delete it (nft delete set {0}) or choose another set name")]
     SetMismatch(String),
     /// The batch does not fit the socket's send buffer.
+    #[error("the nftables batch of {0} bytes exceeds the socket send buffer (run as root, or raise net.core.wmem_max)")]
     TooLarge(usize),
     /// Any other refusal: what was being done and the kernel's error.
-    Kernel(String, io::Error),
+    #[error("{0}: {1}")]
+    Kernel(String, #[source] io::Error),
+    /// The values could not be read from the database.
+    #[error(transparent)]
+    Store(#[from] crate::db::StoreError),
 }
-
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LoadError::Permission => f.write_str(
-                "loading nftables sets needs CAP_NET_ADMIN: run as root, or use the nft format with a command",
-            ),
-            LoadError::NoNfTables(e) => write!(f, "the kernel has no nf_tables ({e})"),
-            LoadError::SetMismatch(s) => write!(
-                f,
-                "set {s} exists with another type or flags; delete it (nft delete set {s}) or choose another set name"
-            ),
-            LoadError::TooLarge(n) => write!(
-                f,
-                "the nftables batch of {n} bytes exceeds the socket send buffer (run as root, or raise net.core.wmem_max)"
-            ),
-            LoadError::Kernel(what, e) => write!(f, "{what}: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for LoadError {}
 
 /// Loads `p` into the sets of table `inet <table>`: `<set>_v4` and `<set>_v6`, or
 /// only the one of `family`. The lists must be sorted and must not overlap (the
@@ -180,12 +165,11 @@ fn parse_acks(mut data: &[u8]) -> Vec<(u32, i32)> {
 
 /// The `load` output: the values `opts` selects from the database, aggregated as
 /// for the `nft` format, loaded into its table and sets.
-pub fn load_db(db: &crate::db::Db, opts: &RenderOptions) -> Result<LoadStats, String> {
+pub fn load_db(db: &crate::db::Db, opts: &RenderOptions) -> Result<LoadStats, LoadError> {
     let mut values = Collector::new(opts.family);
-    db.for_each_value(opts.type_filter, |v| values.push(v))
-        .map_err(|e| e.to_string())?;
+    db.for_each_value(opts.type_filter, |v| values.push(v))?;
     let prepared = values.finish(true);
-    let stats = load(&opts.table, &opts.set, &prepared, opts.family).map_err(|e| e.to_string())?;
+    let stats = load(&opts.table, &opts.set, &prepared, opts.family)?;
     log::info!(
         "loaded {} IPv4 and {} IPv6 prefixes into table inet {} ({} elements, {} bytes)",
         stats.v4,
