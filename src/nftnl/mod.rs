@@ -11,8 +11,11 @@
 //! Memory: the batch is encoded once (about 40 bytes per IPv4 prefix) and sent in
 //! one datagram, as the kernel requires.
 
+mod dns;
 mod msg;
 mod sock;
+
+pub use dns::ensure_dns_sets;
 
 use std::io;
 
@@ -43,7 +46,7 @@ pub enum LoadError {
     #[error("the kernel has no nf_tables ({0})")]
     NoNfTables(#[source] io::Error),
     /// The set exists with another key type or flags: `inet <table> <set>`.
-    #[error("set {0} exists with another type or flags; delete it (nft delete set {0}) or choose another set name")]
+    #[error("set {0} exists with another type, flags or timeout; delete it (nft delete set {0}) or choose another set name")]
     SetMismatch(String),
     /// The batch does not fit the socket's send buffer.
     #[error("the nftables batch of {0} bytes exceeds the socket send buffer (run as root, or raise net.core.wmem_max)")]
@@ -96,7 +99,20 @@ pub fn load(
     }
     let (bytes, acks) = batch.finish();
     stats.bytes = bytes.len();
-    let name = |n: usize| format!("inet {table} {}", names[n]);
+    transact(bytes, &acks, table, &names)?;
+    Ok(stats)
+}
+
+/// Sends one encoded batch and waits for the acknowledgement of each of its `acks`.
+/// `names` are the sets the batch's steps number (`Step::Set(n)`: `names[n]`), to
+/// name them in an error.
+fn transact(
+    bytes: Vec<u8>,
+    acks: &[(u32, Step)],
+    table: &str,
+    names: &[String],
+) -> Result<(), LoadError> {
+    let name = |n: usize| format!("inet {table} {}", names.get(n).map_or("?", |s| s));
     let s = sock::Socket::open().map_err(|e| match e.raw_os_error() {
         Some(libc::EPROTONOSUPPORT | libc::EAFNOSUPPORT | libc::ENOENT) => LoadError::NoNfTables(e),
         _ => LoadError::Kernel("opening a netfilter netlink socket".into(), e),
@@ -138,7 +154,7 @@ pub fn load(
             });
         }
     }
-    Ok(stats)
+    Ok(())
 }
 
 /// The acknowledgements (`NLMSG_ERROR`) in one datagram: the sequence number of the

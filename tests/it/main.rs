@@ -12,10 +12,14 @@ mod collect;
 mod common;
 #[cfg(feature = "collect")]
 mod daemon;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+mod dnsmasq;
 mod formats_real;
 mod healthcheck;
 #[cfg(feature = "api")]
 mod http_limits;
+#[cfg(all(feature = "api", feature = "collect", unix))]
+mod luci;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod netlink;
 mod openwrt;

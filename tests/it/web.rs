@@ -50,14 +50,14 @@ fn fake_doh() -> FakeServer {
 }
 
 /// Upstreams kept alive while the test runs.
-struct Site {
+pub(crate) struct Site {
     _ripe: FakeServer,
     _doh: FakeServer,
-    t: TestDir,
+    pub t: TestDir,
 }
 
 /// A data directory after one `run` (AS64500 failing), and its config.
-fn site(asns: &[&str], fqdns: &[&str]) -> Site {
+pub(crate) fn site(asns: &[&str], fqdns: &[&str]) -> Site {
     let (ripe, doh) = (fake_ripe(), fake_doh());
     let t = TestDir::new();
     t.config(&json!({
