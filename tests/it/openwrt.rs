@@ -1,9 +1,12 @@
 //! The OpenWrt package's shell parts, off-router: the procd init script against stub
 //! procd/UCI functions (`openwrt/tests/init-test.sh`), and shellcheck on every shell
-//! file of the repository. Each skips with a message when its tool is missing.
+//! file of the repository. Each skips with a message when its tool is missing (and
+//! fails under `CI=true`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use crate::common::cannot_run;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -20,8 +23,7 @@ fn has(tool: &str, probe: &[&str]) -> bool {
 #[test]
 fn init_script_against_stub_procd_and_uci() {
     if !has("sh", &["-c", ":"]) {
-        eprintln!("skipping: no `sh` to run openwrt/tests/init-test.sh");
-        return;
+        return cannot_run("no `sh` to run openwrt/tests/init-test.sh");
     }
     let out = Command::new("sh")
         .arg(root().join("openwrt/tests/init-test.sh"))
@@ -38,8 +40,7 @@ fn init_script_against_stub_procd_and_uci() {
 #[test]
 fn fw4_include_against_stub_uci_and_nft() {
     if !has("sh", &["-c", ":"]) {
-        eprintln!("skipping: no `sh` to run openwrt/tests/fw4-include-test.sh");
-        return;
+        return cannot_run("no `sh` to run openwrt/tests/fw4-include-test.sh");
     }
     let out = Command::new("sh")
         .arg(root().join("openwrt/tests/fw4-include-test.sh"))
@@ -80,8 +81,7 @@ fn shell_files(dir: &Path, out: &mut Vec<PathBuf>) {
 #[test]
 fn shellcheck_clean() {
     if !has("shellcheck", &["--version"]) {
-        eprintln!("skipping: shellcheck is not installed (apt-get install shellcheck)");
-        return;
+        return cannot_run("shellcheck is not installed (apt-get install shellcheck)");
     }
     let mut files = Vec::new();
     shell_files(root(), &mut files);
@@ -102,8 +102,7 @@ fn shellcheck_clean() {
 #[test]
 fn mkpkg_builds_an_ipk_that_unpacks_to_the_package_tree() {
     if !has("sh", &["-c", ":"]) || !has("tar", &["--version"]) || !has("gzip", &["--version"]) {
-        eprintln!("skipping: openwrt/mkpkg.sh needs sh, tar and gzip");
-        return;
+        return cannot_run("openwrt/mkpkg.sh needs sh, tar and gzip");
     }
     let dir = tempfile::tempdir().unwrap();
     // Any file does for packaging; the real one comes from cross/build.sh.
