@@ -5,7 +5,6 @@
 //! "seen": {value: {"first_seen": .., "last_seen": ..}}}`; `seen` is optional and may
 //! cover only some values.
 
-use std::fs;
 use std::io;
 use std::path::PathBuf;
 
@@ -61,6 +60,12 @@ pub enum LegacyError {
         #[source]
         source: serde_json::Error,
     },
+    /// The file is larger than [`MAX_LEGACY_BYTES`].
+    #[error("{}: larger than the limit of {MAX_LEGACY_BYTES} bytes for a legacy file; the file is left as it is: move it away or split it", .path.display())]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+    },
     /// The file is JSON but not an object.
     #[error("{name}: expected an object mapping sources to entries")]
     NotObject {
@@ -75,6 +80,11 @@ fn json_message(e: &serde_json::Error) -> String {
     text.split(" at line ").next().unwrap_or("").to_string()
 }
 
+/// The largest legacy file imported: 16 MiB, about 150,000 values with their times.
+/// Its parsed JSON takes many times the text in memory, so a larger file is refused
+/// instead of exhausting a router's RAM.
+pub const MAX_LEGACY_BYTES: u64 = 16 << 20;
+
 /// Reads both legacy files of `paths.data_dir` (those that exist). `now` is the time
 /// of the import, the `last_seen` of values without a `seen` entry.
 pub fn read_all(paths: &Paths, now: i64) -> Result<Batch, LegacyError> {
@@ -82,8 +92,9 @@ pub fn read_all(paths: &Paths, now: i64) -> Result<Batch, LegacyError> {
     let now = util::iso(now);
     for kind in Kind::ALL {
         let path = paths.legacy(kind);
-        let text = match fs::read_to_string(&path) {
-            Ok(t) => t,
+        let text = match util::read_text_capped(&path, MAX_LEGACY_BYTES) {
+            Ok(Some(t)) => t,
+            Ok(None) => return Err(LegacyError::TooLarge { path }),
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
             Err(source) => return Err(LegacyError::Read { path, source }),
         };

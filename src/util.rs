@@ -131,6 +131,23 @@ fn temp_sibling(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.tmp-{}-{n}", process_id()))
 }
 
+/// Reads a whole text file of at most `limit` bytes: `Ok(None)` when it is larger.
+/// Reading stops after `limit + 1` bytes, so an oversized file costs no more memory
+/// than the limit, whatever its size (or a size its metadata does not tell, as for a
+/// pipe).
+pub fn read_text_capped(path: &Path, limit: u64) -> io::Result<Option<String>> {
+    use std::io::Read;
+    let f = fs::File::open(path)?;
+    let mut bytes = Vec::new();
+    f.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Ok(None);
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.utf8_error()))
+}
+
 /// The process id; WASI has none (std panics there), so 0 stands in.
 pub fn process_id() -> u32 {
     #[cfg(target_os = "wasi")]

@@ -10,12 +10,16 @@ mod cli;
 #[cfg(feature = "collect")]
 mod collect;
 mod common;
+#[cfg(feature = "api")]
+mod config_limits;
 #[cfg(feature = "collect")]
 mod daemon;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod dnsmasq;
 mod formats_real;
 mod healthcheck;
+#[cfg(feature = "api")]
+mod http_attacks;
 #[cfg(feature = "api")]
 mod http_limits;
 #[cfg(all(feature = "api", feature = "collect", unix))]
