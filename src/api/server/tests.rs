@@ -66,11 +66,17 @@ fn connection_cap_follows_the_descriptor_limit() {
         )
     };
     assert_eq!(super::cap_for_limits(Some(&limits("1024"))), 512);
-    assert_eq!(super::cap_for_limits(Some(&limits("100000"))), MAX_CONNECTIONS);
+    assert_eq!(
+        super::cap_for_limits(Some(&limits("100000"))),
+        MAX_CONNECTIONS
+    );
     // 64 descriptors kept for the rest of the process; never fewer than 4.
     assert_eq!(super::cap_for_limits(Some(&limits("200"))), 136);
     assert_eq!(super::cap_for_limits(Some(&limits("50"))), 4);
-    assert_eq!(super::cap_for_limits(Some(&limits("unlimited"))), MAX_CONNECTIONS);
+    assert_eq!(
+        super::cap_for_limits(Some(&limits("unlimited"))),
+        MAX_CONNECTIONS
+    );
     assert_eq!(super::cap_for_limits(None), MAX_CONNECTIONS);
     // This process: what its own limits say.
     let own = std::fs::read_to_string("/proc/self/limits").ok();
