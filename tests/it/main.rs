@@ -27,6 +27,8 @@ mod luci;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod netlink;
 mod openwrt;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+mod openwrt_run;
 mod review;
 mod snapshot;
 mod storage;
