@@ -132,7 +132,7 @@ impl ApiError {
             }
             ApiError::Unhealthy { error, mut health } => {
                 log::error!("api: health: {}", describe_store_error(&error));
-                health.error = Some("storage unavailable");
+                health.error = Some("storage unavailable".into());
                 return ErrorReply {
                     status: 503,
                     headers,

@@ -1,4 +1,5 @@
-//! `GET /health`: counts and the daemon's last times; 503 when storage fails.
+//! `GET /health`: counts and the daemon's last times; `degraded` while
+//! `config.json` is broken; 503 when storage fails.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
@@ -7,7 +8,7 @@ use std::time::{Duration, SystemTime};
 use super::{Context, Reply};
 use crate::api::body::{json_line, Counts, Health};
 use crate::api::error::ApiError;
-use crate::config::Paths;
+use crate::config::{self, Paths};
 use crate::db;
 use crate::db::StoreError;
 use crate::status;
@@ -22,13 +23,21 @@ pub(super) fn health(ctx: &Context) -> Result<Reply, ApiError> {
         })
         .unwrap_or_default();
     let counts = cached_counts(&ctx.paths).map(|(asn, fqdn)| Counts { asn, fqdn });
+    // A broken config.json leaves the daemon on its last good configuration (or on
+    // none, collecting nothing): the lists go stale while everything else looks fine,
+    // which a monitor must see (contract, "HTTP API").
+    let config_error = config_problem(&ctx.paths);
     let mut h = Health {
-        status: "ok",
+        status: if config_error.is_some() {
+            "degraded"
+        } else {
+            "ok"
+        },
         counts: None,
         last_success: st.last_success,
         last_error: st.last_error,
         heartbeat: st.heartbeat,
-        error: None,
+        error: config_error,
     };
     match counts {
         Ok(counts) => {
@@ -44,6 +53,36 @@ pub(super) fn health(ctx: &Context) -> Result<Reply, ApiError> {
         }
     }
 }
+
+/// What `config.json` at the time of its file `Stat` gave: its problem, if any.
+type ConfigSeen = (PathBuf, Stat, Option<String>);
+
+/// The last verdict on `config.json` kept.
+static CONFIG_SEEN: Mutex<Option<ConfigSeen>> = Mutex::new(None);
+
+/// What is wrong with `config.json`, if anything (a missing file is the empty
+/// configuration, so fine). Kept while the file stays as it was, as the counts are:
+/// a large configuration takes a while to check, and monitors ask often.
+fn config_problem(paths: &Paths) -> Option<String> {
+    let path = paths.config();
+    let key = stat(&path);
+    if let Some(key) = &key {
+        let seen = CONFIG_SEEN.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((p, k, problem)) = seen.as_ref() {
+            if *p == path && k == key {
+                return problem.clone();
+            }
+        }
+    }
+    let problem = config::load(&path).err().map(|e| e.to_string());
+    let quiet = key.filter(|k| k.3.elapsed().is_ok_and(|d| d >= QUIET));
+    *CONFIG_SEEN.lock().unwrap_or_else(PoisonError::into_inner) =
+        quiet.map(|k| (path, k, problem.clone()));
+    problem
+}
+
+/// Device, inode, size and modification time of a file.
+type Stat = (u64, u64, u64, SystemTime);
 
 /// What identifies the database's content on disk without opening it: device, inode,
 /// size and modification time of the main file and of the WAL (absent: `None`).
