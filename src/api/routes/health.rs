@@ -1,9 +1,9 @@
 //! `GET /health`: counts and the daemon's last times; `degraded` while
 //! `config.json` is broken; 503 when storage fails.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use super::{Context, Reply};
 use crate::api::body::{json_line, Counts, Health};
@@ -12,6 +12,8 @@ use crate::config::{self, Paths};
 use crate::db;
 use crate::db::StoreError;
 use crate::status;
+
+use super::files::{file_key, stat, FileKey, Stat, QUIET};
 
 pub(super) fn health(ctx: &Context) -> Result<Reply, ApiError> {
     // status.json is the daemon's (rewritten at least every minute); a broken one
@@ -80,45 +82,6 @@ fn config_problem(paths: &Paths) -> Option<String> {
         quiet.map(|k| (path, k, problem.clone()));
     problem
 }
-
-/// Device, inode, size and modification time of a file.
-type Stat = (u64, u64, u64, SystemTime);
-
-/// What identifies the database's content on disk without opening it: device, inode,
-/// size and modification time of the main file and of the WAL (absent: `None`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct FileKey {
-    main: (u64, u64, u64, SystemTime),
-    wal: Option<(u64, u64, u64, SystemTime)>,
-}
-
-#[cfg(unix)]
-fn stat(path: &Path) -> Option<(u64, u64, u64, SystemTime)> {
-    use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(path).ok()?;
-    Some((m.dev(), m.ino(), m.len(), m.modified().ok()?))
-}
-
-#[cfg(not(unix))]
-fn stat(_: &Path) -> Option<(u64, u64, u64, SystemTime)> {
-    None
-}
-
-fn file_key(db: &Path) -> Option<FileKey> {
-    let mut wal = db.as_os_str().to_owned();
-    wal.push("-wal");
-    Some(FileKey {
-        main: stat(db)?,
-        // An empty WAL (each connection creates one, the last one deletes it) holds
-        // nothing: the same content as none, so open connections do not defeat the cache.
-        wal: stat(Path::new(&wal)).filter(|w| w.2 > 0),
-    })
-}
-
-/// How long the files must have been unchanged before counts taken from them are
-/// kept: a write within the same tick of the file system's clock could leave the
-/// modification time as it was, one a second later cannot.
-const QUIET: Duration = Duration::from_secs(1);
 
 /// Counts taken from the database at `PathBuf` while its files had `FileKey`.
 type Cached = (PathBuf, FileKey, (u64, u64));
