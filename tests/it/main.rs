@@ -10,6 +10,8 @@ mod cli;
 #[cfg(feature = "collect")]
 mod collect;
 mod common;
+#[cfg(feature = "api")]
+mod config_limits;
 #[cfg(feature = "collect")]
 mod daemon;
 #[cfg(all(feature = "collect", target_os = "linux"))]
@@ -25,6 +27,8 @@ mod luci;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod netlink;
 mod openwrt;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+mod openwrt_run;
 mod review;
 mod snapshot;
 mod storage;
