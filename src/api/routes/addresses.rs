@@ -139,11 +139,7 @@ fn kept(key: &str, files: Option<&FileKey>) -> (Option<Listing>, usize) {
 
 /// The body and ETag of a listing: the one kept for the same listing of the same
 /// database state, or a new one (rendered alone, within the budget).
-fn listing(
-    opts: &RenderOptions,
-    details: bool,
-    ctx: &Context,
-) -> Result<Listing, ApiError> {
+fn listing(opts: &RenderOptions, details: bool, ctx: &Context) -> Result<Listing, ApiError> {
     let key = format!("{opts:?} details={details}");
     let files = file_key(&ctx.paths.db).filter(FileKey::settled);
     if let (Some(found), _) = kept(&key, files.as_ref()) {
