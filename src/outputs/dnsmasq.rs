@@ -25,9 +25,9 @@ pub enum DnsmasqOutputError {
         table: String,
         /// The base set name.
         set: String,
-        /// What the kernel said.
+        /// What the kernel said (boxed: a load error can carry a store error).
         #[source]
-        source: crate::nftnl::LoadError,
+        source: Box<crate::nftnl::LoadError>,
     },
     /// nftables sets need Linux.
     #[error("the dns sets are nftables sets, which need Linux")]
@@ -127,7 +127,7 @@ fn nft_sets(
         DnsmasqOutputError::Sets {
             table: table.into(),
             set: set.into(),
-            source,
+            source: Box::new(source),
         }
     })
 }
