@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use super::body::{json_line, Health};
+use super::http::RequestError;
 use crate::config::ConfigError;
 use crate::db::StoreError;
 use crate::sources::SourcesError;
@@ -19,6 +20,9 @@ pub enum ApiError {
     /// A parameter, path segment or body the client got wrong; the message names it.
     #[error("{0}")]
     BadRequest(String),
+    /// The connection layer refused the request (head, framing, body).
+    #[error(transparent)]
+    Request(#[from] RequestError),
     /// `api.token` is set and the request did not present it.
     #[error("unauthorized")]
     Unauthorized,
@@ -32,9 +36,6 @@ pub enum ApiError {
     /// The path exists but not with this method; the methods it takes.
     #[error("method not allowed (allowed: {0})")]
     MethodNotAllowed(&'static str),
-    /// The body is larger than [`super::MAX_BODY`].
-    #[error("payload too large")]
-    PayloadTooLarge,
     /// The database failed; details are logged, never sent.
     #[error("{}", describe_store_error(.0))]
     Storage(#[from] StoreError),
@@ -56,6 +57,10 @@ pub enum ApiError {
     /// The server is stopping and takes no more requests.
     #[error("shutting down")]
     ShuttingDown,
+    /// The answers already in memory for clients that have not read them take the
+    /// whole budget: 503 with `Retry-After`, rather than memory without bound.
+    #[error("too many large answers in flight")]
+    Busy,
 }
 
 impl From<SourcesError> for ApiError {
@@ -65,6 +70,27 @@ impl From<SourcesError> for ApiError {
             SourcesError::Store(e) => ApiError::Storage(e),
             SourcesError::NotFound(m) => ApiError::NotFound(m),
         }
+    }
+}
+
+/// The status of a request refused by the connection layer.
+fn request_status(e: &RequestError) -> u16 {
+    match e {
+        RequestError::LineTooLong => 414,
+        RequestError::HeadTooLarge | RequestError::TooManyFields => 431,
+        RequestError::BodyTooLarge => 413,
+        RequestError::Expect => 417,
+        RequestError::HeadTimeout | RequestError::BodyTimeout => 408,
+        RequestError::Version
+        | RequestError::Malformed(_)
+        | RequestError::BareLf
+        | RequestError::NotAscii
+        | RequestError::TransferEncoding(_)
+        | RequestError::LengthAndChunked
+        | RequestError::Length(_)
+        | RequestError::Chunked(_)
+        | RequestError::BodyCut
+        | RequestError::TwoAuthorizations => 400,
     }
 }
 
@@ -87,6 +113,7 @@ impl ApiError {
         let mut headers = Vec::new();
         let (status, message) = match self {
             ApiError::BadRequest(m) => (400, m),
+            ApiError::Request(e) => (request_status(&e), e.to_string()),
             ApiError::Unauthorized => {
                 headers.push(("WWW-Authenticate", "Bearer".to_string()));
                 (
@@ -100,10 +127,6 @@ impl ApiError {
                 headers.push(("Allow", allow.to_string()));
                 (405, format!("method not allowed; use {allow}"))
             }
-            ApiError::PayloadTooLarge => (
-                413,
-                format!("request body larger than {} bytes", super::MAX_BODY),
-            ),
             ApiError::Storage(e) => {
                 log::error!("api: {}", describe_store_error(&e));
                 if matches!(e, StoreError::Busy(_)) {
@@ -113,7 +136,7 @@ impl ApiError {
             }
             ApiError::Unhealthy { error, mut health } => {
                 log::error!("api: health: {}", describe_store_error(&error));
-                health.error = Some("storage unavailable");
+                health.error = Some("storage unavailable".into());
                 return ErrorReply {
                     status: 503,
                     headers,
@@ -125,6 +148,10 @@ impl ApiError {
                 (503, "configuration unavailable".into())
             }
             ApiError::ShuttingDown => (503, "shutting down".into()),
+            ApiError::Busy => {
+                headers.push(("Retry-After", "1".to_string()));
+                (503, "too many large answers in flight; try again".into())
+            }
         };
         let body = json_line(&ErrorBody {
             error: clip(&message),
@@ -149,10 +176,10 @@ struct ErrorBody {
 fn describe_store_error(e: &StoreError) -> String {
     match e {
         StoreError::Corrupt {
-            message,
+            cause,
             moved_to: Some(p),
         } => format!(
-            "database corrupt ({message}); moved aside to {}, the next request starts a fresh database",
+            "database corrupt ({cause}); moved aside to {}, the next request starts a fresh database",
             p.display()
         ),
         other => other.to_string(),
@@ -183,12 +210,15 @@ mod tests {
             (ApiError::Forbidden("x".into()), 403),
             (ApiError::NotFound("x".into()), 404),
             (ApiError::MethodNotAllowed("GET, HEAD"), 405),
-            (ApiError::PayloadTooLarge, 413),
+            (ApiError::Request(RequestError::BodyTooLarge), 413),
+            (ApiError::Request(RequestError::LineTooLong), 414),
+            (ApiError::Request(RequestError::HeadTimeout), 408),
             (
                 ApiError::Storage(StoreError::Other("disk on fire at /secret".into())),
                 503,
             ),
             (ApiError::ShuttingDown, 503),
+            (ApiError::Busy, 503),
         ];
         for (e, status) in cases {
             let r = e.reply();
@@ -200,7 +230,9 @@ mod tests {
         }
         let r = ApiError::MethodNotAllowed("DELETE").reply();
         assert_eq!(r.headers, vec![("Allow", "DELETE".to_string())]);
-        let r = ApiError::Storage(StoreError::Busy("locked".into())).reply();
+        let busy = rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY);
+        let r =
+            ApiError::Storage(StoreError::Busy(rusqlite::Error::SqliteFailure(busy, None))).reply();
         assert_eq!(r.headers, vec![("Retry-After", "1".to_string())]);
     }
 
@@ -230,8 +262,9 @@ mod tests {
 
     #[test]
     fn corrupt_database_message_fits_the_api() {
+        let notadb = rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_NOTADB);
         let e = ApiError::Storage(StoreError::Corrupt {
-            message: "file is not a database".into(),
+            cause: rusqlite::Error::SqliteFailure(notadb, None),
             moved_to: Some("/data/ripe.db.corrupt-1".into()),
         });
         let m = e.to_string();

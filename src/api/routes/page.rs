@@ -43,6 +43,7 @@ pub(super) fn page(req: &RequestInfo) -> Reply {
         headers,
         body: plain.unwrap_or_else(|| PAGE_GZ.to_vec()),
         length_without_body: None,
+        shared: None,
     }
 }
 
