@@ -242,7 +242,7 @@ pub fn open(paths: &Paths) -> Result<Db, StoreError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
     }
-    snapshot::restore_if_missing(paths)?;
+    let restored = snapshot::restore_if_missing(paths)?;
     let mode = journal::mode_for(&path);
     if mode == JournalMode::Delete {
         journal::leave_wal(&path).map_err(|e| fail(&path, e))?;
@@ -255,6 +255,11 @@ pub fn open(paths: &Paths) -> Result<Db, StoreError> {
         history_days: DEFAULT_HISTORY_DAYS,
     };
     db.setup(paths).map_err(|e| fail(&db.path, e))?;
+    if restored {
+        // What the snapshot holds is saved.
+        let (generation, _) = db.generation()?;
+        db.saved(generation)?;
+    }
     Ok(db)
 }
 
@@ -273,6 +278,30 @@ impl Db {
     /// prunes `changes` to it; 0 records no changes at all.
     pub fn set_history_days(&mut self, days: u32) {
         self.history_days = days;
+    }
+
+    /// How many writes changed stored values (`meta.generation`), and that count when
+    /// the last snapshot was read.
+    pub fn generation(&self) -> Result<(i64, i64), StoreError> {
+        self.run(|c| {
+            c.query_row(
+                "SELECT (SELECT value FROM meta WHERE key = 'generation'),
+                        (SELECT value FROM meta WHERE key = 'saved_generation')",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+        })
+    }
+
+    /// Records that a snapshot holds the values as of `generation`.
+    pub(crate) fn saved(&self, generation: i64) -> Result<(), StoreError> {
+        self.run(|c| {
+            c.execute(
+                "UPDATE meta SET value = ?1 WHERE key = 'saved_generation' AND value < ?1",
+                [generation],
+            )
+        })?;
+        Ok(())
     }
 
     /// Runs `f` on the connection; a failure passes [`fail`].
