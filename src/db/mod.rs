@@ -48,14 +48,14 @@ const CACHE_KIB: i64 = 2048;
 pub enum StoreError {
     /// The database stayed locked by another process longer than the busy timeout.
     #[error("database busy: {0}")]
-    Busy(#[source] rusqlite::Error),
+    Busy(#[source] Box<rusqlite::Error>),
     /// The database is damaged; its files were moved aside to `moved_to` (see
     /// [`Db::fail`], the one place that decides it).
     #[error("{}", corrupt_text(cause, moved_to.as_deref()))]
     Corrupt {
         /// What SQLite said.
         #[source]
-        cause: rusqlite::Error,
+        cause: Box<rusqlite::Error>,
         /// The new name of the main file, when moving it aside worked.
         moved_to: Option<PathBuf>,
     },
@@ -76,7 +76,7 @@ pub enum StoreError {
     Legacy(#[from] crate::legacy::LegacyError),
     /// Any other SQLite failure (full disk, permissions, a constraint).
     #[error("database error: {0}")]
-    Sql(#[source] rusqlite::Error),
+    Sql(#[source] Box<rusqlite::Error>),
     /// A file of the store (directory, snapshot) could not be read or written.
     #[error("{}: {cause}", path.display())]
     Io {
@@ -128,12 +128,14 @@ impl StoreError {
 impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> Self {
         match e.sqlite_error_code() {
-            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Busy(e),
+            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
+                StoreError::Busy(Box::new(e))
+            }
             Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => StoreError::Corrupt {
-                cause: e,
+                cause: Box::new(e),
                 moved_to: None,
             },
-            _ => StoreError::Sql(e),
+            _ => StoreError::Sql(Box::new(e)),
         }
     }
 }

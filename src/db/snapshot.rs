@@ -185,7 +185,7 @@ fn copy_checked(snap: &Path, copy: &Path) -> Result<bool, StoreError> {
         {
             Ok(false)
         }
-        Err(e) => Err(StoreError::Sql(e)),
+        Err(e) => Err(e.into()),
     }
 }
 
