@@ -6,7 +6,9 @@ mod changes;
 mod daemon;
 mod error;
 mod export;
+mod flags;
 pub mod healthcheck;
+mod help;
 mod lookup;
 mod output;
 mod render;
@@ -19,8 +21,9 @@ mod status;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-pub use args::{parse, UsageError, USAGE, USAGE_HINT};
+pub use args::{parse, UsageError, USAGE_HINT};
 pub use error::{CliError, Outcome};
+pub use help::Cmd;
 
 use crate::config::Paths;
 use crate::format::{RenderOptions, TypeFilter};
@@ -67,8 +70,8 @@ pub enum SourceAction {
 /// A command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
-    /// Print the help text.
-    Help,
+    /// Print the help text: the overview, or one command's.
+    Help(Option<Cmd>),
     /// Print the version.
     Version,
     /// Collect once.
@@ -168,7 +171,10 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
         require_existing(paths)?;
     }
     match &cli.command {
-        Command::Help => output::print(USAGE.as_bytes()).map(|()| Outcome::Success),
+        Command::Help(cmd) => {
+            let text = cmd.map_or_else(help::overview, help::command);
+            output::print(text.as_bytes()).map(|()| Outcome::Success)
+        }
         Command::Version => {
             let v = format!("ripe-cidr-collector {}\n", env!("CARGO_PKG_VERSION"));
             output::print(v.as_bytes()).map(|()| Outcome::Success)
@@ -196,12 +202,17 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
     }
 }
 
-/// The exit code of a command's result (see [`error::exit_code`]), logging the error
-/// when it is worth telling.
+/// The exit code of a command's result (see [`error::exit_code`]), printing the error
+/// when it is worth telling: one line naming the program, not the Rust module a log
+/// line would name, and for a usage error where to find the right usage.
 pub fn finish(result: Result<Outcome, CliError>) -> u8 {
-    let (code, log) = error::exit_code(&result);
-    if let (Err(e), true) = (&result, log) {
-        log::error!("{e}");
+    let (code, tell) = error::exit_code(&result);
+    match (&result, tell) {
+        (Err(e @ CliError::Usage(_)), true) => {
+            eprintln!("ripe-cidr-collector: {e}\n{USAGE_HINT}")
+        }
+        (Err(e), true) => eprintln!("ripe-cidr-collector: {e}"),
+        _ => {}
     }
     code
 }

@@ -6,7 +6,7 @@
 //! It replaced ureq, whose generic request and body machinery cost about 150 KiB of
 //! the router binary. Everything a request does (DNS lookup, connect, TLS handshake,
 //! head and body) shares one deadline, so a request never takes longer than the
-//! timeout. Memory per request: a 16 KiB buffer (the longest response head) and
+//! timeout. Memory per request: a 8 KiB buffer (the longest response head) and
 //! rustls' buffers; the body streams to the caller's parser through [`Body`].
 
 use std::io::{self, BufRead, Read, Write};
@@ -19,6 +19,9 @@ use rustls::{ClientConnection, StreamOwned};
 use super::dns;
 use super::fetch::{Cause, SourceError};
 use super::url::Url;
+// Response heads are bounded like the server's request heads, and bodies framed by the
+// same strict parser and chunked decoder.
+use crate::http1::{self, Framing, MAX_HEAD, MAX_HEADERS};
 
 #[cfg(feature = "tls")]
 pub(crate) use super::tls::TlsSetup;
@@ -46,14 +49,8 @@ impl TlsSetup {
     }
 }
 
-/// The longest response head read (status line and headers).
-const MAX_HEAD: usize = 16 << 10;
-/// The most response headers read.
-const MAX_HEADERS: usize = 100;
 /// Redirects followed before giving up.
 const MAX_REDIRECTS: usize = 5;
-/// The longest chunk-size or trailer line of a chunked body.
-const MAX_CHUNK_LINE: u64 = 1024;
 
 /// An HTTP client for one kind of source: the timeout of one request, statuses
 /// returned rather than turned into errors, and the TLS settings with the CA roots.
@@ -167,13 +164,13 @@ impl Http {
                 c if c.eq_ignore_ascii_case("chunked") => Framing::Chunked,
                 _ => Framing::Close,
             }
-        } else if let Some(n) = header("content-length") {
-            let n = n.parse().map_err(|_| {
-                SourceError::transport(format!("bad Content-Length {n:?} in the answer"))
-            })?;
-            Framing::Length(n)
         } else {
-            Framing::Close
+            let lengths = headers.iter().filter(|(k, _)| k == "content-length");
+            match http1::content_length(lengths.map(|(_, v)| v.as_str())) {
+                Ok(Some(n)) => Framing::Length(n),
+                Ok(None) => Framing::Close,
+                Err(e) => return Err(SourceError::Protocol(e.to_string())),
+            }
         };
         Ok(Response {
             status,
@@ -446,15 +443,6 @@ fn read_head(conn: &mut Conn) -> io::Result<(u16, Vec<(String, String)>)> {
     }
 }
 
-/// How the end of a response body is found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Framing {
-    Length(u64),
-    Chunked,
-    /// Read until the server closes the connection.
-    Close,
-}
-
 /// A response whose head has been read; the body is still on the connection.
 pub(crate) struct Response {
     status: u16,
@@ -487,48 +475,6 @@ impl Response {
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     }
-
-    /// Reads the whole body, failing with [`SourceError::TooLarge`] beyond `limit`.
-    fn read_body(&mut self, limit: u64) -> Result<Vec<u8>, SourceError> {
-        let too_large = SourceError::TooLarge { limit };
-        let seconds = self.seconds;
-        let fail = |e| io_error(e, seconds);
-        let mut out = Vec::new();
-        match self.framing {
-            // Refused early when the server announces a body that is too large.
-            Framing::Length(n) if n > limit => return Err(too_large),
-            Framing::Length(n) => {
-                out.reserve_exact(n as usize);
-                (&mut self.conn)
-                    .take(n)
-                    .read_to_end(&mut out)
-                    .map_err(fail)?;
-                if (out.len() as u64) < n {
-                    return Err(fail(io::ErrorKind::UnexpectedEof.into()));
-                }
-            }
-            Framing::Chunked => {
-                if !read_chunked(&mut self.conn, &mut out, limit).map_err(fail)? {
-                    return Err(too_large);
-                }
-            }
-            Framing::Close => {
-                let read = (&mut self.conn).take(limit + 1).read_to_end(&mut out);
-                match read {
-                    // rustls reports a close without TLS close_notify so; many
-                    // servers end that way, and the caller checks the body's shape.
-                    Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {}
-                    r => {
-                        r.map_err(fail)?;
-                    }
-                }
-                if out.len() as u64 > limit {
-                    return Err(too_large);
-                }
-            }
-        }
-        Ok(out)
-    }
 }
 
 impl Response {
@@ -540,12 +486,7 @@ impl Response {
             Framing::Length(n) if n > limit => BodyState::Failed(SourceError::TooLarge { limit }),
             Framing::Length(n) => BodyState::Length(n),
             Framing::Close => BodyState::Close,
-            // Decoded whole (within `limit`) until the decoder shared with the API
-            // server streams.
-            Framing::Chunked => match self.read_body(limit) {
-                Ok(all) => BodyState::Buffered(io::Cursor::new(all)),
-                Err(e) => BodyState::Failed(e),
-            },
+            Framing::Chunked => BodyState::Chunked(http1::Chunked::new()),
         };
         Body {
             resp: self,
@@ -569,8 +510,8 @@ enum BodyState {
     Length(u64),
     /// Until the server closes the connection.
     Close,
-    /// Already read.
-    Buffered(io::Cursor<Vec<u8>>),
+    /// A chunked body, decoded as it comes (the decoder shared with the API server).
+    Chunked(http1::Chunked),
     /// Failed before the first read.
     Failed(SourceError),
 }
@@ -578,7 +519,10 @@ enum BodyState {
 impl Read for Body<'_> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         let seconds = self.resp.seconds;
-        let fail = |e: io::Error| io::Error::other(io_error(e, seconds));
+        let fail = |e: io::Error| match e.get_ref().is_some_and(|i| i.is::<SourceError>()) {
+            true => e,
+            false => io::Error::other(io_error(e, seconds)),
+        };
         // One byte more than allowed tells "exactly at the limit" from "over".
         let room = (self.limit + 1 - self.read).min(out.len() as u64) as usize;
         let n = loop {
@@ -602,7 +546,9 @@ impl Read for Body<'_> {
                     Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(0),
                     r => r,
                 },
-                BodyState::Buffered(all) => all.read(&mut out[..room]),
+                BodyState::Chunked(decoder) => {
+                    read_chunk(&mut self.resp.conn, decoder, &mut out[..room])
+                }
             };
             match read {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -611,9 +557,39 @@ impl Read for Body<'_> {
         };
         self.read += n as u64;
         if self.read > self.limit {
-            return Err(io::Error::other(SourceError::TooLarge { limit: self.limit }));
+            return Err(io::Error::other(SourceError::TooLarge {
+                limit: self.limit,
+            }));
         }
         Ok(n)
+    }
+}
+
+/// Reads the next piece of a chunked body into `out` (not empty); 0 at its end.
+/// Framing lines are decoded from the connection's buffer, never copied.
+fn read_chunk(conn: &mut Conn, decoder: &mut http1::Chunked, out: &mut [u8]) -> io::Result<usize> {
+    let broken = |e: http1::ChunkError| io::Error::other(SourceError::Protocol(e.to_string()));
+    loop {
+        if decoder.done() {
+            return Ok(0);
+        }
+        let before = decoder.clone();
+        let avail = &conn.buf[conn.pos..conn.len];
+        let mut step = decoder.step(avail).map_err(broken)?;
+        if step.data.len() > out.len() {
+            // More data than fits: decode again from only as much as fits.
+            *decoder = before;
+            step = decoder.step(&avail[..out.len()]).map_err(broken)?;
+        }
+        let (used, n) = (step.used, step.data.len());
+        out[..n].copy_from_slice(step.data);
+        conn.consume(used);
+        if n > 0 {
+            return Ok(n);
+        }
+        if used == 0 && !decoder.done() && conn.more()? == 0 {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
     }
 }
 
@@ -621,59 +597,6 @@ impl Read for Body<'_> {
 pub(crate) fn retry_after(resp: &Response) -> Option<Duration> {
     let v = resp.header("retry-after")?;
     v.trim().parse::<u64>().ok().map(Duration::from_secs)
-}
-
-/// One line of a chunked body without its CRLF (or LF), at most
-/// [`MAX_CHUNK_LINE`] bytes.
-fn chunk_line(r: &mut dyn BufRead) -> io::Result<Vec<u8>> {
-    let mut line = Vec::new();
-    (&mut *r)
-        .take(MAX_CHUNK_LINE)
-        .read_until(b'\n', &mut line)?;
-    if line.pop() != Some(b'\n') {
-        return Err(match line.len() as u64 {
-            MAX_CHUNK_LINE.. => bad("chunk line too long".into()),
-            _ => io::ErrorKind::UnexpectedEof.into(),
-        });
-    }
-    if line.last() == Some(&b'\r') {
-        line.pop();
-    }
-    Ok(line)
-}
-
-/// Decodes a chunked body from `r` into `out`; `false` (and stops) when it would
-/// exceed `limit` bytes. Chunk extensions and trailers are skipped.
-fn read_chunked(r: &mut dyn BufRead, out: &mut Vec<u8>, limit: u64) -> io::Result<bool> {
-    loop {
-        let line = chunk_line(r)?;
-        let size = line.split(|&b| b == b';').next().unwrap_or_default();
-        let size = std::str::from_utf8(size).unwrap_or("?").trim();
-        let size = match size.len() {
-            1..=15 => u64::from_str_radix(size, 16).ok(),
-            _ => None,
-        }
-        .ok_or_else(|| bad(format!("bad chunk size {size:?}")))?;
-        if size == 0 {
-            // The trailer section, up to its empty line.
-            for _ in 0..MAX_HEADERS {
-                if chunk_line(r)?.is_empty() {
-                    return Ok(true);
-                }
-            }
-            return Err(bad("too many trailer lines".into()));
-        }
-        if out.len() as u64 + size > limit {
-            return Ok(false);
-        }
-        let got = (&mut *r).take(size).read_to_end(out)? as u64;
-        if got < size {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
-        if !chunk_line(r)?.is_empty() {
-            return Err(bad("chunk longer than its size".into()));
-        }
-    }
 }
 
 #[cfg(test)]

@@ -81,9 +81,7 @@ impl DnsClient {
                 log::warn!("{name}: one address family failed, using the other: {e}");
                 Ok(ok)
             }
-            (Err(SourceError::NxDomain), Err(SourceError::NxDomain)) => {
-                Err(SourceError::NxDomain)
-            }
+            (Err(SourceError::NxDomain), Err(SourceError::NxDomain)) => Err(SourceError::NxDomain),
             // The A error speaks for both; the AAAA one is usually the same.
             (Err(e), Err(_)) => Err(e),
         }
@@ -136,9 +134,10 @@ fn doh_answer(sc: &mut Scanner, keep: &mut Keep) -> Result<u32, ScanError> {
         match key {
             "Status" => {
                 let n = sc.number()?;
-                status = Some(n.parse::<u32>().map_err(|_| {
-                    ScanError::Shape(format!("Status {n} is not a response code"))
-                })?);
+                status =
+                    Some(n.parse::<u32>().map_err(|_| {
+                        ScanError::Shape(format!("Status {n} is not a response code"))
+                    })?);
             }
             "Answer" => {
                 if sc.null()? {

@@ -121,6 +121,10 @@ pub enum SourceError {
     /// The answer is not the expected JSON shape.
     #[error("unexpected answer: {0}")]
     BadBody(String),
+    /// The server broke HTTP framing (a bad `Content-Length`, a broken chunked
+    /// body): the same request gets the same answer, so not retried early.
+    #[error("the server broke HTTP: {0}")]
+    Protocol(String),
     /// The answer is larger than allowed.
     #[error("answer larger than the limit of {}", human_bytes(*limit))]
     TooLarge {
@@ -325,6 +329,7 @@ mod tests {
         assert!(!SourceError::Http { status: 404 }.is_transient());
         assert!(!SourceError::BadBody(String::new()).is_transient());
         assert!(!SourceError::Redirect(String::new()).is_transient());
+        assert!(!SourceError::Protocol(String::new()).is_transient());
     }
 
     #[test]
@@ -354,11 +359,11 @@ mod tests {
         for _ in 0..MAX_VALUES {
             k.push(Ok(v)).unwrap();
         }
-        assert_eq!(k.push(Ok(v)), Err(SourceError::TooMany { limit: MAX_VALUES }));
         assert_eq!(
-            Fetched::new(vec![v], 0).texts(Kind::Fqdn),
-            ["192.0.2.1"]
+            k.push(Ok(v)),
+            Err(SourceError::TooMany { limit: MAX_VALUES })
         );
+        assert_eq!(Fetched::new(vec![v], 0).texts(Kind::Fqdn), ["192.0.2.1"]);
     }
 
     #[test]

@@ -132,13 +132,21 @@ impl Fetcher {
                 let deadline = Instant::now() + self.timeout;
                 let seconds = self.timeout.as_secs().max(1);
                 let url = url.to_string();
-                command::run(argv, &url, USER_AGENT, deadline, seconds, rq.limit, |body| {
-                    parse(Answer {
-                        status: 200,
-                        retry_after: None,
-                        body,
-                    })
-                })
+                command::run(
+                    argv,
+                    &url,
+                    USER_AGENT,
+                    deadline,
+                    seconds,
+                    rq.limit,
+                    |body| {
+                        parse(Answer {
+                            status: 200,
+                            retry_after: None,
+                            body,
+                        })
+                    },
+                )
             }
         }
     }

@@ -439,9 +439,9 @@ pub(crate) fn bad_body(e: ScanError, what: &str, start: &[u8]) -> SourceError {
     match e {
         ScanError::Failed(e) => e,
         ScanError::Syntax(m) => SourceError::BadBody(format!("not JSON ({m}), starting {snippet}")),
-        ScanError::Shape(m) => {
-            SourceError::BadBody(format!("not the {what} JSON shape ({m}), starting {snippet}"))
-        }
+        ScanError::Shape(m) => SourceError::BadBody(format!(
+            "not the {what} JSON shape ({m}), starting {snippet}"
+        )),
     }
 }
 
@@ -490,8 +490,10 @@ mod tests {
     #[test]
     fn documents() {
         assert_eq!(
-            walk(r#" {"a": [1, -2.5e3, "x\/y\u00e9\ud83d\ude00", true, null, {}], "b": {"c": []}} "#)
-                .unwrap(),
+            walk(
+                r#" {"a": [1, -2.5e3, "x\/y\u00e9\ud83d\ude00", true, null, {}], "b": {"c": []}} "#
+            )
+            .unwrap(),
             ["key a", "1", "-2.5e3", "x/yé😀", "key b", "key c"]
         );
         let long = format!(r#"["{}", "ok"]"#, "a".repeat(MAX_TEXT + 1));
@@ -544,7 +546,11 @@ mod tests {
         let mut r: &[u8] = b"<html>maintenance</html>";
         let mut s = Scanner::new(&mut r);
         let e = bad_body(s.begin_object().unwrap_err(), "RIPEstat", s.start());
-        assert!(e.to_string().contains("not JSON (expected a value at byte 0)"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("not JSON (expected a value at byte 0)"),
+            "{e}"
+        );
         assert!(e.to_string().contains("maintenance"), "{e}");
     }
 }

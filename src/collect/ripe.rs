@@ -157,11 +157,7 @@ struct Head {
 
 /// The outcome of an answer with HTTP `status`, read into `read`, its prefixes in
 /// `keep`.
-fn judge(
-    status: u16,
-    read: Result<Head, SourceError>,
-    keep: Keep,
-) -> Result<Fetched, SourceError> {
+fn judge(status: u16, read: Result<Head, SourceError>, keep: Keep) -> Result<Fetched, SourceError> {
     if !(200..300).contains(&status) {
         // RIPEstat explains a refused query in a JSON body (400 "The parameter
         // 'resource' is required."); use that message when there is one.
@@ -652,7 +648,10 @@ mod tests {
             message_of(r#"[["info", "a"], ["error", "b"], ["error", "c"]]"#),
             "b; c"
         );
-        assert_eq!(message_of(r#"[["warning", "w"], "plain", 5, [1]]"#), "w; plain");
+        assert_eq!(
+            message_of(r#"[["warning", "w"], "plain", 5, [1]]"#),
+            "w; plain"
+        );
         assert_eq!(message_of("{}"), "no message given");
         let long = format!(r#"[["error", "{}"]]"#, "é".repeat(200));
         assert!(message_of(&long).ends_with("..."));
@@ -691,7 +690,12 @@ mod tests {
         let f = client(&s, "/", 0).fetch("62041").unwrap();
         assert_eq!((f.values.len(), f.skipped), (0, 1));
         let many: Vec<String> = (0..=crate::collect::fetch::MAX_VALUES as u32)
-            .map(|i| format!(r#"{{"prefix":"{}/32"}}"#, std::net::Ipv4Addr::from(i | 1 << 28)))
+            .map(|i| {
+                format!(
+                    r#"{{"prefix":"{}/32"}}"#,
+                    std::net::Ipv4Addr::from(i | 1 << 28)
+                )
+            })
             .collect();
         let s = FakeServer::start(vec![Reply::new(200, answer(&many.join(",")))]);
         let mut c = client(&s, "/", 0);

@@ -186,8 +186,7 @@ pub fn collect(
     if wanted.iter().any(|(k, _)| *k == Kind::Asn) {
         urls.push(cfg.ripe.url.as_str());
     }
-    if cfg.dns.resolver == config::Resolver::Doh && wanted.iter().any(|(k, _)| *k == Kind::Fqdn)
-    {
+    if cfg.dns.resolver == config::Resolver::Doh && wanted.iter().any(|(k, _)| *k == Kind::Fqdn) {
         urls.push(cfg.dns.doh_url.as_str());
     }
     let transport = Transport::new(&cfg.fetch, &urls);
@@ -251,7 +250,9 @@ fn store(
                 continue;
             }
             let name = source::display(kind, source);
-            let Some(result) = result.take() else { continue };
+            let Some(result) = result.take() else {
+                continue;
+            };
             if !now_cfg.sources(kind).contains(source) {
                 log::info!("{name}: removed from the configuration during the run; not stored");
                 continue;

@@ -246,5 +246,4 @@ tL4ndQavEi51mI38AjEAi/V3bNTIZargCyzuFJ0nN6T5U6VR5CmD1/iQMVtCnwr1\n\
         }
         t.join().unwrap();
     }
-
 }

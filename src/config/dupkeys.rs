@@ -3,20 +3,23 @@
 //! silently. This scan finds such keys at any depth so that reading fails naming the
 //! key, its line and column. It is a plain byte scan of text already known to be
 //! valid JSON (a second serde pass would cost kilobytes of flash); keys are compared
-//! as written, escapes and all.
+//! as written, escapes and all. Each object's keys go into a hash set, so a file with
+//! tens of thousands of keys is checked in linear time.
+
+use std::collections::HashSet;
 
 /// The first key repeated within one object of `text`, and the 1-based line and
 /// column where its repetition starts. `text` must be valid JSON.
 pub(super) fn repeated_key(text: &str) -> Option<(&str, usize, usize)> {
     let b = text.as_bytes();
     // One entry per open container: the keys seen so far, or None for an array.
-    let mut stack: Vec<Option<Vec<&str>>> = Vec::new();
+    let mut stack: Vec<Option<HashSet<&str>>> = Vec::new();
     let mut expect_key = false;
     let mut i = 0;
     while i < b.len() {
         match b[i] {
             b'{' => {
-                stack.push(Some(Vec::new()));
+                stack.push(Some(HashSet::new()));
                 expect_key = true;
             }
             b'[' => stack.push(None),
@@ -32,7 +35,7 @@ pub(super) fn repeated_key(text: &str) -> Option<(&str, usize, usize)> {
                 }
                 if let (true, Some(Some(keys))) = (expect_key, stack.last_mut()) {
                     let key = text.get(start..i).unwrap_or("");
-                    if keys.contains(&key) {
+                    if !keys.insert(key) {
                         let before = &b[..start - 1];
                         let line = before.iter().filter(|&&c| c == b'\n').count() + 1;
                         let col = start
@@ -42,7 +45,6 @@ pub(super) fn repeated_key(text: &str) -> Option<(&str, usize, usize)> {
                                 .map_or(0, |p| p + 1);
                         return Some((key, line, col));
                     }
-                    keys.push(key);
                 }
                 expect_key = false;
             }

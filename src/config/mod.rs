@@ -3,7 +3,6 @@
 //! The file is read as a generic JSON value first, so that every error can name the key
 //! it is about and so that a rewrite keeps keys this version does not know.
 
-use std::fmt;
 use std::fs;
 use std::io;
 use std::net::SocketAddr;
@@ -282,16 +281,19 @@ impl Config {
 }
 
 /// A configuration that could not be read, parsed, validated or written.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The file could not be read or written.
+    #[error("{}: {source}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// What the OS said.
+        #[source]
         source: io::Error,
     },
     /// The file is not valid JSON.
+    #[error("{}: invalid JSON at line {line}, column {column}: {message}", path.display())]
     Syntax {
         /// The file.
         path: PathBuf,
@@ -303,6 +305,7 @@ pub enum ConfigError {
         message: String,
     },
     /// A key has a value that is not allowed.
+    #[error("{}: {key}: {message}", path.display())]
     Invalid {
         /// The file.
         path: PathBuf,
@@ -312,29 +315,6 @@ pub enum ConfigError {
         message: String,
     },
 }
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ConfigError::Io { path, source } => write!(f, "{}: {source}", path.display()),
-            ConfigError::Syntax {
-                path,
-                line,
-                column,
-                message,
-            } => write!(
-                f,
-                "{}: invalid JSON at line {line}, column {column}: {message}",
-                path.display()
-            ),
-            ConfigError::Invalid { path, key, message } => {
-                write!(f, "{}: {key}: {message}", path.display())
-            }
-        }
-    }
-}
-
-impl std::error::Error for ConfigError {}
 
 /// A parsed configuration with the warnings found while reading it.
 #[derive(Debug, Clone)]

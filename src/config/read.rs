@@ -1,6 +1,7 @@
 //! Reading `config.json`: JSON syntax errors with line and column, then every key
 //! validated and named in its error, unknown keys collected as warnings.
 
+use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::path::Path;
 
@@ -160,6 +161,9 @@ impl Reader<'_> {
             Some(v) => return Err(self.err(key, format!("expected a list, got {}", short(v)))),
         };
         let mut out: Vec<String> = Vec::with_capacity(list.len());
+        // Duplicates are found through a set, not by scanning `out`: a list of 50,000
+        // ASNs must not cost 50,000² comparisons on every load.
+        let mut seen: HashSet<String> = HashSet::with_capacity(list.len());
         for (i, v) in list.iter().enumerate() {
             let norm = match kind {
                 Kind::Asn => normalize_asn_value(v),
@@ -169,7 +173,7 @@ impl Reader<'_> {
                 },
             }
             .map_err(|m| self.err(&format!("{key}[{i}]"), m))?;
-            if out.contains(&norm) {
+            if !seen.insert(norm.clone()) {
                 self.warnings.push(format!(
                     "{key}[{i}]: {norm} is listed twice; collected once"
                 ));
@@ -191,6 +195,22 @@ fn short(v: &Value) -> String {
     }
 }
 
+/// The top-level keys this version reads.
+const ROOT_KEYS: &[&str] = &[
+    "asns",
+    "fqdns",
+    "schedule",
+    "ttl_days",
+    "history_days",
+    "ripe",
+    "dns",
+    "api",
+    "outputs",
+    "storage",
+    "fetch",
+    "min_prefix",
+];
+
 /// Validates a parsed JSON document as a configuration.
 pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
     let mut warnings = Vec::new();
@@ -199,22 +219,7 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
         warnings: &mut warnings,
     };
     let root = r.object(value, "(top level)")?;
-    r.unknown(
-        root,
-        "",
-        &[
-            "asns",
-            "fqdns",
-            "schedule",
-            "ttl_days",
-            "history_days",
-            "ripe",
-            "dns",
-            "api",
-            "outputs",
-            "storage",
-        ],
-    );
+    r.unknown(root, "", ROOT_KEYS);
     let mut c = Config {
         asns: r.sources(root, Kind::Asn)?,
         fqdns: r.sources(root, Kind::Fqdn)?,
@@ -226,186 +231,225 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
     if let Some(n) = r.uint(root, "", "history_days", 0, 36_500)? {
         c.history_days = n as u32;
     }
-    if let Some(v) = root.get("schedule").filter(|v| !v.is_null()) {
-        let o = r.object(v, "schedule")?;
-        r.unknown(
-            o,
-            "schedule.",
-            &["interval_minutes", "interval_seconds", "retry_seconds"],
-        );
-        if let Some(n) = r.uint(o, "schedule.", "retry_seconds", 1, 86_400)? {
-            c.schedule.retry_seconds = n;
-        }
-        if let Some(n) = r.uint(o, "schedule.", "interval_minutes", 1, 525_600)? {
-            c.schedule.interval_minutes = n;
-        }
-        c.schedule.interval_seconds = r.uint(o, "schedule.", "interval_seconds", 1, 31_536_000)?;
+    if let Some(o) = r.section(root, "schedule", SCHEDULE_KEYS)? {
+        r.schedule(o, &mut c.schedule)?;
     }
-    if let Some(v) = root.get("ripe").filter(|v| !v.is_null()) {
-        let o = r.object(v, "ripe")?;
-        r.unknown(
-            o,
-            "ripe.",
-            &[
-                "url",
-                "min_peers_seeing",
-                "sourceapp",
-                "timeout_seconds",
-                "retries",
-            ],
-        );
-        if let Some(u) = r.url(o, "ripe.", "url")? {
-            c.ripe.url = u;
+    if let Some(o) = r.section(root, "ripe", RIPE_KEYS)? {
+        r.ripe(o, &mut c.ripe)?;
+    }
+    if let Some(o) = r.section(root, "dns", DNS_KEYS)? {
+        r.dns(o, &mut c.dns)?;
+    }
+    if let Some(o) = r.section(root, "storage", STORAGE_KEYS)? {
+        if let Some(n) = r.uint(o, "storage.", "snapshot_interval_hours", 0, 87_600)? {
+            c.storage.snapshot_interval_hours = n as u32;
         }
-        c.ripe.min_peers_seeing = r.uint(o, "ripe.", "min_peers_seeing", 0, 100_000)?;
-        if let Some(s) = r.string(o, "ripe.", "sourceapp")? {
+    }
+    if let Some(o) = r.section(root, "api", API_KEYS)? {
+        r.api(o, &mut c.api)?;
+    }
+    c.outputs = r.outputs(root)?;
+    r.upstream_keys(root, &mut c)?;
+    Ok(Loaded {
+        config: c,
+        warnings,
+    })
+}
+
+const SCHEDULE_KEYS: &[&str] = &["interval_minutes", "interval_seconds", "retry_seconds"];
+const RIPE_KEYS: &[&str] = &[
+    "url",
+    "min_peers_seeing",
+    "sourceapp",
+    "timeout_seconds",
+    "retries",
+];
+const DNS_KEYS: &[&str] = &["resolver", "doh_url", "timeout_seconds"];
+const STORAGE_KEYS: &[&str] = &["snapshot_interval_hours"];
+const API_KEYS: &[&str] = &["listen", "token"];
+const OUTPUT_KEYS: &[&str] = &[
+    "path",
+    "format",
+    "type",
+    "command",
+    "family",
+    "aggregate",
+    "table",
+    "set",
+    "timeout_seconds",
+    "load",
+];
+
+/// The sections of the file, one function each.
+impl Reader<'_> {
+    /// The object under `key` of `root` (None when absent or null), its unknown keys
+    /// warned about.
+    fn section<'v>(
+        &mut self,
+        root: &'v Map<String, Value>,
+        key: &str,
+        known: &[&str],
+    ) -> Result<Option<&'v Map<String, Value>>, ConfigError> {
+        let Some(v) = root.get(key).filter(|v| !v.is_null()) else {
+            return Ok(None);
+        };
+        let o = self.object(v, key)?;
+        self.unknown(o, &format!("{key}."), known);
+        Ok(Some(o))
+    }
+
+    fn schedule(&self, o: &Map<String, Value>, s: &mut Schedule) -> Result<(), ConfigError> {
+        if let Some(n) = self.uint(o, "schedule.", "retry_seconds", 1, 86_400)? {
+            s.retry_seconds = n;
+        }
+        if let Some(n) = self.uint(o, "schedule.", "interval_minutes", 1, 525_600)? {
+            s.interval_minutes = n;
+        }
+        s.interval_seconds = self.uint(o, "schedule.", "interval_seconds", 1, 31_536_000)?;
+        Ok(())
+    }
+
+    fn ripe(&self, o: &Map<String, Value>, c: &mut RipeConfig) -> Result<(), ConfigError> {
+        if let Some(u) = self.url(o, "ripe.", "url")? {
+            c.url = u;
+        }
+        c.min_peers_seeing = self.uint(o, "ripe.", "min_peers_seeing", 0, 100_000)?;
+        if let Some(s) = self.string(o, "ripe.", "sourceapp")? {
             if s.is_empty()
                 || !s
                     .bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
             {
-                return Err(r.err(
+                return Err(self.err(
                     "ripe.sourceapp",
                     format!("expected letters, digits, '-', '_' or '.', got {s:?}"),
                 ));
             }
-            c.ripe.sourceapp = s;
+            c.sourceapp = s;
         }
-        if let Some(n) = r.uint(o, "ripe.", "timeout_seconds", 1, 3600)? {
-            c.ripe.timeout_seconds = n;
+        if let Some(n) = self.uint(o, "ripe.", "timeout_seconds", 1, 3600)? {
+            c.timeout_seconds = n;
         }
-        if let Some(n) = r.uint(o, "ripe.", "retries", 0, 10)? {
-            c.ripe.retries = n as u32;
+        if let Some(n) = self.uint(o, "ripe.", "retries", 0, 10)? {
+            c.retries = n as u32;
         }
+        Ok(())
     }
-    if let Some(v) = root.get("dns").filter(|v| !v.is_null()) {
-        let o = r.object(v, "dns")?;
-        r.unknown(o, "dns.", &["resolver", "doh_url", "timeout_seconds"]);
-        match r.string(o, "dns.", "resolver")?.as_deref() {
-            None | Some("system") => c.dns.resolver = Resolver::System,
-            Some("doh") => c.dns.resolver = Resolver::Doh,
+
+    fn dns(&self, o: &Map<String, Value>, c: &mut DnsConfig) -> Result<(), ConfigError> {
+        match self.string(o, "dns.", "resolver")?.as_deref() {
+            None | Some("system") => c.resolver = Resolver::System,
+            Some("doh") => c.resolver = Resolver::Doh,
             Some(other) => {
-                return Err(r.err(
+                return Err(self.err(
                     "dns.resolver",
                     format!("expected \"system\" or \"doh\", got {other:?}"),
                 ))
             }
         }
-        if let Some(u) = r.url(o, "dns.", "doh_url")? {
-            c.dns.doh_url = u;
+        if let Some(u) = self.url(o, "dns.", "doh_url")? {
+            c.doh_url = u;
         }
-        if let Some(n) = r.uint(o, "dns.", "timeout_seconds", 1, 3600)? {
-            c.dns.timeout_seconds = n;
+        if let Some(n) = self.uint(o, "dns.", "timeout_seconds", 1, 3600)? {
+            c.timeout_seconds = n;
         }
+        Ok(())
     }
-    if let Some(v) = root.get("storage").filter(|v| !v.is_null()) {
-        let o = r.object(v, "storage")?;
-        r.unknown(o, "storage.", &["snapshot_interval_hours"]);
-        if let Some(n) = r.uint(o, "storage.", "snapshot_interval_hours", 0, 87_600)? {
-            c.storage.snapshot_interval_hours = n as u32;
+
+    fn api(&self, o: &Map<String, Value>, c: &mut ApiConfig) -> Result<(), ConfigError> {
+        if let Some(l) = self.string(o, "api.", "listen")? {
+            c.listen = parse_listen(&l).map_err(|m| self.err("api.listen", m))?;
         }
-    }
-    if let Some(v) = root.get("api").filter(|v| !v.is_null()) {
-        let o = r.object(v, "api")?;
-        r.unknown(o, "api.", &["listen", "token"]);
-        if let Some(l) = r.string(o, "api.", "listen")? {
-            c.api.listen = parse_listen(&l).map_err(|m| r.err("api.listen", m))?;
-        }
-        c.api.token = r.string(o, "api.", "token")?;
-        if c.api.token.as_deref() == Some("") {
-            return Err(r.err(
+        c.token = self.string(o, "api.", "token")?;
+        if c.token.as_deref() == Some("") {
+            return Err(self.err(
                 "api.token",
                 "an empty token would let anyone in; use null to switch it off",
             ));
         }
+        Ok(())
     }
-    match root.get("outputs") {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(list)) => {
-            for (i, v) in list.iter().enumerate() {
-                let prefix = format!("outputs[{i}].");
-                let o = r.object(v, &format!("outputs[{i}]"))?;
-                r.unknown(
-                    o,
-                    &prefix,
-                    &[
-                        "path",
-                        "format",
-                        "type",
-                        "command",
-                        "family",
-                        "aggregate",
-                        "table",
-                        "set",
-                        "timeout_seconds",
-                        "load",
-                    ],
-                );
-                let load = match r.string(o, &prefix, "load")?.as_deref() {
-                    None => None,
-                    Some("nft") => Some(LoadKind::Nft),
-                    Some(l) => {
-                        return Err(r.err(
-                            &format!("{prefix}load"),
-                            format!("invalid load {l:?}: expected nft"),
-                        ))
-                    }
-                };
-                let path = r.string(o, &prefix, "path")?.filter(|p| !p.is_empty());
-                if path.is_none() && load.is_none() {
-                    return Err(r.err(
-                        &format!("{prefix}path"),
-                        "missing: the file to write (or \"load\": \"nft\")",
-                    ));
-                }
-                let mut render = RenderOptions {
-                    format: r
-                        .word::<Format>(o, &prefix, "format")?
-                        .unwrap_or(Format::Text),
-                    type_filter: r
-                        .word::<TypeFilter>(o, &prefix, "type")?
-                        .unwrap_or(TypeFilter::All),
-                    family: r.word::<Family>(o, &prefix, "family")?,
-                    ..RenderOptions::default()
-                };
-                match o.get("aggregate") {
-                    None | Some(Value::Null) => {}
-                    Some(Value::Bool(b)) => render.aggregate = *b,
-                    Some(v) => {
-                        return Err(r.err(
-                            &format!("{prefix}aggregate"),
-                            format!("expected true or false, got {}", short(v)),
-                        ))
-                    }
-                }
-                if let Some(t) = r.string(o, &prefix, "table")? {
-                    render.table = t;
-                }
-                if let Some(s) = r.string(o, &prefix, "set")? {
-                    render.set = s;
-                }
-                render
-                    .check()
-                    .map_err(|e| r.err(&format!("{prefix}table/set"), e.0))?;
-                c.outputs.push(OutputConfig {
-                    path: path.map(PathBuf::from),
-                    load,
-                    render,
-                    command: r
-                        .string(o, &prefix, "command")?
-                        .filter(|s| !s.trim().is_empty()),
-                    timeout_seconds: r
-                        .uint(o, &prefix, "timeout_seconds", 1, 3600)?
-                        .unwrap_or(60),
-                });
+
+    fn outputs(&mut self, root: &Map<String, Value>) -> Result<Vec<OutputConfig>, ConfigError> {
+        match root.get("outputs") {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Array(list)) => list
+                .iter()
+                .enumerate()
+                .map(|(i, v)| self.output(i, v))
+                .collect(),
+            Some(v) => Err(self.err("outputs", format!("expected a list, got {}", short(v)))),
+        }
+    }
+
+    /// `outputs[i]`.
+    fn output(&mut self, i: usize, v: &Value) -> Result<OutputConfig, ConfigError> {
+        let prefix = format!("outputs[{i}].");
+        let o = self.object(v, &format!("outputs[{i}]"))?;
+        self.unknown(o, &prefix, OUTPUT_KEYS);
+        let load = match self.string(o, &prefix, "load")?.as_deref() {
+            None => None,
+            Some("nft") => Some(LoadKind::Nft),
+            Some(l) => {
+                return Err(self.err(
+                    &format!("{prefix}load"),
+                    format!("invalid load {l:?}: expected nft"),
+                ))
+            }
+        };
+        let path = self.string(o, &prefix, "path")?.filter(|p| !p.is_empty());
+        if path.is_none() && load.is_none() {
+            return Err(self.err(
+                &format!("{prefix}path"),
+                "missing: the file to write (or \"load\": \"nft\")",
+            ));
+        }
+        Ok(OutputConfig {
+            path: path.map(PathBuf::from),
+            load,
+            render: self.render(o, &prefix)?,
+            command: self
+                .string(o, &prefix, "command")?
+                .filter(|s| !s.trim().is_empty()),
+            timeout_seconds: self
+                .uint(o, &prefix, "timeout_seconds", 1, 3600)?
+                .unwrap_or(60),
+        })
+    }
+
+    /// What an output renders: format, type, family, aggregate, table and set.
+    fn render(&self, o: &Map<String, Value>, prefix: &str) -> Result<RenderOptions, ConfigError> {
+        let mut render = RenderOptions {
+            format: self
+                .word::<Format>(o, prefix, "format")?
+                .unwrap_or(Format::Text),
+            type_filter: self
+                .word::<TypeFilter>(o, prefix, "type")?
+                .unwrap_or(TypeFilter::All),
+            family: self.word::<Family>(o, prefix, "family")?,
+            ..RenderOptions::default()
+        };
+        match o.get("aggregate") {
+            None | Some(Value::Null) => {}
+            Some(Value::Bool(b)) => render.aggregate = *b,
+            Some(v) => {
+                return Err(self.err(
+                    &format!("{prefix}aggregate"),
+                    format!("expected true or false, got {}", short(v)),
+                ))
             }
         }
-        Some(v) => return Err(r.err("outputs", format!("expected a list, got {}", short(v)))),
+        if let Some(t) = self.string(o, prefix, "table")? {
+            render.table = t;
+        }
+        if let Some(s) = self.string(o, prefix, "set")? {
+            render.set = s;
+        }
+        render
+            .check()
+            .map_err(|e| self.err(&format!("{prefix}table/set"), e.0))?;
+        Ok(render)
     }
-    Ok(Loaded {
-        config: c,
-        warnings,
-    })
 }
 
 /// Parses a listen address such as `127.0.0.1:8080` or `[::1]:8080`.
@@ -415,4 +459,64 @@ pub fn parse_listen(s: &str) -> Result<SocketAddr, String> {
             "invalid listen address {s:?}: expected IP:PORT such as 127.0.0.1:8080 or [::1]:8080"
         )
     })
+}
+
+const FETCH_KEYS: &[&str] = &["command"];
+const MIN_PREFIX_KEYS: &[&str] = &["ipv4", "ipv6"];
+
+/// How upstreams are asked, and what is taken from them.
+impl Reader<'_> {
+    /// `fetch` and `min_prefix`.
+    fn upstream_keys(
+        &mut self,
+        root: &Map<String, Value>,
+        c: &mut Config,
+    ) -> Result<(), ConfigError> {
+        if let Some(o) = self.section(root, "fetch", FETCH_KEYS)? {
+            c.fetch.command = self.fetch_command(o)?;
+        }
+        if let Some(o) = self.section(root, "min_prefix", MIN_PREFIX_KEYS)? {
+            if let Some(n) = self.uint(o, "min_prefix.", "ipv4", 0, 32)? {
+                c.min_prefix.ipv4 = n as u8;
+            }
+            if let Some(n) = self.uint(o, "min_prefix.", "ipv6", 0, 128)? {
+                c.min_prefix.ipv6 = n as u8;
+            }
+        }
+        Ok(())
+    }
+
+    /// `fetch.command`: a program and its arguments, one of which has `{url}`.
+    fn fetch_command(&self, o: &Map<String, Value>) -> Result<Option<Vec<String>>, ConfigError> {
+        let key = "fetch.command";
+        let list = match o.get("command") {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::Array(a)) => a,
+            Some(v) => {
+                return Err(self.err(
+                    key,
+                    format!("expected a list (program and arguments), got {}", short(v)),
+                ))
+            }
+        };
+        let mut argv = Vec::with_capacity(list.len());
+        for (i, v) in list.iter().enumerate() {
+            match v {
+                Value::String(s) if !(i == 0 && s.trim().is_empty()) => argv.push(s.clone()),
+                other => {
+                    return Err(self.err(
+                        &format!("{key}[{i}]"),
+                        format!("expected a non-empty string, got {}", short(other)),
+                    ))
+                }
+            }
+        }
+        if argv.is_empty() {
+            return Err(self.err(key, "the list is empty; use null for the built-in client"));
+        }
+        if !argv[1..].iter().any(|a| a.contains("{url}")) {
+            return Err(self.err(key, "no argument has {url}, where the URL to fetch goes"));
+        }
+        Ok(Some(argv))
+    }
 }

@@ -4,8 +4,8 @@
 //! Every decision is made by [`schedule::Schedule`], which sees no clock and does no
 //! I/O. This file is the shell around it: it reads the clock, the signals and
 //! `config.json`, writes `status.json`, and runs the jobs the schedule asks for (a
-//! collection, or rendering the outputs) on a worker thread, so that a long run never
-//! delays the heartbeat or a signal. While a job fetches, a stop request ends the
+//! collection, rendering the outputs, or writing the snapshot) on a worker thread, so
+//! that a long job never delays the heartbeat or a signal. While a job fetches, a stop request ends the
 //! daemon at once (nothing is written yet); while it writes, the daemon waits for the
 //! commit.
 
@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use crate::collect::run::{self, RunError, RunReport, PHASE_FETCHING, PHASE_WRITING};
 use crate::config::Paths;
 use crate::db::snapshot::Saver;
+use crate::db::{JournalMode, StoreError};
 use crate::status;
 use crate::util;
 
@@ -119,6 +120,8 @@ pub fn running_pid(paths: &Paths) -> Result<u32, DaemonError> {
 enum Msg {
     Collected(Result<RunReport, RunError>),
     Rendered(Vec<(String, String)>),
+    /// The snapshot job's saver, the journal mode, and the snapshot written (if due).
+    Saved(Saver, JournalMode, Option<Result<i64, StoreError>>),
 }
 
 /// What a job does on its thread, given its phase to update.
@@ -218,37 +221,23 @@ impl Shell {
         let now = util::unix_now();
         let actions = match msg {
             Msg::Collected(result) => {
+                // What changed waits for the snapshot from now on, even if the daemon
+                // stops before the snapshot job runs (the stop writes it then).
                 let changed = result.as_ref().is_ok_and(|r| r.changed());
-                let stored = result.is_ok();
-                let mut actions = self.core.collected(now, result);
-                if stored {
-                    self.after_store(changed, now);
-                    actions.push(Action::WriteStatus);
+                if changed && self.paths.snapshot.is_some() {
+                    self.saver = Saver::new(true);
                 }
-                actions
+                self.core.collected(now, result)
             }
             Msg::Rendered(failures) => self.core.rendered(now, failures),
+            Msg::Saved(saver, mode, written) => {
+                self.saver = saver;
+                let written = written.map(|r| r.map_err(|e| e.to_string()));
+                self.core
+                    .saved(now, mode.as_str(), written, saver.unsaved())
+            }
         };
         self.perform(actions);
-    }
-
-    /// After a collection was stored: notes the journal mode and writes the snapshot
-    /// when changes wait for it and it is due (on the main thread: a copy of the
-    /// database takes a moment, and no job may write meanwhile).
-    fn after_store(&mut self, changed: bool, now: i64) {
-        let Some(cfg) = self.core.config() else {
-            return;
-        };
-        let written = self.saver.after_run(&self.paths, cfg, changed, now);
-        let written = written.map(|r| {
-            r.map_err(|e| {
-                log::error!("snapshot: {e}");
-                e.to_string()
-            })
-        });
-        let mode = crate::db::journal_mode_for(&self.paths.db);
-        let unsaved = self.saver.unsaved();
-        self.core.storage_done(mode.as_str(), written, unsaved);
     }
 
     fn drain(&mut self) {
@@ -286,6 +275,7 @@ impl Shell {
                 }
                 Action::CollectAll => self.collect(None),
                 Action::CollectOnly(only) => self.collect(Some(only)),
+                Action::Snapshot => self.save(),
                 Action::Render(outputs) => {
                     let paths = self.paths.clone();
                     self.spawn(
@@ -297,6 +287,22 @@ impl Shell {
                 }
             }
         }
+    }
+
+    /// Writes the snapshot when it is due, on the job's thread. Stopping waits for it
+    /// (as for a commit): the stop would write the same snapshot anyway.
+    fn save(&mut self) {
+        let Some(cfg) = self.core.config().cloned() else {
+            return;
+        };
+        let (paths, mut saver) = (self.paths.clone(), self.saver);
+        self.spawn(
+            PHASE_WRITING,
+            Box::new(move |_| {
+                let written = saver.after_run(&paths, &cfg, false, util::unix_now());
+                Msg::Saved(saver, crate::db::journal_mode_for(&paths.db), written)
+            }),
+        );
     }
 
     fn collect(&mut self, only: Option<Vec<schedule::Source>>) {
@@ -368,13 +374,11 @@ impl Shell {
         // The lists must survive a reboot: what changed since the last snapshot is
         // written now (the job is done or abandoned, nothing else writes).
         if let Some(r) = self.saver.at_stop(&self.paths) {
-            let r = r.map_err(|e| {
-                log::error!("snapshot at stop: {e}");
-                e.to_string()
-            });
+            let r = r.map_err(|e| format!("at stop: {e}"));
             let mode = crate::db::journal_mode_for(&self.paths.db);
             let unsaved = self.saver.unsaved();
-            self.core.storage_done(mode.as_str(), Some(r), unsaved);
+            self.core
+                .storage_done(util::unix_now(), mode.as_str(), Some(r), unsaved);
         }
         self.perform(last);
     }

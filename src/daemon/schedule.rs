@@ -50,6 +50,10 @@ pub enum Action {
     CollectOnly(Vec<Source>),
     /// Render these outputs; report with [`Schedule::rendered`].
     Render(Vec<OutputConfig>),
+    /// A collection was stored: note the journal mode and write the snapshot if it is
+    /// due (a copy of the database takes a moment, so it is a job like a run); report
+    /// with [`Schedule::saved`].
+    Snapshot,
 }
 
 /// Which outputs a render covers.
@@ -79,6 +83,8 @@ enum Busy {
     Collecting { full: bool, forced: Option<Outputs> },
     /// Rendering the outputs at these paths.
     Rendering(Vec<String>),
+    /// Writing the snapshot (if due) after a stored collection.
+    Saving,
 }
 
 /// The scheduler's state.
@@ -114,6 +120,8 @@ pub struct Schedule {
     /// A run failed as a whole after storing part of its work: the next collection
     /// renders every output whatever it changes.
     render_next: bool,
+    /// A collection was stored since the last [`Action::Snapshot`].
+    save: bool,
     busy: Option<Busy>,
     stopped: bool,
 }
@@ -142,6 +150,7 @@ impl Schedule {
             render: Some((now, Outputs::All)),
             render_backoff: Backoff::default(),
             render_next: false,
+            save: false,
             busy: None,
             stopped: false,
         }
@@ -152,11 +161,28 @@ impl Schedule {
         &self.status
     }
 
-    /// Records what the shell did beside the schedule: the journal mode the database
-    /// uses, and a snapshot written at `time` (`Some(Ok)`), failed (`Some(Err)`: the
-    /// changes wait for the next one) or not due (`None`, with `unsaved` changes).
+    /// The [`Action::Snapshot`] job ended at `now`: the database uses `journal_mode`,
+    /// and the snapshot was written at a time (`Some(Ok)`), failed (`Some(Err)`: the
+    /// changes wait for the next one) or was not due (`None`); `unsaved` tells whether
+    /// changes wait for it.
+    pub fn saved(
+        &mut self,
+        now: i64,
+        journal_mode: &str,
+        snapshot: Option<Result<i64, String>>,
+        unsaved: bool,
+    ) -> Vec<Action> {
+        if matches!(self.busy, Some(Busy::Saving)) {
+            self.busy = None;
+        }
+        self.storage_done(now, journal_mode, snapshot, unsaved);
+        vec![self.write(now)]
+    }
+
+    /// Records the journal mode and the snapshot written at stop (see [`Self::saved`]).
     pub fn storage_done(
         &mut self,
+        now: i64,
         journal_mode: &str,
         snapshot: Option<Result<i64, String>>,
         unsaved: bool,
@@ -164,10 +190,7 @@ impl Schedule {
         self.status.journal_mode = Some(journal_mode.to_string());
         match snapshot {
             Some(Ok(t)) => self.status.last_snapshot = Some(util::iso(t)),
-            Some(Err(e)) => {
-                self.status.last_error =
-                    Some(format!("{}: snapshot: {e}", util::iso(util::unix_now())));
-            }
+            Some(Err(e)) => self.record_error(now, format!("snapshot: {e}")),
             None => {}
         }
         self.status.snapshot_pending = unsaved;
@@ -194,7 +217,7 @@ impl Schedule {
     pub fn wake_at(&self) -> i64 {
         let mut t = self.heartbeat_at.min(self.config_check_at);
         if self.busy.is_none() && self.cfg.is_some() {
-            if !self.pending.is_empty() {
+            if !self.pending.is_empty() || self.save {
                 return i64::MIN;
             }
             t = t.min(self.next_run);
@@ -358,6 +381,12 @@ impl Schedule {
     }
 
     fn schedule(&mut self, now: i64, actions: &mut Vec<Action>) {
+        if std::mem::take(&mut self.save) {
+            // Before the next run, so that a snapshot due is never put off by runs.
+            self.busy = Some(Busy::Saving);
+            actions.push(Action::Snapshot);
+            return;
+        }
         let interval = self.interval();
         let render_due = self.render.as_ref().is_some_and(|r| now >= r.0);
         let forced = if render_due { self.render.take() } else { None }.map(|r| r.1);

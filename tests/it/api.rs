@@ -3,7 +3,7 @@
 //! byte for byte.
 
 use std::fs;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -69,7 +69,7 @@ fn read_answer(s: &mut TcpStream, head_request: bool) -> Option<Answer> {
         if let Some(i) = find(&buf, b"\r\n\r\n") {
             break i;
         }
-        match s.read(&mut chunk) {
+        match read_retrying(s, &mut chunk) {
             Ok(0) | Err(_) => return None,
             Ok(n) => buf.extend_from_slice(&chunk[..n]),
         }
@@ -97,7 +97,7 @@ fn read_answer(s: &mut TcpStream, head_request: bool) -> Option<Answer> {
             body.truncate(want.unwrap_or(0));
             break;
         }
-        match s.read(&mut chunk) {
+        match read_retrying(s, &mut chunk) {
             Ok(0) | Err(_) => break,
             Ok(n) => body.extend_from_slice(&chunk[..n]),
         }
@@ -675,7 +675,7 @@ fn reaches_eof(s: &mut TcpStream, limit: Duration) -> bool {
     s.set_read_timeout(Some(limit)).unwrap();
     let mut buf = [0u8; 1024];
     loop {
-        match s.read(&mut buf) {
+        match read_retrying(s, &mut buf) {
             Ok(0) => return true,
             Ok(_) => {}
             Err(_) => return false,
@@ -916,7 +916,7 @@ fn closed_by_server(conns: &[TcpStream]) -> usize {
         .filter(|c| {
             c.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
             let mut r: &TcpStream = c;
-            r.read(&mut [0u8; 256]).is_ok()
+            read_retrying(&mut r, &mut [0u8; 256]).is_ok()
         })
         .count()
 }

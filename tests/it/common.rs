@@ -280,6 +280,56 @@ pub fn http_get(addr: std::net::SocketAddr, target: &str) -> (u16, String) {
     (status, body)
 }
 
+/// One `read` that retries on `Interrupted`: with a read timeout set, a signal (the
+/// SIGCHLD of a process another test started) makes a read fail with EINTR, which is
+/// no end of the stream. Every other error and `Ok(0)` are passed on.
+pub fn read_retrying(r: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    loop {
+        match r.read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
+}
+
+/// Everything `r` gives until its end or an error other than `Interrupted` (a read
+/// timeout ends it too).
+pub fn read_until_end(r: &mut impl std::io::Read) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = read_retrying(r, &mut buf) {
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+    out
+}
+
+#[test]
+fn reads_go_on_after_an_interruption() {
+    /// Fails with EINTR every other call, as a socket read does when signals arrive.
+    struct Flaky(&'static [u8], bool);
+    impl std::io::Read for Flaky {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.1 = !self.1;
+            if self.1 {
+                return Err(std::io::ErrorKind::Interrupted.into());
+            }
+            let n = self.0.len().min(buf.len()).min(3);
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+    assert_eq!(
+        read_until_end(&mut Flaky(b"HTTP/1.1 200 OK", false)),
+        b"HTTP/1.1 200 OK"
+    );
+    let mut b = [0u8; 8];
+    assert_eq!(read_retrying(&mut Flaky(b"ab", false), &mut b).unwrap(), 2);
+}
+
 /// A test that cannot run its real check (no root, no `nft`, no `dnsmasq`, no
 /// chromium...) calls this and returns. Under CI (`CI=true`) a skipped check would be a
 /// green light for something never tried, so it fails there; elsewhere it says why.

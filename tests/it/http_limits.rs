@@ -23,15 +23,7 @@ fn connect(addr: SocketAddr) -> TcpStream {
 
 /// Everything the server sends until it closes (or a read fails).
 fn read_all(s: &mut TcpStream) -> String {
-    let mut out = Vec::new();
-    let mut buf = [0u8; 4096];
-    while let Ok(n) = s.read(&mut buf) {
-        if n == 0 {
-            break;
-        }
-        out.extend_from_slice(&buf[..n]);
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    String::from_utf8_lossy(&read_until_end(s)).into_owned()
 }
 
 /// Sends `raw` and returns all the server said before closing.

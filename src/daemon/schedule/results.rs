@@ -16,6 +16,7 @@ impl Schedule {
         let render = match result {
             Err(RunError::Stopped) => None,
             Ok(report) => {
+                self.save = true;
                 self.status.last_run_finished = Some(report.finished.clone());
                 self.status.last_run_added = Some(report.added() as u32);
                 self.status.last_run_removed = Some(report.removed() as u32);

@@ -31,10 +31,59 @@ fn status_written_every_30_seconds_and_after_each_run() {
         sim.s.collected(T0 + 5, report(vec![ok("62041", 0)])),
         [Action::WriteStatus]
     );
-    assert_eq!(sim.s.tick(T0 + 34), []);
-    assert_eq!(sim.s.tick(T0 + 35), [Action::WriteStatus]);
-    assert_eq!(sim.status().heartbeat, Some(util::iso(T0 + 35)));
-    assert!(sim.s.wake_at() <= T0 + 65);
+    assert_eq!(
+        sim.s.tick(T0 + 5),
+        [Action::Snapshot],
+        "the stored run's snapshot"
+    );
+    assert_eq!(
+        sim.s.saved(T0 + 6, "wal", None, false),
+        [Action::WriteStatus]
+    );
+    assert_eq!(sim.s.tick(T0 + 35), []);
+    assert_eq!(sim.s.tick(T0 + 36), [Action::WriteStatus]);
+    assert_eq!(sim.status().heartbeat, Some(util::iso(T0 + 36)));
+    assert!(sim.s.wake_at() <= T0 + 66);
+}
+
+#[test]
+fn snapshot_is_a_job_after_each_stored_run() {
+    let mut sim = Sim::start(&config_json(&["62041"], HOURLY));
+    assert_eq!(sim.s.tick(T0), [Action::WriteStatus, Action::CollectAll]);
+    sim.s.collected(T0 + 5, report(vec![ok("62041", 3)]));
+    // Due at once, and nothing else starts while it runs.
+    assert_eq!(sim.s.wake_at(), i64::MIN);
+    assert_eq!(sim.s.tick(T0 + 5), [Action::Snapshot]);
+    sim.s.collect_now(T0 + 6);
+    assert_eq!(sim.s.tick(T0 + 6), []);
+    // Its result is recorded at the time the shell gives (no clock of its own).
+    let failed = Some(Err("disk full".to_string()));
+    sim.s.saved(T0 + 7, "delete", failed, true);
+    let error = sim.status().last_error.clone().unwrap();
+    assert_eq!(error, format!("{}: snapshot: disk full", util::iso(T0 + 7)));
+    assert!(sim.status().snapshot_pending);
+    assert_eq!(sim.status().journal_mode.as_deref(), Some("delete"));
+    sim.s.saved(T0 + 8, "wal", Some(Ok(T0 + 8)), false);
+    assert_eq!(sim.status().last_snapshot, Some(util::iso(T0 + 8)));
+    assert!(!sim.status().snapshot_pending);
+    // The run asked for meanwhile starts now; a run that failed as a whole stores
+    // nothing to snapshot.
+    assert_eq!(
+        sim.s.tick(T0 + 9),
+        [Action::WriteStatus, Action::CollectAll]
+    );
+    sim.s.collected(T0 + 10, storage_failed());
+    assert_eq!(sim.s.tick(T0 + 10), []);
+}
+
+#[test]
+fn stop_starts_no_snapshot_job() {
+    let mut sim = Sim::start(&config_json(&["62041"], HOURLY));
+    assert_eq!(sim.tick(), [Action::CollectAll]);
+    sim.s.collected(sim.now, report(vec![ok("62041", 3)]));
+    sim.s.stop(sim.now);
+    // (The shell writes the snapshot at stop itself.)
+    assert_eq!(sim.s.tick(sim.now), []);
 }
 
 #[test]

@@ -1,0 +1,319 @@
+//! The commands, defined once (name, synopsis, summary, longer help), and the help
+//! texts built from them and from the flags: `--help` gives the overview,
+//! `COMMAND --help` one command with its options.
+
+use std::fmt::Write;
+
+use super::flags::{Flag, Scope, FLAGS};
+
+/// A command of the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cmd {
+    Run,
+    Daemon,
+    Serve,
+    Export,
+    Asn,
+    Fqdn,
+    Status,
+    Snapshot,
+    CollectNow,
+    Render,
+    Healthcheck,
+    Lookup,
+    Changes,
+}
+
+/// How a command is shown in the help.
+struct Text {
+    cmd: Cmd,
+    name: &'static str,
+    /// The arguments after the name, as in the overview (may wrap).
+    synopsis: &'static str,
+    /// The overview's lines about it.
+    summary: &'static str,
+    /// What `COMMAND --help` says beyond the summary.
+    about: &'static str,
+}
+
+impl Cmd {
+    /// Every command, in the order of the overview.
+    pub const ALL: [Cmd; 13] = [
+        Cmd::Run,
+        Cmd::Daemon,
+        Cmd::Serve,
+        Cmd::Export,
+        Cmd::Asn,
+        Cmd::Fqdn,
+        Cmd::Status,
+        Cmd::Snapshot,
+        Cmd::CollectNow,
+        Cmd::Render,
+        Cmd::Healthcheck,
+        Cmd::Lookup,
+        Cmd::Changes,
+    ];
+
+    /// The command a word names.
+    pub fn from_name(word: &str) -> Option<Cmd> {
+        Cmd::ALL.into_iter().find(|c| c.name() == word)
+    }
+
+    /// The word that names it.
+    pub fn name(self) -> &'static str {
+        self.text().name
+    }
+
+    fn text(self) -> &'static Text {
+        TEXTS
+            .iter()
+            .find(|t| t.cmd == self)
+            .expect("every command has its text")
+    }
+}
+
+/// What the help says about each command.
+static TEXTS: &[Text] = &[
+    Text {
+        cmd: Cmd::Run,
+        name: "run",
+        synopsis: "",
+        summary: "collect every source once, then exit\n\
+                 (exit 3 when a source failed; the others are stored)",
+        about: "Fetches the prefixes of every ASN and resolves every host name of\n\
+                 config.json once, stores them and writes the configured outputs.\n\
+                 Refused (exit 1) while the daemon of the same data directory runs:\n\
+                 use `collect-now` then.",
+    },
+    Text {
+        cmd: Cmd::Daemon,
+        name: "daemon",
+        synopsis: "[--listen ADDR]",
+        summary: "collect on schedule; with --listen also serve the API",
+        about: "Collects at start when the last run is older than\n\
+                 schedule.interval_minutes, then on schedule; re-reads config.json when\n\
+                 it changes, writes status.json and the outputs. SIGUSR1 collects now,\n\
+                 SIGTERM stops it.",
+    },
+    Text {
+        cmd: Cmd::Serve,
+        name: "serve",
+        synopsis: "[--listen ADDR]",
+        summary: "serve the HTTP API only (default from config, 127.0.0.1:8080)",
+        about: "Serves the HTTP API (see docs/api.md) without collecting.",
+    },
+    Text {
+        cmd: Cmd::Export,
+        name: "export",
+        synopsis: "[--type all|cidr|fqdn] [--format text|json|nft|ipset|routeros]\n\
+                 [--family 4|6] [--aggregate] [--table NAME] [--set NAME] [--details]\n\
+                 [-o FILE]",
+        summary: "print the stored addresses (or write FILE atomically);\n\
+                 --details (with --format json): sources and times\n\
+                 of each value",
+        about: "Lists the stored values, IPv4 first, then IPv6, each in numeric order,\n\
+                 in the format a router consumes: an nft -f script, an ipset restore\n\
+                 file, a RouterOS script, JSON or plain text.",
+    },
+    Text {
+        cmd: Cmd::Asn,
+        name: "asn",
+        synopsis: "list | add ASN | remove ASN [--purge]",
+        summary: "manage ASN sources (62041, AS62041); --purge also\n\
+                 deletes the stored prefixes now instead of by TTL",
+        about: "Edits the \"asns\" list of config.json (locked, atomic rewrite). A\n\
+                 running daemon collects an added ASN within a minute.",
+    },
+    Text {
+        cmd: Cmd::Fqdn,
+        name: "fqdn",
+        synopsis: "list | add FQDN | remove FQDN [--purge]",
+        summary: "manage host-name sources",
+        about: "Edits the \"fqdns\" list of config.json (locked, atomic rewrite). Names\n\
+                 are lower-cased; IP literals and invalid names are refused.",
+    },
+    Text {
+        cmd: Cmd::Status,
+        name: "status",
+        synopsis: "[--json]",
+        summary: "daemon heartbeat, last run, last error, counts,\n\
+                 journal mode, last snapshot",
+        about: "Reads status.json and the database; works whether or not the daemon\n\
+                 runs.",
+    },
+    Text {
+        cmd: Cmd::Snapshot,
+        name: "snapshot",
+        synopsis: "",
+        summary: "write the snapshot file now (needs --snapshot)",
+        about: "Writes a consistent copy of the database to the --snapshot file\n\
+                 (temporary file, then rename).",
+    },
+    Text {
+        cmd: Cmd::CollectNow,
+        name: "collect-now",
+        synopsis: "",
+        summary: "make the running daemon collect every source now\n\
+                 (SIGUSR1; what OpenWrt sends when the WAN comes up)",
+        about: "Signals only the pid that holds the daemon's lock of this data\n\
+                 directory; exit 1 when no daemon runs.",
+    },
+    Text {
+        cmd: Cmd::Render,
+        name: "render",
+        synopsis: "",
+        summary: "write every configured output now from the stored\n\
+                 data (files, netlink loads, commands), e.g. after\n\
+                 a firewall restart flushed the sets",
+        about: "Writes each entry of \"outputs\" in config.json without collecting.",
+    },
+    Text {
+        cmd: Cmd::Healthcheck,
+        name: "healthcheck",
+        synopsis: "api [--listen ADDR] | daemon [--max-age SECONDS]",
+        summary: "api: exit 0 when GET /health of the API answers 200\n\
+                 and status ok within 3 s (default address: api.listen);\n\
+                 daemon: exit 0 when status.json has the daemon's pid\n\
+                 and a heartbeat at most SECONDS old (default 180)",
+        about: "For container and procd health checks: exit 0 healthy, 1 not.",
+    },
+    Text {
+        cmd: Cmd::Lookup,
+        name: "lookup",
+        synopsis: "ADDR|PREFIX [--json]",
+        summary: "the stored values that contain the address or\n\
+                 overlap the prefix, with source and times",
+        about: "Answers \"why is this address in my list?\": each match with its\n\
+                 kind, source, first_seen, last_seen and whether the source is still\n\
+                 configured.",
+    },
+    Text {
+        cmd: Cmd::Changes,
+        name: "changes",
+        synopsis: "[--since TS] [--type all|cidr|fqdn] [--json]",
+        summary: "values added and removed since TS\n\
+                 (YYYY-MM-DDTHH:MM:SSZ, default 24 hours ago)",
+        about: "Lists the values added, expired, swept or purged, oldest first (kept\n\
+                 for history_days).",
+    },
+];
+
+const HEADER: &str = "\
+ripe-cidr-collector: keeps lists of IP prefixes announced by autonomous systems and
+of addresses of host names, for policy routing and firewalls.
+";
+
+/// The synopsis of the whole program.
+pub const USAGE_LINE: &str =
+    "Usage: ripe-cidr-collector [--data-dir DIR] [--db FILE] [--snapshot FILE] [-v | -q] COMMAND";
+
+const EXIT_CODES: &str = "\
+Exit codes: 0 success, 1 error (config, storage, I/O; unhealthy for healthcheck),
+2 usage error, 3 `run` finished but at least one source failed.
+";
+
+/// Column where descriptions start.
+const COLUMN: usize = 30;
+
+/// Writes `left` and then `right` in the description column, one indented line per
+/// line of `right`; a `left` too wide for its column gets a line of its own.
+fn columns(out: &mut String, indent: &str, left: &str, right: &str) {
+    let mut lines = right.lines();
+    let head = format!("{indent}{left}");
+    if head.len() + 1 < COLUMN {
+        let _ = writeln!(out, "{head:<COLUMN$}{}", lines.next().unwrap_or(""));
+    } else {
+        let _ = writeln!(out, "{head}");
+    }
+    for l in lines {
+        let _ = writeln!(out, "{:COLUMN$}{l}", "");
+    }
+}
+
+fn options(out: &mut String, flags: impl Iterator<Item = &'static Flag>) {
+    for f in flags {
+        columns(out, "  ", &f.synopsis(), f.help);
+    }
+}
+
+/// The text of `--help`.
+pub fn overview() -> String {
+    let mut out = format!("{HEADER}\n{USAGE_LINE}\n\nCommands:\n");
+    for cmd in Cmd::ALL {
+        let t = cmd.text();
+        let mut synopsis = t.synopsis.lines();
+        let first = match synopsis.next() {
+            Some(s) => format!("{} {s}", t.name),
+            None => t.name.to_string(),
+        };
+        // A synopsis that wraps has its summary below it, in the column.
+        let rest: Vec<&str> = synopsis.collect();
+        if rest.is_empty() {
+            columns(&mut out, "  ", &first, t.summary);
+        } else {
+            let _ = writeln!(out, "  {first}");
+            for (i, l) in rest.iter().enumerate() {
+                let summary = if i + 1 == rest.len() { t.summary } else { "" };
+                columns(&mut out, "         ", l, summary);
+            }
+        }
+    }
+    out.push_str("\nOptions:\n");
+    options(
+        &mut out,
+        FLAGS.iter().filter(|f| matches!(f.scope, Scope::Global)),
+    );
+    out.push_str(&format!(
+        "\nRun `ripe-cidr-collector COMMAND --help` for one command and its options.\n\n{EXIT_CODES}"
+    ));
+    out
+}
+
+/// The text of `COMMAND --help`: its synopsis, what it does and its own options.
+pub fn command(cmd: Cmd) -> String {
+    let t = cmd.text();
+    let head = format!("Usage: ripe-cidr-collector {} ", t.name);
+    let synopsis = t
+        .synopsis
+        .replace('\n', &format!("\n{:width$}", "", width = head.len()));
+    let mut out = format!("{head}{synopsis}\n\n{}\n\n{}\n", t.summary, t.about);
+    let own: Vec<&'static Flag> = FLAGS
+        .iter()
+        .filter(|f| matches!(f.scope, Scope::Only(_)) && f.goes_with(cmd))
+        .collect();
+    if !own.is_empty() {
+        out.push_str("\nOptions:\n");
+        options(&mut out, own.into_iter());
+    }
+    out.push_str(
+        "\nGlobal options (--data-dir, --db, --snapshot, -v, -q): see\n\
+         `ripe-cidr-collector --help`.\n",
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_command_has_help_naming_its_options() {
+        let all = overview();
+        for cmd in Cmd::ALL {
+            assert_eq!(Cmd::from_name(cmd.name()), Some(cmd));
+            assert!(all.contains(&format!("\n  {}", cmd.name())), "{cmd:?}");
+            let text = command(cmd);
+            assert!(text.contains(cmd.name()), "{text}");
+            for f in FLAGS.iter().filter(|f| matches!(f.scope, Scope::Only(_))) {
+                assert_eq!(
+                    text.contains(&format!("--{} ", f.long))
+                        || text.contains(&format!("--{}\n", f.long)),
+                    f.goes_with(cmd),
+                    "{cmd:?} {f:?}\n{text}"
+                );
+            }
+        }
+        assert!(all.contains("export [--type"));
+        assert!(all.contains("--data-dir DIR"));
+    }
+}
