@@ -295,3 +295,7 @@ impl Read for Output {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "command_tests.rs"]
+mod tests;

@@ -427,6 +427,7 @@ pub(crate) mod fake {
     pub(crate) struct Seen {
         pub url: String,
         pub accept: Option<String>,
+        pub user_agent: Option<String>,
     }
 
     /// The server; stops when dropped.
@@ -453,6 +454,7 @@ pub(crate) mod fake {
                 log.lock().unwrap().push(Seen {
                     url: rq.url.clone(),
                     accept: rq.header("accept").map(str::to_string),
+                    user_agent: rq.header("user-agent").map(str::to_string),
                 });
                 let r = pick(count.fetch_add(1, Ordering::SeqCst), &rq.url);
                 let mut headers: Vec<(String, String)> = r

@@ -10,6 +10,8 @@ mod collect;
 mod common;
 #[cfg(feature = "collect")]
 mod daemon;
+#[cfg(feature = "collect")]
+mod fetching;
 mod formats_real;
 mod healthcheck;
 #[cfg(feature = "api")]
