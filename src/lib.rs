@@ -21,6 +21,7 @@ pub mod listing;
 pub mod nftnl;
 #[cfg(feature = "collect")]
 pub mod outputs;
+pub mod overview;
 pub mod source;
 pub mod sources;
 pub mod status;

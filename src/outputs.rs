@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 use crate::config::{OutputConfig, Paths};
 use crate::db;
 
+pub mod dnsmasq;
+
 /// Renders every output and runs its command. Returns the failures, keyed by path; a
 /// failing output never stops the others.
 pub fn render_all(paths: &Paths, outputs: &[OutputConfig]) -> Vec<(String, String)> {
@@ -37,13 +39,24 @@ pub fn render_all(paths: &Paths, outputs: &[OutputConfig]) -> Vec<(String, Strin
 }
 
 fn render_one(db: &db::Db, out: &OutputConfig) -> Result<(), String> {
+    if let Some(d) = &out.dnsmasq {
+        return dnsmasq::render(out, d).map(drop).map_err(|e| e.to_string());
+    }
     if let Some(path) = &out.path {
         let bytes = crate::listing::render(db, &out.render).map_err(|e| e.to_string())?;
         crate::util::write_atomic(path, &bytes).map_err(|e| format!("writing: {e}"))?;
     }
     if let Some(crate::config::LoadKind::Nft) = out.load {
         #[cfg(target_os = "linux")]
-        crate::nftnl::load_db(db, &out.render)?;
+        {
+            crate::nftnl::load_db(db, &out.render)?;
+            // The sets a dnsmasq output fills: created if missing, never flushed.
+            if let Some(timeout) = out.dns_sets {
+                let r = &out.render;
+                crate::nftnl::ensure_dns_sets(&r.table, &r.set, r.family, timeout)
+                    .map_err(|e| format!("creating the dns sets: {e}"))?;
+            }
+        }
         #[cfg(not(target_os = "linux"))]
         return Err("loading nftables sets needs Linux".into());
     }

@@ -1,8 +1,6 @@
 //! The API's one error type and the one place that turns errors into status codes and
 //! bodies.
 
-use std::fmt;
-
 use serde::Serialize;
 
 use super::body::{json_line, Health};
@@ -16,24 +14,36 @@ use crate::sources::SourcesError;
 const MAX_MESSAGE: usize = 300;
 
 /// Everything a request can fail with.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     /// A parameter, path segment or body the client got wrong; the message names it.
+    #[error("{0}")]
     BadRequest(String),
     /// `api.token` is set and the request did not present it.
+    #[error("unauthorized")]
     Unauthorized,
+    /// A mutating request sent by a page of another origin (its `Origin` names
+    /// another host than the one asked); the message names both.
+    #[error("{0}")]
+    Forbidden(String),
     /// No such resource.
+    #[error("{0}")]
     NotFound(String),
     /// The path exists but not with this method; the methods it takes.
+    #[error("method not allowed (allowed: {0})")]
     MethodNotAllowed(&'static str),
     /// The body is larger than [`super::MAX_BODY`].
+    #[error("payload too large")]
     PayloadTooLarge,
     /// The database failed; details are logged, never sent.
-    Storage(StoreError),
+    #[error("{}", describe_store_error(.0))]
+    Storage(#[from] StoreError),
     /// `GET /health` found the database failing: 503 with the health fields beside the
     /// error, so that a monitor sees `"status":"error"` and the daemon's last times.
+    #[error("{}", describe_store_error(error))]
     Unhealthy {
         /// What failed.
+        #[source]
         error: StoreError,
         /// The body to send (already holding `"status":"error"`), in the key order of
         /// the 200 answer.
@@ -41,31 +51,11 @@ pub enum ApiError {
     },
     /// `config.json` could not be read or written: a problem on the server's side, so
     /// 503 with a generic message; details are logged.
-    Config(ConfigError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
     /// The server is stopping and takes no more requests.
+    #[error("shutting down")]
     ShuttingDown,
-}
-
-impl fmt::Display for ApiError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ApiError::BadRequest(m) | ApiError::NotFound(m) => f.write_str(m),
-            ApiError::Unauthorized => f.write_str("unauthorized"),
-            ApiError::MethodNotAllowed(allow) => write!(f, "method not allowed (allowed: {allow})"),
-            ApiError::PayloadTooLarge => f.write_str("payload too large"),
-            ApiError::Storage(e) | ApiError::Unhealthy { error: e, .. } => {
-                f.write_str(&describe_store_error(e))
-            }
-            ApiError::Config(e) => e.fmt(f),
-            ApiError::ShuttingDown => f.write_str("shutting down"),
-        }
-    }
-}
-
-impl From<StoreError> for ApiError {
-    fn from(e: StoreError) -> Self {
-        ApiError::Storage(e)
-    }
 }
 
 impl From<SourcesError> for ApiError {
@@ -75,12 +65,6 @@ impl From<SourcesError> for ApiError {
             SourcesError::Store(e) => ApiError::Storage(e),
             SourcesError::NotFound(m) => ApiError::NotFound(m),
         }
-    }
-}
-
-impl From<ConfigError> for ApiError {
-    fn from(e: ConfigError) -> Self {
-        ApiError::Config(e)
     }
 }
 
@@ -110,6 +94,7 @@ impl ApiError {
                     "missing or wrong bearer token (Authorization: Bearer <api.token>)".into(),
                 )
             }
+            ApiError::Forbidden(m) => (403, m),
             ApiError::NotFound(m) => (404, m),
             ApiError::MethodNotAllowed(allow) => {
                 headers.push(("Allow", allow.to_string()));
@@ -195,6 +180,7 @@ mod tests {
         let cases: Vec<(ApiError, u16)> = vec![
             (ApiError::BadRequest("x".into()), 400),
             (ApiError::Unauthorized, 401),
+            (ApiError::Forbidden("x".into()), 403),
             (ApiError::NotFound("x".into()), 404),
             (ApiError::MethodNotAllowed("GET, HEAD"), 405),
             (ApiError::PayloadTooLarge, 413),

@@ -123,6 +123,12 @@ pub fn parse_head(buf: &[u8]) -> Result<Option<Head>, Refusal> {
             head.info.authorization = Some(value);
         } else if name.eq_ignore_ascii_case("If-None-Match") {
             head.info.if_none_match = Some(value);
+        } else if name.eq_ignore_ascii_case("Host") {
+            head.info.host = Some(value);
+        } else if name.eq_ignore_ascii_case("Origin") {
+            head.info.origin = Some(value);
+        } else if name.eq_ignore_ascii_case("Accept-Encoding") {
+            head.info.accept_encoding = Some(value);
         } else if name.eq_ignore_ascii_case("Expect") {
             if !value.eq_ignore_ascii_case("100-continue") {
                 return Err(Refusal(417, "the only Expect understood is 100-continue"));
@@ -218,6 +224,7 @@ fn reason(status: u16) -> &'static str {
         304 => "Not Modified",
         400 => "Bad Request",
         401 => "Unauthorized",
+        403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
         408 => "Request Timeout",
@@ -311,6 +318,18 @@ mod tests {
         assert!(h.keep_alive);
         assert_eq!(h.len, 86);
         assert_eq!(origin_form("http://x.example"), "/");
+        let h = parse(
+            b"POST / HTTP/1.1\r\nHost: r:80\r\nOrigin: http://e\r\nAccept-Encoding: gzip\r\n\r\n",
+        )
+        .unwrap()
+        .unwrap();
+        let i = &h.info;
+        let got = (
+            i.host.as_deref(),
+            i.origin.as_deref(),
+            i.accept_encoding.as_deref(),
+        );
+        assert_eq!(got, (Some("r:80"), Some("http://e"), Some("gzip")));
         assert_eq!(origin_form("HTTPS://x?q"), "/?q");
         assert!(parse(b"GET / HTTP/1.1\r\nHost: x\r\n").unwrap().is_none());
         let h = parse(b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")

@@ -39,6 +39,8 @@ pub fn run(paths: &Paths, json: bool) -> Result<Outcome, CliError> {
             "journal_mode": journal_mode,
             "last_snapshot": last_snapshot,
             "errors": problems,
+            // What `GET /status` answers (the LuCI app reads it from here).
+            "overview": crate::overview::build(paths),
         });
         out = v.to_string();
         out.push('\n');

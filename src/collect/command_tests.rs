@@ -1,7 +1,6 @@
 //! Tests of `fetch.command`: curl against a fake upstream on 127.0.0.1, and scripts
 //! that misbehave (endless output, a hang, a failure after a good answer).
 
-use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
 

@@ -191,11 +191,38 @@ pub struct OutputConfig {
     pub command: Option<String>,
     /// Time limit of `command`, in seconds (default 60).
     pub timeout_seconds: u64,
+    /// A dnsmasq config file instead of a listing (`"dnsmasq": PATH`).
+    pub dnsmasq: Option<DnsmasqOutput>,
+    /// For a `load` output whose sets a dnsmasq output in the same configuration
+    /// names: the timeout of the dns sets (`<set>_dns_v4/_v6`) it creates if missing.
+    pub dns_sets: Option<u32>,
+}
+
+/// The `dnsmasq` output: `nftset=` (or `ipset=`) lines for a group's host names,
+/// so that dnsmasq adds every address it resolves for them, and their subdomains, to
+/// the group's dns sets. See `format::dnsmasq`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DnsmasqOutput {
+    /// The file written.
+    pub path: PathBuf,
+    /// The group whose names are written (`"group"`, default `default`).
+    pub group: String,
+    /// `ipset=` lines for fw3 routers (`"ipset": true`) instead of `nftset=`.
+    pub ipset: bool,
+    /// Seconds after which an address dnsmasq added leaves the dns sets
+    /// (`"set_timeout_seconds"`, default a day).
+    pub set_timeout_seconds: u32,
+    /// The names and the sets they go to, taken from the sources when the
+    /// configuration is read (so a changed source list is a changed output).
+    pub targets: Vec<(crate::format::DnsTarget, Vec<String>)>,
 }
 
 impl OutputConfig {
     /// The name in logs, `status.json` and retries: the path, else the loaded sets.
     pub fn name(&self) -> String {
+        if let Some(d) = &self.dnsmasq {
+            return d.path.display().to_string();
+        }
         match &self.path {
             Some(p) => p.display().to_string(),
             None => format!("nft load inet {} {}", self.render.table, self.render.set),

@@ -10,6 +10,8 @@ use serde_json::{Map, Value};
 use super::*;
 use crate::source::{normalize_asn_value, normalize_fqdn, Kind};
 
+mod dnsmasq;
+
 pub(super) fn read_value(text: &str, path: &Path) -> Result<Value, ConfigError> {
     let value = serde_json::from_str::<Value>(text).map_err(|e| ConfigError::Syntax {
         path: path.into(),
@@ -250,6 +252,7 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
     }
     c.outputs = r.outputs(root)?;
     r.upstream_keys(root, &mut c)?;
+    dnsmasq::resolve(&r, &mut c)?;
     Ok(Loaded {
         config: c,
         warnings,
@@ -386,6 +389,9 @@ impl Reader<'_> {
     fn output(&mut self, i: usize, v: &Value) -> Result<OutputConfig, ConfigError> {
         let prefix = format!("outputs[{i}].");
         let o = self.object(v, &format!("outputs[{i}]"))?;
+        if o.contains_key("dnsmasq") {
+            return dnsmasq::output(self, o, &prefix);
+        }
         self.unknown(o, &prefix, OUTPUT_KEYS);
         let load = match self.string(o, &prefix, "load")?.as_deref() {
             None => None,
@@ -414,6 +420,8 @@ impl Reader<'_> {
             timeout_seconds: self
                 .uint(o, &prefix, "timeout_seconds", 1, 3600)?
                 .unwrap_or(60),
+            dnsmasq: None,
+            dns_sets: None,
         })
     }
 

@@ -2,12 +2,18 @@
 //!
 //! `mod.rs` holds the options that select and shape a listing, `names` the checks of
 //! table and set names, `values` parsing, ordering and aggregation of stored values,
-//! `write` the five writers.
+//! `write` the five writers; `dnsmasq` the `nftset=`/`ipset=` lines of the dnsmasq
+//! output (host names, not addresses).
 
+mod dnsmasq;
 mod names;
 mod values;
 mod write;
 
+pub use dnsmasq::{
+    dns_set_name, render_dnsmasq, DnsTarget, DnsmasqLineTooLong, DnsmasqOptions,
+    DEFAULT_DNS_TIMEOUT_SECONDS, DNSMASQ_HEADER, DNSMASQ_MAX_LINE,
+};
 pub use names::{check_name, NFT_KEYWORDS, NFT_KEYWORDS_NEWER};
 pub use values::{parse_value, prepare, Collector, Entry, Prepared};
 pub use write::{

@@ -11,10 +11,12 @@
 //! Memory: the batch is encoded once (about 40 bytes per IPv4 prefix) and sent in
 //! one datagram, as the kernel requires.
 
+mod dns;
 mod msg;
 mod sock;
 
-use std::fmt;
+pub use dns::ensure_dns_sets;
+
 use std::io;
 
 use crate::format::{Collector, Family, Prepared, RenderOptions};
@@ -35,41 +37,24 @@ pub struct LoadStats {
 }
 
 /// Why a load failed; the sets keep their previous contents.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     /// No `CAP_NET_ADMIN`.
+    #[error("loading nftables sets needs CAP_NET_ADMIN: run as root, or use the nft format with a command")]
     Permission,
     /// The kernel has no nfnetlink or nf_tables.
-    NoNfTables(io::Error),
+    #[error("the kernel has no nf_tables ({0})")]
+    NoNfTables(#[source] io::Error),
     /// The set exists with another key type or flags: `inet <table> <set>`.
+    #[error("set {0} exists with another type, flags or timeout; delete it (nft delete set {0}) or choose another set name")]
     SetMismatch(String),
     /// The batch does not fit the socket's send buffer.
+    #[error("the nftables batch of {0} bytes exceeds the socket send buffer (run as root, or raise net.core.wmem_max)")]
     TooLarge(usize),
     /// Any other refusal: what was being done and the kernel's error.
-    Kernel(String, io::Error),
+    #[error("{0}: {1}")]
+    Kernel(String, #[source] io::Error),
 }
-
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LoadError::Permission => f.write_str(
-                "loading nftables sets needs CAP_NET_ADMIN: run as root, or use the nft format with a command",
-            ),
-            LoadError::NoNfTables(e) => write!(f, "the kernel has no nf_tables ({e})"),
-            LoadError::SetMismatch(s) => write!(
-                f,
-                "set {s} exists with another type or flags; delete it (nft delete set {s}) or choose another set name"
-            ),
-            LoadError::TooLarge(n) => write!(
-                f,
-                "the nftables batch of {n} bytes exceeds the socket send buffer (run as root, or raise net.core.wmem_max)"
-            ),
-            LoadError::Kernel(what, e) => write!(f, "{what}: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for LoadError {}
 
 /// Loads `p` into the sets of table `inet <table>`: `<set>_v4` and `<set>_v6`, or
 /// only the one of `family`. The lists must be sorted and must not overlap (the
@@ -111,7 +96,20 @@ pub fn load(
     }
     let (bytes, acks) = batch.finish();
     stats.bytes = bytes.len();
-    let name = |n: usize| format!("inet {table} {}", names[n]);
+    transact(bytes, &acks, table, &names)?;
+    Ok(stats)
+}
+
+/// Sends one encoded batch and waits for the acknowledgement of each of its `acks`.
+/// `names` are the sets the batch's steps number (`Step::Set(n)`: `names[n]`), to
+/// name them in an error.
+fn transact(
+    bytes: Vec<u8>,
+    acks: &[(u32, Step)],
+    table: &str,
+    names: &[String],
+) -> Result<(), LoadError> {
+    let name = |n: usize| format!("inet {table} {}", names.get(n).map_or("?", |s| s));
     let s = sock::Socket::open().map_err(|e| match e.raw_os_error() {
         Some(libc::EPROTONOSUPPORT | libc::EAFNOSUPPORT | libc::ENOENT) => LoadError::NoNfTables(e),
         _ => LoadError::Kernel("opening a netfilter netlink socket".into(), e),
@@ -153,7 +151,7 @@ pub fn load(
             });
         }
     }
-    Ok(stats)
+    Ok(())
 }
 
 /// The acknowledgements (`NLMSG_ERROR`) in one datagram: the sequence number of the

@@ -30,8 +30,10 @@ const NFTA_SET_FLAGS: u16 = 3;
 const NFTA_SET_KEY_TYPE: u16 = 4;
 const NFTA_SET_KEY_LEN: u16 = 5;
 const NFTA_SET_ID: u16 = 10;
+const NFTA_SET_TIMEOUT: u16 = 11;
 const NFTA_SET_USERDATA: u16 = 13;
 const NFT_SET_INTERVAL: u32 = 0x4;
+const NFT_SET_TIMEOUT: u32 = 0x10;
 const NFTA_SET_ELEM_LIST_TABLE: u16 = 1;
 const NFTA_SET_ELEM_LIST_SET: u16 = 2;
 const NFTA_SET_ELEM_LIST_ELEMENTS: u16 = 3;
@@ -175,14 +177,48 @@ impl Batch {
     /// NEWSET of an interval set with keys of `key_len` bytes of nft type `key_type`,
     /// created if missing (an existing one of the same type and flags is kept).
     pub fn set(&mut self, table: &str, set: &str, key_type: u32, key_len: u32, n: usize) {
+        self.new_set(table, set, key_type, key_len, n, None);
+    }
+
+    /// NEWSET of a set of single addresses whose elements time out after
+    /// `timeout_ms` (nft's `flags timeout; timeout ...`), created if missing: what
+    /// dnsmasq's `nftset=` adds resolved addresses to.
+    pub fn timeout_set(
+        &mut self,
+        table: &str,
+        set: &str,
+        key_type: u32,
+        key_len: u32,
+        n: usize,
+        timeout_ms: u64,
+    ) {
+        self.new_set(table, set, key_type, key_len, n, Some(timeout_ms));
+    }
+
+    fn new_set(
+        &mut self,
+        table: &str,
+        set: &str,
+        key_type: u32,
+        key_len: u32,
+        n: usize,
+        timeout_ms: Option<u64>,
+    ) {
         let at = self.message(NFT_MSG_NEWSET, true, Step::Set(n));
         self.string(NFTA_SET_TABLE, table);
         self.string(NFTA_SET_NAME, set);
-        self.attr(NFTA_SET_FLAGS, &NFT_SET_INTERVAL.to_be_bytes());
+        let flags = match timeout_ms {
+            None => NFT_SET_INTERVAL,
+            Some(_) => NFT_SET_TIMEOUT,
+        };
+        self.attr(NFTA_SET_FLAGS, &flags.to_be_bytes());
         self.attr(NFTA_SET_KEY_TYPE, &key_type.to_be_bytes());
         self.attr(NFTA_SET_KEY_LEN, &key_len.to_be_bytes());
         // Required by the kernel: names the set within the transaction.
         self.attr(NFTA_SET_ID, &(n as u32 + 1).to_be_bytes());
+        if let Some(ms) = timeout_ms {
+            self.attr(NFTA_SET_TIMEOUT, &ms.to_be_bytes());
+        }
         // What nft stores for such a set: the key's byte order is big-endian
         // (libnftnl's SET_KEYBYTEORDER, host-order value 2), so nft lists both alike.
         let mut udata = [0u8, 4, 0, 0, 0, 0];

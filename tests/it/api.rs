@@ -1066,6 +1066,9 @@ fn serve_stops_on_sigterm_and_reports_bind_errors() {
 /// `lookup`, `changes` and the detailed listing.
 mod lookup;
 
+/// The web page (`GET /`), `GET /status` and the same-origin rule.
+mod web;
+
 /// `serve --listen` with a broken config.json starts anyway: the listings answer,
 /// the routes that need the configuration give 503 until it is fixed. Without an
 /// address to listen on it fails (exit 1), naming the file.

@@ -4,18 +4,24 @@
 
 #[cfg(feature = "api")]
 mod api;
+#[cfg(all(feature = "api", unix))]
+mod browser;
 mod cli;
 #[cfg(feature = "collect")]
 mod collect;
 mod common;
 #[cfg(feature = "collect")]
 mod daemon;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+mod dnsmasq;
 #[cfg(feature = "collect")]
 mod fetching;
 mod formats_real;
 mod healthcheck;
 #[cfg(feature = "api")]
 mod http_limits;
+#[cfg(all(feature = "api", feature = "collect", unix))]
+mod luci;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod netlink;
 mod openwrt;
@@ -23,3 +29,5 @@ mod review;
 mod snapshot;
 mod storage;
 mod upstream;
+#[cfg(all(feature = "api", feature = "collect", unix))]
+mod web;

@@ -14,7 +14,7 @@ use ripe_cidr_collector::nftnl;
 
 use crate::common::{ripe_body, FakeServer, Reply, TestDir};
 
-fn find(name: &str) -> Option<PathBuf> {
+pub(crate) fn find(name: &str) -> Option<PathBuf> {
     ["/usr/local/sbin", "/usr/sbin", "/sbin", "/usr/bin", "/bin"]
         .iter()
         .map(|d| PathBuf::from(d).join(name))
@@ -22,7 +22,7 @@ fn find(name: &str) -> Option<PathBuf> {
 }
 
 /// Moves this test's thread into a new network namespace and finds `nft`.
-fn namespace() -> Result<PathBuf, String> {
+pub(crate) fn namespace() -> Result<PathBuf, String> {
     let nft = find("nft").ok_or("`nft` not found (apt-get install nftables)")?;
     // SAFETY: plain system call; it only changes this thread's namespace.
     if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
@@ -55,10 +55,10 @@ macro_rules! ns_or_skip {
 }
 
 /// `nft` in the test's namespace.
-struct Nft(PathBuf);
+pub(crate) struct Nft(pub(crate) PathBuf);
 
 impl Nft {
-    fn run(&self, args: &[&str]) -> Result<String, String> {
+    pub(crate) fn run(&self, args: &[&str]) -> Result<String, String> {
         let o = Command::new(&self.0).args(args).output().unwrap();
         if o.status.success() {
             Ok(String::from_utf8_lossy(&o.stdout).into_owned())
@@ -66,12 +66,12 @@ impl Nft {
             Err(String::from_utf8_lossy(&o.stderr).into_owned())
         }
     }
-    fn ok(&self, args: &[&str]) -> String {
+    pub(crate) fn ok(&self, args: &[&str]) -> String {
         self.run(args)
             .unwrap_or_else(|e| panic!("nft {}: {e}", args.join(" ")))
     }
     /// `nft -f` of a script given on stdin.
-    fn script(&self, script: &[u8]) -> Result<(), String> {
+    pub(crate) fn script(&self, script: &[u8]) -> Result<(), String> {
         use std::io::Write;
         let mut c = Command::new(&self.0)
             .args(["-f", "-"])
@@ -246,7 +246,7 @@ add rule inet ripe_cidr plain ip saddr @other counter
 }
 
 /// Brings `lo` up in the test's namespace and routes `routes` over it.
-fn loopback(routes: &[&str]) -> Result<(), String> {
+pub(crate) fn loopback(routes: &[&str]) -> Result<(), String> {
     let ip = find("ip").ok_or("`ip` not found (apt-get install iproute2)")?;
     let mut cmds = vec![vec!["link", "set", "lo", "up"]];
     cmds.extend(routes.iter().map(|r| vec!["route", "add", r, "dev", "lo"]));
@@ -307,7 +307,7 @@ add set inet ripe_cidr ripe_v4 { type ipv4_addr; elements = { 192.0.2.1 }; }
     let before = nft.ok(&["list", "table", "inet", "ripe_cidr"]);
     let e = load(&values(FIXTURE), None).unwrap_err().to_string();
     assert!(
-        e.contains("set inet ripe_cidr ripe_v4 exists with another type or flags"),
+        e.contains("set inet ripe_cidr ripe_v4 exists with another type, flags or timeout"),
         "{e}"
     );
     // The batch was discarded as a whole: not even ripe_v6 was created.

@@ -53,7 +53,8 @@ fn fw4_include_against_stub_uci_and_nft() {
     );
 }
 
-/// The shell files: `*.sh`, `.ci/run`, the init script and the uci-defaults script.
+/// The shell files: `*.sh`, `.ci/run`, the init script, the uci-defaults script and
+/// the LuCI app's rpcd plugin.
 fn shell_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -69,6 +70,7 @@ fn shell_files(dir: &Path, out: &mut Vec<PathBuf>) {
             || name.ends_with(".init")
             || name.ends_with(".uci-defaults")
             || p.ends_with(".ci/run")
+            || p.parent().is_some_and(|d| d.ends_with("usr/libexec/rpcd"))
         {
             out.push(p);
         }

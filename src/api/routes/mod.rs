@@ -7,7 +7,9 @@ mod addresses;
 mod changes;
 mod health;
 mod lookup;
+mod page;
 mod sources;
+mod status;
 #[cfg(test)]
 mod tests;
 
@@ -29,7 +31,9 @@ use addresses::{addresses, listing_options};
 use changes::{changes, changes_query};
 use health::health;
 use lookup::{lookup, lookup_query};
+use page::{page, same_origin};
 use sources::{add, list, remove};
+use status::status;
 
 /// What the handlers need to know about a request (the body comes separately).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -45,6 +49,12 @@ pub struct RequestInfo {
     pub authorization: Option<String>,
     /// The `If-None-Match` header.
     pub if_none_match: Option<String>,
+    /// The `Host` header: the host the client asked.
+    pub host: Option<String>,
+    /// The `Origin` header: the page that made a browser send the request.
+    pub origin: Option<String>,
+    /// The `Accept-Encoding` header.
+    pub accept_encoding: Option<String>,
 }
 
 /// An answer, before it becomes an HTTP response.
@@ -101,6 +111,8 @@ pub struct Context {
 
 /// The places the API knows.
 enum Route {
+    Page,
+    Status,
     Addresses,
     Changes,
     Health,
@@ -122,7 +134,15 @@ fn route(req: &RequestInfo, body: &mut dyn Read, ctx: &Context) -> Result<Reply,
     let declared = declared_length(req)?;
     let (path, query) = split_target(&req.target);
     let segments = path_segments(path)?;
+    // Before anything is read or changed: a browser on another site's page must not
+    // change the sources of a visitor's router (requests without Origin are not from
+    // a page of another site, and keep working).
+    if !matches!(req.method.as_str(), "GET" | "HEAD") {
+        same_origin(req)?;
+    }
     let (route, allow) = match segments.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        [] => (Route::Page, "GET, HEAD"),
+        ["status"] => (Route::Status, "GET, HEAD"),
         ["addresses"] => (Route::Addresses, "GET, HEAD"),
         ["health"] => (Route::Health, "GET, HEAD"),
         ["lookup"] => (Route::Lookup, "GET, HEAD"),
@@ -133,7 +153,7 @@ fn route(req: &RequestInfo, body: &mut dyn Read, ctx: &Context) -> Result<Reply,
         ["fqdns", s] if !s.is_empty() => (Route::Source(Kind::Fqdn, s.to_string()), "DELETE"),
         _ => {
             return Err(ApiError::NotFound(format!(
-            "no such path {}; the API has /addresses, /health, /lookup, /changes, /asns and /fqdns",
+            "no such path {}; the API has /, /status, /addresses, /health, /lookup, /changes, /asns and /fqdns",
             quoted(path)
         )))
         }
@@ -145,6 +165,15 @@ fn route(req: &RequestInfo, body: &mut dyn Read, ctx: &Context) -> Result<Reply,
     // are. Bodies are read without one: a slow client must not hold it.
     let permit = || ctx.active.acquire();
     match (route, req.method.as_str()) {
+        (Route::Page, _) if read_only => {
+            parse_query(query, &[])?;
+            Ok(page(req))
+        }
+        (Route::Status, _) if read_only => {
+            parse_query(query, &[])?;
+            let _p = permit();
+            status(ctx)
+        }
         (Route::Addresses, _) if read_only => {
             let (opts, details) = listing_options(query)?;
             let _p = permit();

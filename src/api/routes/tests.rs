@@ -49,7 +49,9 @@ fn call_with(t: &T, req: RequestInfo, body: &str) -> (Reply, Value) {
 fn routing_and_methods() {
     let t = setup();
     assert_eq!(call(&t, "GET", "/nope", "").0.status, 404);
-    assert_eq!(call(&t, "GET", "/", "").0.status, 404);
+    assert_eq!(call(&t, "GET", "/", "").0.status, 200);
+    assert_eq!(call(&t, "POST", "/", "").0.status, 405);
+    assert_eq!(call(&t, "POST", "/status", "").0.status, 405);
     assert_eq!(call(&t, "GET", "/asns/", "").0.status, 404);
     assert_eq!(call(&t, "GET", "/health/x", "").0.status, 404);
     let (r, _) = call(&t, "PUT", "/asns", "");
@@ -315,4 +317,82 @@ fn addresses_and_etag() {
         (r5.status, v["purged"].clone(), v["removed"].clone()),
         (200, json!(2), json!(false))
     );
+}
+
+#[test]
+fn page_plain_and_gzip() {
+    let t = setup();
+    let (r, _) = call(&t, "GET", "/", "");
+    assert_eq!(r.content_type, "text/html; charset=utf-8");
+    assert!(r.body.starts_with(b"<!DOCTYPE html>"));
+    assert!(!r.headers.iter().any(|(k, _)| *k == "Content-Encoding"));
+    let req = RequestInfo {
+        method: "GET".into(),
+        target: "/".into(),
+        accept_encoding: Some("gzip, deflate, br".into()),
+        ..RequestInfo::default()
+    };
+    let (r, _) = call_with(&t, req, "");
+    assert!(r.headers.contains(&("Content-Encoding", "gzip".into())));
+    assert!(r.headers.contains(&("Vary", "Accept-Encoding".into())));
+    assert!(r.body.starts_with(b"\x1f\x8b"));
+    assert_eq!(call(&t, "GET", "/?x=1", "").0.status, 400);
+}
+
+#[test]
+fn status_lists_sources_and_reports_broken_files() {
+    let t = setup();
+    call(&t, "POST", "/asns", r#"{"asn":"AS62041"}"#);
+    let (r, v) = call(&t, "GET", "/status", "");
+    assert_eq!(r.status, 200, "{v}");
+    assert_eq!(v["groups"][0]["name"], "default");
+    assert_eq!(
+        v["groups"][0]["sources"][0],
+        json!({"kind": "asn", "source": "62041", "values": 0, "last_seen": null, "failure": null})
+    );
+    assert_eq!(v["token_required"], false);
+    assert_eq!(v["errors"], json!([]));
+    std::fs::write(t.ctx.paths.config(), "{").unwrap();
+    let (r, v) = call(&t, "GET", "/status", "");
+    assert_eq!(r.status, 200, "{v}");
+    assert!(
+        v["errors"][0].as_str().unwrap().starts_with("config: "),
+        "{v}"
+    );
+    assert_eq!(call(&t, "GET", "/status?x", "").0.status, 400);
+}
+
+fn with_origin(method: &str, target: &str, origin: Option<&str>, body: &str) -> RequestInfo {
+    RequestInfo {
+        method: method.into(),
+        target: target.into(),
+        content_length: vec![body.len().to_string()],
+        host: Some("router.lan:8080".into()),
+        origin: origin.map(String::from),
+        ..RequestInfo::default()
+    }
+}
+
+#[test]
+fn cross_origin_changes_are_refused_and_change_nothing() {
+    let t = setup();
+    let add = r#"{"asn":"AS62041"}"#;
+    for origin in ["http://evil.example", "http://router.lan:9999", "null"] {
+        let (r, v) = call_with(&t, with_origin("POST", "/asns", Some(origin), add), add);
+        assert_eq!(r.status, 403, "{origin}: {v}");
+        assert!(v["error"].as_str().unwrap().contains("cross-origin"), "{v}");
+    }
+    assert_eq!(call(&t, "GET", "/asns", "").1, json!({"asns": []}));
+    // The page's own request (same origin), then a script's (no Origin).
+    let same = with_origin("POST", "/asns", Some("http://router.lan:8080"), add);
+    assert_eq!(call_with(&t, same, add).0.status, 201);
+    let evil = with_origin("DELETE", "/asns/62041", Some("http://evil.example"), "");
+    assert_eq!(call_with(&t, evil, "").0.status, 403);
+    assert_eq!(call(&t, "GET", "/asns", "").1, json!({"asns": ["62041"]}));
+    let script = with_origin("DELETE", "/asns/62041", None, "");
+    assert_eq!(call_with(&t, script, "").0.status, 200);
+    // Reading stays open to other origins' GETs (the browser keeps their answers
+    // from the other page anyway: no CORS headers).
+    let read = with_origin("GET", "/asns", Some("http://evil.example"), "");
+    assert_eq!(call_with(&t, read, "").0.status, 200);
 }

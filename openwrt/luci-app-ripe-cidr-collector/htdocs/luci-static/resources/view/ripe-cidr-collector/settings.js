@@ -1,0 +1,50 @@
+'use strict';
+'require view';
+'require form';
+
+// Services -> IP prefix lists -> Settings: the service settings in
+// /etc/config/ripe-cidr-collector (the procd service reloads when they change). The
+// sources and outputs live in config.json (the Sources tab, the CLI, the API).
+
+return view.extend({
+	render: function() {
+		var m, s, o;
+
+		m = new form.Map('ripe-cidr-collector', _('IP prefix lists: settings'),
+			_('How the ripe-cidr-collector service runs. Sources are on the Sources tab.'));
+
+		s = m.section(form.NamedSection, 'main', 'collector');
+		s.anonymous = true;
+
+		o = s.option(form.Flag, 'enabled', _('Enabled'), _('Start the daemon at boot (the package installs it stopped).'));
+		o.rmempty = false;
+
+		o = s.option(form.Value, 'listen', _('API address'),
+			_('Where the HTTP API and its web page listen, e.g. 127.0.0.1:8080; keep it on loopback or a trusted LAN address. Empty: no API.'));
+		o.datatype = 'ipaddrport(1)';
+		o.placeholder = '127.0.0.1:8080';
+
+		o = s.option(form.Value, 'data_dir', _('Data directory'), _('status.json and the CLI\'s default directory; /var is in RAM.'));
+		o.placeholder = '/var/lib/ripe-cidr-collector';
+
+		o = s.option(form.Value, 'db', _('Database'), _('In RAM by default: no flash wear from the runs.'));
+		o.placeholder = '/var/lib/ripe-cidr-collector/ripe.db';
+
+		o = s.option(form.Value, 'snapshot', _('Snapshot on flash'), _('Restored after a reboot. Empty: no snapshot.'));
+		o.placeholder = '/etc/ripe-cidr-collector/ripe.db.snapshot';
+
+		o = s.option(form.DynamicList, 'trigger_interface', _('Collect when up'), _('When one of these interfaces comes up, the daemon collects at once.'));
+		o.datatype = 'network';
+
+		o = s.option(form.ListValue, 'log_level', _('Log level'));
+		o.value('info', _('info'));
+		o.value('debug', _('debug'));
+		o.value('warn', _('warnings and errors'));
+		o.default = 'info';
+
+		o = s.option(form.DynamicList, 'nft_file', _('nft files for the firewall'),
+			_('Rendered nft scripts the firewall include loads after every firewall start; keep in step with the outputs of config.json.'));
+
+		return m.render();
+	}
+});

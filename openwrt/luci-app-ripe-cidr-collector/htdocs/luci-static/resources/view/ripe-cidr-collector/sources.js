@@ -1,0 +1,143 @@
+'use strict';
+'require view';
+'require rpc';
+'require ui';
+
+// Services -> IP prefix lists -> Sources: the sources of each group, added and
+// removed through the rpcd plugin (the CLI's `asn add`, `fqdn remove` ...; the
+// daemon collects a new source within seconds).
+
+var callStatus = rpc.declare({
+	object: 'luci.ripe-cidr-collector',
+	method: 'status',
+	expect: { '': {} }
+});
+
+var callAdd = rpc.declare({
+	object: 'luci.ripe-cidr-collector',
+	method: 'add',
+	params: [ 'kind', 'source', 'group' ],
+	expect: { '': {} }
+});
+
+var callRemove = rpc.declare({
+	object: 'luci.ripe-cidr-collector',
+	method: 'remove',
+	params: [ 'kind', 'source', 'group', 'purge' ],
+	expect: { '': {} }
+});
+
+var KINDS = {
+	asn: [ _('ASN'), 'AS62041' ],
+	fqdn: [ _('Host name'), 'example.com' ],
+	feed: [ _('Feed URL'), _('URL of a plain list') ],
+	country: [ _('Country'), 'NL' ]
+};
+
+function shown(kind, source) {
+	return kind === 'asn' ? 'AS' + source : source;
+}
+
+// Shows the plugin's answer; true when the change was made.
+function report(res, done) {
+	if (res && res.error) {
+		ui.addNotification(null, E('p', res.error), 'danger');
+		return false;
+	}
+	ui.addNotification(null, E('p', done), 'info');
+	return true;
+}
+
+return view.extend({
+	load: function() {
+		return callStatus();
+	},
+
+	rerender: function() {
+		return callStatus().then(L.bind(function(st) {
+			var fresh = this.sections(st);
+			this.box.replaceWith(fresh);
+			this.box = fresh;
+		}, this));
+	},
+
+	sourceRow: function(s, group) {
+		return E('tr', { 'class': 'tr', 'data-source': s.source }, [
+			E('td', { 'class': 'td', 'data-title': _('Kind') }, (KINDS[s.kind] || [ s.kind ])[0]),
+			E('td', { 'class': 'td', 'data-title': _('Source') }, shown(s.kind, s.source)),
+			E('td', { 'class': 'td', 'data-title': _('Values') }, String(s.values)),
+			E('td', { 'class': 'td cbi-section-actions' }, [
+				E('button', {
+					'class': 'btn cbi-button cbi-button-remove',
+					'title': _('Remove; its values age out'),
+					'click': L.bind(function() {
+						return callRemove(s.kind, s.source, group, false).then(L.bind(function(res) {
+							if (report(res, _('%s removed; its values age out.').format(shown(s.kind, s.source))))
+								return this.rerender();
+						}, this));
+					}, this)
+				}, _('Remove'))
+			])
+		]);
+	},
+
+	addForm: function(kinds, group) {
+		var kind = E('select', { 'class': 'cbi-input-select', 'name': 'kind' }, kinds.map(function(k) {
+			return E('option', { 'value': k }, KINDS[k][0]);
+		}));
+		var source = E('input', { 'class': 'cbi-input-text', 'name': 'source', 'placeholder': KINDS[kinds[0]][1], 'spellcheck': 'false' });
+		kind.addEventListener('change', function() { source.placeholder = KINDS[kind.value][1]; });
+		return E('div', { 'class': 'cbi-value rcc-add', 'data-group': group }, [
+			kind, ' ', source, ' ',
+			E('button', {
+				'class': 'btn cbi-button cbi-button-add',
+				'click': L.bind(function() {
+					var v = source.value.trim();
+					if (!v)
+						return;
+					return callAdd(kind.value, v, group).then(L.bind(function(res) {
+						if (report(res, _('%s added; the daemon collects it within a minute.').format(v)))
+							return this.rerender();
+					}, this));
+				}, this)
+			}, _('Add'))
+		]);
+	},
+
+	sections: function(st) {
+		var o = st.overview || {};
+		var groups = o.groups || [];
+		var kinds = Object.keys(o.counts || { asn: 0, fqdn: 0 }).filter(function(k) { return KINDS[k]; });
+		var errors = (o.errors || []).map(function(e) {
+			return E('div', { 'class': 'alert-message warning' }, e);
+		});
+		return E('div', { 'id': 'rcc-sources' }, errors.concat(groups.map(L.bind(function(g) {
+			var rows = g.sources.map(L.bind(function(s) { return this.sourceRow(s, g.name); }, this));
+			return E('div', { 'class': 'cbi-section', 'data-group': g.name }, [
+				E('h3', groups.length > 1 ? _('Group %s').format(g.name) : _('Sources')),
+				E('table', { 'class': 'table' }, [
+					E('tr', { 'class': 'tr table-titles' }, [
+						E('th', { 'class': 'th' }, _('Kind')),
+						E('th', { 'class': 'th' }, _('Source')),
+						E('th', { 'class': 'th' }, _('Values')),
+						E('th', { 'class': 'th cbi-section-actions' }, '')
+					])
+				].concat(rows)),
+				this.addForm(kinds, g.name)
+			]);
+		}, this))));
+	},
+
+	render: function(st) {
+		this.box = this.sections(st);
+		return E('div', {}, [
+			E('h2', _('IP prefix lists: sources')),
+			E('div', { 'class': 'cbi-map-descr' }, _('ASNs give the prefixes they announce, host names the addresses they resolve to. Removed sources keep their values until they age out (ttl_days).')),
+			this.box
+		]);
+	},
+
+	handleSaveApply: null,
+	handleSave: null,
+	handleReset: null
+});

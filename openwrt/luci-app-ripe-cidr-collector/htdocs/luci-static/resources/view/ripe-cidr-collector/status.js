@@ -1,0 +1,196 @@
+'use strict';
+'require view';
+'require rpc';
+'require ui';
+'require poll';
+
+// Services -> IP prefix lists -> Status: what the daemon and the last run recorded,
+// the sources of each group with their values and failures, and a lookup. All of it
+// comes from the rpcd plugin (`status --json`, `lookup --json` of the CLI).
+
+var callStatus = rpc.declare({
+	object: 'luci.ripe-cidr-collector',
+	method: 'status',
+	expect: { '': {} }
+});
+
+var callLookup = rpc.declare({
+	object: 'luci.ripe-cidr-collector',
+	method: 'lookup',
+	params: [ 'address' ],
+	expect: { '': {} }
+});
+
+var callCollect = rpc.declare({
+	object: 'luci.ripe-cidr-collector',
+	method: 'collect',
+	expect: { '': {} }
+});
+
+function shown(kind, source) {
+	return kind === 'asn' ? 'AS' + source : source;
+}
+
+function when(iso, none) {
+	if (!iso)
+		return none || _('never');
+	var d = new Date(iso);
+	return isNaN(d) ? iso : d.toLocaleString();
+}
+
+function daemonText(d) {
+	var age = d.heartbeat ? (Date.now() - Date.parse(d.heartbeat)) / 1000 : NaN;
+	if (d.heartbeat && d.pid && age <= 180)
+		return _('running (pid %d), heartbeat %s').format(d.pid, when(d.heartbeat));
+	if (d.heartbeat && d.pid)
+		return _('not responding? last heartbeat %s').format(when(d.heartbeat));
+	if (d.heartbeat)
+		return _('stopped, last heartbeat %s').format(when(d.heartbeat));
+	return _('no heartbeat recorded (is the service enabled and started?)');
+}
+
+function countsText(c) {
+	if (!c)
+		return _('unknown');
+	return Object.keys(c).map(function(k) { return k + ' ' + c[k]; }).join(', ');
+}
+
+function factsTable(o) {
+	var d = o.daemon || {};
+	var rows = [
+		[ _('Daemon'), daemonText(d) ],
+		[ _('Last run'), d.last_run_started ? '%s (+%s / -%s)'.format(when(d.last_run_finished || d.last_run_started), d.last_run_added || 0, d.last_run_removed || 0) : _('never') ],
+		[ _('Last success'), when(d.last_success) ],
+		[ _('Last error'), d.last_error || _('none') ],
+		[ _('Next run'), when(d.next_run, '-') ],
+		[ _('Stored values'), countsText(o.counts) ],
+		[ _('Journal mode'), o.journal_mode || _('unknown') ],
+		[ _('Last snapshot'), when(o.last_snapshot) + (d.snapshot_pending ? ' ' + _('(newer changes not saved yet)') : '') ]
+	];
+	Object.keys(d.output_failures || {}).forEach(function(p) {
+		rows.push([ _('Output failed'), p + ': ' + d.output_failures[p] ]);
+	});
+	return E('table', { 'class': 'table', 'id': 'rcc-facts' }, rows.map(function(r) {
+		return E('tr', { 'class': 'tr' }, [
+			E('td', { 'class': 'td left', 'width': '33%' }, r[0]),
+			E('td', { 'class': 'td left' }, r[1])
+		]);
+	}));
+}
+
+function groupSection(g, many) {
+	var rows = g.sources.map(function(s) {
+		return E('tr', { 'class': 'tr', 'data-source': s.source }, [
+			E('td', { 'class': 'td', 'data-title': _('Source') }, shown(s.kind, s.source)),
+			E('td', { 'class': 'td', 'data-title': _('Values') }, String(s.values)),
+			E('td', { 'class': 'td', 'data-title': _('Last seen') }, when(s.last_seen, '-')),
+			E('td', { 'class': 'td', 'data-title': _('Last run') },
+				s.failure ? E('span', { 'style': 'color:#c44' }, s.failure)
+					: (s.values ? _('ok') : _('not collected yet')))
+		]);
+	});
+	var table = E('table', { 'class': 'table' }, [
+		E('tr', { 'class': 'tr table-titles' }, [
+			E('th', { 'class': 'th' }, _('Source')),
+			E('th', { 'class': 'th' }, _('Values')),
+			E('th', { 'class': 'th' }, _('Last seen')),
+			E('th', { 'class': 'th' }, _('Last run'))
+		])
+	].concat(rows.length ? rows : [
+		E('tr', { 'class': 'tr placeholder' }, E('td', { 'class': 'td' }, E('em', _('No sources yet.'))))
+	]));
+	return E('div', { 'class': 'cbi-section', 'data-group': g.name }, [
+		E('h3', many ? _('Group %s').format(g.name) + ' (' + countsText(g.counts) + ')'
+			: _('Sources') + ' (' + countsText(g.counts) + ')'),
+		table
+	]);
+}
+
+function problems(o) {
+	return (o.errors || []).map(function(e) {
+		return E('div', { 'class': 'alert-message warning' }, e);
+	});
+}
+
+function body(st) {
+	var o = st.overview || {};
+	var groups = o.groups || [];
+	return E('div', { 'id': 'rcc-status' }, problems(o).concat([
+		E('div', { 'class': 'cbi-section' }, [ E('h3', _('Service')), factsTable(o) ])
+	], groups.map(function(g) { return groupSection(g, groups.length > 1); })));
+}
+
+function lookupResult(res) {
+	if (res.error)
+		return E('p', { 'style': 'color:#c44' }, res.error);
+	var m = res.matches || [];
+	if (!m.length)
+		return E('p', _('%s is in no stored list.').format(res.query));
+	return E('table', { 'class': 'table' }, [
+		E('tr', { 'class': 'tr table-titles' }, [
+			E('th', { 'class': 'th' }, _('Value')),
+			E('th', { 'class': 'th' }, _('Source')),
+			E('th', { 'class': 'th' }, _('Last seen'))
+		])
+	].concat(m.map(function(x) {
+		return E('tr', { 'class': 'tr rcc-match' }, [
+			E('td', { 'class': 'td', 'data-title': _('Value') }, x.value),
+			E('td', { 'class': 'td', 'data-title': _('Source') }, shown(x.kind, x.source) + (x.configured ? '' : ' ' + _('(not configured)'))),
+			E('td', { 'class': 'td', 'data-title': _('Last seen') }, when(x.last_seen))
+		]);
+	})));
+}
+
+return view.extend({
+	load: function() {
+		return callStatus();
+	},
+
+	render: function(st) {
+		var input = E('input', { 'class': 'cbi-input-text', 'id': 'rcc-address', 'placeholder': '149.154.167.99', 'spellcheck': 'false' });
+		var result = E('div', { 'id': 'rcc-lookup-result' });
+		var doLookup = function() {
+			var a = input.value.trim();
+			if (!a)
+				return;
+			return callLookup(a).then(function(res) {
+				result.replaceChildren(lookupResult(res));
+			});
+		};
+		var status = body(st);
+		poll.add(function() {
+			return callStatus().then(function(next) {
+				var fresh = body(next);
+				status.replaceWith(fresh);
+				status = fresh;
+			});
+		}, 30);
+		return E('div', {}, [
+			E('h2', _('IP prefix lists')),
+			E('div', { 'class': 'cbi-map-descr' }, _('The lists ripe-cidr-collector keeps: what was collected, from where, when it last worked, and what failed.')),
+			status,
+			E('div', { 'class': 'cbi-section' }, [
+				E('h3', _('Lookup')),
+				E('div', { 'class': 'cbi-value' }, [
+					input, ' ',
+					E('button', { 'class': 'btn cbi-button cbi-button-action', 'id': 'rcc-lookup', 'click': doLookup }, _('Look up'))
+				]),
+				result
+			]),
+			E('div', { 'class': 'right' }, [
+				E('button', {
+					'class': 'btn cbi-button cbi-button-positive',
+					'click': function() {
+						return callCollect().then(function(res) {
+							ui.addNotification(null, E('p', res.error ? res.error : _('The daemon collects every source now.')), res.error ? 'danger' : 'info');
+						});
+					}
+				}, _('Collect now'))
+			])
+		]);
+	},
+
+	handleSaveApply: null,
+	handleSave: null,
+	handleReset: null
+});

@@ -1,0 +1,197 @@
+//! `GET /`: the built-in web page, and the same-origin rule for mutating requests.
+//!
+//! The page is one file, `src/api/web/index.html` (HTML, CSS and JS, no external
+//! resources), built into the binary twice: as written, and gzip-compressed by
+//! `src/api/web/compress.sh` (the `.gz` is committed; a test checks that it is the
+//! compression of this very source). Browsers get the `.gz`, so a router sends a
+//! third of the bytes and the binary does not need a compressor.
+
+use super::{Reply, RequestInfo};
+use crate::api::error::ApiError;
+use crate::api::query::quoted;
+
+/// The page as written.
+pub(super) const PAGE: &[u8] = include_bytes!("../web/index.html");
+/// The page compressed with `gzip -9n` (see `src/api/web/compress.sh`).
+pub(super) const PAGE_GZ: &[u8] = include_bytes!("../web/index.html.gz");
+
+/// What the page may load and where it may send requests: nothing outside this
+/// server (so a value shown on it can never pull in a script from elsewhere), and no
+/// framing by other sites.
+const CSP: &str = "default-src 'none'; script-src 'unsafe-inline'; \
+style-src 'unsafe-inline'; img-src data:; connect-src 'self'; base-uri 'none'; \
+form-action 'none'; frame-ancestors 'none'";
+
+pub(super) fn page(req: &RequestInfo) -> Reply {
+    let gzip = req.accept_encoding.as_deref().is_some_and(accepts_gzip);
+    let mut headers = vec![
+        ("Vary", "Accept-Encoding".to_string()),
+        ("Cache-Control", "no-cache".to_string()),
+        ("Content-Security-Policy", CSP.to_string()),
+        ("X-Content-Type-Options", "nosniff".to_string()),
+        ("Referrer-Policy", "no-referrer".to_string()),
+    ];
+    if gzip {
+        headers.push(("Content-Encoding", "gzip".to_string()));
+    }
+    Reply {
+        status: 200,
+        content_type: "text/html; charset=utf-8",
+        headers,
+        body: if gzip { PAGE_GZ } else { PAGE }.to_vec(),
+        length_without_body: None,
+    }
+}
+
+/// Whether an `Accept-Encoding` value takes gzip: `gzip`, `x-gzip` or `*`, with a
+/// quality other than 0 (RFC 9110, 12.5.3).
+fn accepts_gzip(value: &str) -> bool {
+    value.split(',').any(|item| {
+        let mut parts = item.split(';').map(str::trim);
+        let coding = parts.next().unwrap_or_default();
+        let named = ["gzip", "x-gzip", "*"]
+            .iter()
+            .any(|c| coding.eq_ignore_ascii_case(c));
+        let refused = parts.any(|p| {
+            p.split_once('=').is_some_and(|(k, v)| {
+                k.trim().eq_ignore_ascii_case("q") && v.trim().parse::<f32>() == Ok(0.0)
+            })
+        });
+        named && !refused
+    })
+}
+
+/// `host[:port]` in lower case, without the default port of `scheme`.
+fn authority(host: &str, scheme: &str) -> String {
+    let host = host.to_ascii_lowercase();
+    let default = if scheme == "https" { ":443" } else { ":80" };
+    match host.strip_suffix(default) {
+        Some(h) => h.to_string(),
+        None => host,
+    }
+}
+
+/// Refuses (403) a request whose `Origin` names another host than its `Host`: a page
+/// of another site made a visitor's browser send it. Without `Origin` (curl, scripts,
+/// and browsers on same-origin GETs) nothing is checked; an opaque `Origin: null`
+/// (sandboxed frames, some redirects) is not this server either.
+pub(super) fn same_origin(req: &RequestInfo) -> Result<(), ApiError> {
+    let Some(origin) = req.origin.as_deref() else {
+        return Ok(());
+    };
+    let refuse = || {
+        ApiError::Forbidden(format!(
+            "cross-origin request refused: Origin {} is not the host asked ({})",
+            quoted(origin),
+            req.host.as_deref().map_or("no Host".to_string(), quoted)
+        ))
+    };
+    let (scheme, rest) = origin.split_once("://").ok_or_else(refuse)?;
+    let scheme = scheme.to_ascii_lowercase();
+    let host = req.host.as_deref().ok_or_else(refuse)?;
+    if rest.is_empty() || rest.contains('/') || authority(rest, &scheme) != authority(host, &scheme)
+    {
+        return Err(refuse());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(origin: Option<&str>, host: Option<&str>) -> RequestInfo {
+        RequestInfo {
+            method: "POST".into(),
+            target: "/asns".into(),
+            origin: origin.map(String::from),
+            host: host.map(String::from),
+            ..RequestInfo::default()
+        }
+    }
+
+    #[test]
+    fn origins() {
+        let ok = |o, h| same_origin(&req(o, h)).is_ok();
+        assert!(ok(None, None));
+        assert!(ok(None, Some("router:8080")));
+        assert!(ok(Some("http://router:8080"), Some("router:8080")));
+        assert!(ok(Some("http://Router:8080"), Some("router:8080")));
+        assert!(ok(Some("http://router"), Some("router:80")));
+        assert!(ok(Some("https://router"), Some("router")));
+        assert!(ok(Some("http://[::1]:8080"), Some("[::1]:8080")));
+        assert!(!ok(Some("http://evil.example"), Some("router:8080")));
+        assert!(!ok(Some("http://router:8081"), Some("router:8080")));
+        assert!(!ok(Some("http://router.evil:8080"), Some("router:8080")));
+        assert!(!ok(Some("null"), Some("router:8080")));
+        assert!(!ok(Some("http://router:8080"), None));
+        assert!(!ok(Some("http://router:8080/x"), Some("router:8080")));
+        assert!(!ok(Some("http://"), Some("")));
+        let e = same_origin(&req(Some("http://evil.example"), Some("router:8080")));
+        let m = e.unwrap_err().to_string();
+        assert!(
+            m.contains("\"http://evil.example\"") && m.contains("\"router:8080\""),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn gzip_when_accepted() {
+        for yes in [
+            "gzip",
+            "gzip, deflate, br",
+            "br;q=1, GZIP;q=0.5",
+            "*",
+            "x-gzip",
+        ] {
+            assert!(accepts_gzip(yes), "{yes}");
+        }
+        for no in ["", "identity", "br", "gzip;q=0", "gzip; q=0.000", "gzipx"] {
+            assert!(!accepts_gzip(no), "{no}");
+        }
+    }
+
+    /// The CRC-32 of `data` (the gzip trailer's checksum).
+    fn crc32(data: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &b in data {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = (crc >> 1) ^ (0xEDB8_8320 & (crc & 1).wrapping_neg());
+            }
+        }
+        !crc
+    }
+
+    /// The committed `.gz` is the compression of the committed page: its trailer holds
+    /// the CRC-32 and length of what it decompresses to (run
+    /// `src/api/web/compress.sh` after editing the page).
+    #[test]
+    fn compressed_page_matches_the_source() {
+        let n = PAGE_GZ.len();
+        assert_eq!(&PAGE_GZ[..3], b"\x1f\x8b\x08", "not a gzip file");
+        let crc = u32::from_le_bytes(PAGE_GZ[n - 8..n - 4].try_into().unwrap());
+        let len = u32::from_le_bytes(PAGE_GZ[n - 4..].try_into().unwrap());
+        assert_eq!(
+            (crc, len as usize),
+            (crc32(PAGE), PAGE.len()),
+            "index.html.gz is stale: run src/api/web/compress.sh"
+        );
+        assert!(n * 2 < PAGE.len(), "{n} of {}", PAGE.len());
+    }
+
+    #[test]
+    fn page_is_self_contained() {
+        let text = std::str::from_utf8(PAGE).unwrap();
+        for external in [
+            "http://",
+            "https://",
+            "src=\"//",
+            "href=\"//",
+            "url(",
+            "@import",
+        ] {
+            assert!(!text.contains(external), "the page refers to {external:?}");
+        }
+    }
+}

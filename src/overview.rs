@@ -1,0 +1,286 @@
+//! The overview behind `GET /status` (the web page reads it) and the `groups` of
+//! `status --json` (the LuCI app reads that): the daemon's record, what the database
+//! says, and per group each configured source with its stored values, newest
+//! `last_seen` and last failure. One implementation, so the two never disagree.
+//!
+//! It reports what it could read: a broken `config.json` or database is a line in
+//! `errors` beside everything else, because that is when an administrator looks.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::config::{self, Config, Paths};
+use crate::db::{self, SourceSummary};
+use crate::source::{self, Kind};
+use crate::status::{self, Status};
+use crate::util;
+
+/// Stored values per kind (`{"asn": 12, "fqdn": 3}`); a map so that kinds added
+/// later appear without a change here.
+pub type Counts = BTreeMap<&'static str, u64>;
+
+/// One configured source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SourceLine {
+    /// `asn`, `fqdn`, ...
+    pub kind: &'static str,
+    /// As stored: `62041`, `example.com`.
+    pub source: String,
+    /// Values stored for it.
+    pub values: u64,
+    /// The newest `last_seen` of its values; `null` when nothing is stored.
+    pub last_seen: Option<String>,
+    /// Why the last run failed to collect it; `null` when it did not fail.
+    pub failure: Option<String>,
+}
+
+/// One group: its sources and their stored values per kind.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GroupLine {
+    /// The group's name (`default` for the top-level sources).
+    pub name: String,
+    /// Values stored for the group's sources, per kind (a value of two sources
+    /// counts twice, as in `status`).
+    pub counts: Counts,
+    /// Its sources, by kind, in the order configured.
+    pub sources: Vec<SourceLine>,
+}
+
+/// Everything the status page shows.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Overview {
+    /// The daemon's `status.json` (heartbeat, last run, last success and error...).
+    pub daemon: Status,
+    /// The journal mode the database has now (else the last run's).
+    pub journal_mode: Option<String>,
+    /// When the snapshot was last written.
+    pub last_snapshot: Option<String>,
+    /// Stored values per kind, every source (configured or not).
+    pub counts: Option<Counts>,
+    /// The configured groups.
+    pub groups: Vec<GroupLine>,
+    /// Sources that are stored but no longer configured (their values age out).
+    pub unconfigured: Vec<SourceLine>,
+    /// Whether changing sources needs `api.token`.
+    pub token_required: bool,
+    /// What could not be read (`config: ...`, `database: ...`, `status: ...`).
+    pub errors: Vec<String>,
+}
+
+/// A group's sources, per kind.
+type GroupSources = Vec<(Kind, Vec<String>)>;
+
+/// The configured groups: name and sources per kind. Only `default` until named
+/// groups exist in the configuration.
+fn configured_groups(cfg: &Config) -> Vec<(String, GroupSources)> {
+    let kinds = Kind::ALL
+        .iter()
+        .map(|&k| (k, cfg.sources(k).to_vec()))
+        .collect();
+    vec![("default".to_string(), kinds)]
+}
+
+/// Builds the overview from the files of `paths`.
+pub fn build(paths: &Paths) -> Overview {
+    let mut errors = Vec::new();
+    let cfg = config::load(&paths.config())
+        .map(|l| l.config)
+        .map_err(|e| errors.push(format!("config: {e}")))
+        .ok();
+    let st = status::read(&paths.status())
+        .map_err(|e| errors.push(format!("status: {e}")))
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let stored = read_db(paths).map_err(|e| errors.push(format!("database: {e}")));
+    let (journal_mode, stored) = match stored {
+        Ok((mode, s)) => (Some(mode), Some(s)),
+        Err(()) => (st.journal_mode.clone(), None),
+    };
+    let counts = stored.as_ref().map(|s| {
+        s.iter()
+            .map(|(k, list)| (k.as_str(), list.iter().map(|x| x.count).sum()))
+            .collect()
+    });
+    let empty = BTreeMap::new();
+    let summaries = stored.as_ref().unwrap_or(&empty);
+    let groups = cfg
+        .as_ref()
+        .map(|c| group_lines(c, summaries, &st))
+        .unwrap_or_default();
+    let unconfigured = match &cfg {
+        Some(c) => unconfigured(c, summaries),
+        None => Vec::new(),
+    };
+    Overview {
+        journal_mode,
+        last_snapshot: db::snapshot::last_written(paths)
+            .map(util::iso)
+            .or_else(|| st.last_snapshot.clone()),
+        counts,
+        groups,
+        unconfigured,
+        token_required: cfg.as_ref().is_some_and(|c| c.api.token.is_some()),
+        errors,
+        daemon: st,
+    }
+}
+
+/// The stored sources of every kind, and the journal mode, in one open.
+fn read_db(paths: &Paths) -> Result<(String, BTreeMap<Kind, Vec<SourceSummary>>), db::StoreError> {
+    let db = db::open(paths)?;
+    let mut out = BTreeMap::new();
+    for k in Kind::ALL {
+        out.insert(k, db.sources(k)?);
+    }
+    Ok((db.journal_mode().as_str().to_string(), out))
+}
+
+fn line(kind: Kind, source: &str, stored: Option<&SourceSummary>, st: &Status) -> SourceLine {
+    SourceLine {
+        kind: kind.as_str(),
+        source: source.to_string(),
+        values: stored.map_or(0, |s| s.count),
+        last_seen: stored.map(|s| s.last_seen.clone()),
+        failure: st.failures.get(&source::display(kind, source)).cloned(),
+    }
+}
+
+fn find<'a>(
+    summaries: &'a BTreeMap<Kind, Vec<SourceSummary>>,
+    kind: Kind,
+    source: &str,
+) -> Option<&'a SourceSummary> {
+    let list = summaries.get(&kind)?;
+    // `Db::sources` orders by source.
+    list.binary_search_by(|s| s.source.as_str().cmp(source))
+        .ok()
+        .map(|i| &list[i])
+}
+
+fn group_lines(
+    cfg: &Config,
+    summaries: &BTreeMap<Kind, Vec<SourceSummary>>,
+    st: &Status,
+) -> Vec<GroupLine> {
+    configured_groups(cfg)
+        .into_iter()
+        .map(|(name, kinds)| {
+            let mut counts = Counts::new();
+            let mut sources = Vec::new();
+            for (kind, list) in kinds {
+                let n = counts.entry(kind.as_str()).or_insert(0);
+                for s in list {
+                    let l = line(kind, &s, find(summaries, kind, &s), st);
+                    *n += l.values;
+                    sources.push(l);
+                }
+            }
+            GroupLine {
+                name,
+                counts,
+                sources,
+            }
+        })
+        .collect()
+}
+
+fn unconfigured(cfg: &Config, summaries: &BTreeMap<Kind, Vec<SourceSummary>>) -> Vec<SourceLine> {
+    let groups = configured_groups(cfg);
+    let configured = |kind: Kind, s: &str| {
+        groups.iter().any(|(_, kinds)| {
+            kinds
+                .iter()
+                .any(|(k, list)| *k == kind && list.iter().any(|x| x == s))
+        })
+    };
+    let none = Status::default();
+    summaries
+        .iter()
+        .flat_map(|(&k, list)| list.iter().map(move |s| (k, s)))
+        .filter(|(k, s)| !configured(*k, &s.source))
+        .map(|(k, s)| line(k, &s.source, Some(s), &none))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_counts_failures_and_unconfigured() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Paths::new(dir.path(), None);
+        std::fs::write(
+            paths.config(),
+            r#"{"asns": ["62041", "64500"], "fqdns": ["a.example"], "api": {"token": "s"}}"#,
+        )
+        .unwrap();
+        let mut d = db::open(&paths).unwrap();
+        let v = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        d.merge_source(
+            Kind::Asn,
+            "62041",
+            &v(&["192.0.2.0/24", "2001:db8::/32"]),
+            100,
+            7,
+        )
+        .unwrap();
+        d.merge_source(Kind::Fqdn, "a.example", &v(&["192.0.2.1"]), 200, 7)
+            .unwrap();
+        d.merge_source(Kind::Fqdn, "old.example", &v(&["192.0.2.9"]), 200, 7)
+            .unwrap();
+        drop(d);
+        status::update(&paths.status(), |s| {
+            s.failures.insert("AS64500".into(), "HTTP 500".into());
+            s.heartbeat = Some("2026-01-01T00:00:00Z".into());
+        })
+        .unwrap();
+
+        let o = build(&paths);
+        assert_eq!(o.errors, Vec::<String>::new());
+        assert!(o.token_required);
+        assert_eq!(o.daemon.heartbeat.as_deref(), Some("2026-01-01T00:00:00Z"));
+        assert_eq!(o.counts.as_ref().unwrap()["asn"], 2);
+        assert_eq!(o.counts.as_ref().unwrap()["fqdn"], 2);
+        let g = &o.groups[0];
+        assert_eq!(g.name, "default");
+        assert_eq!(g.counts["asn"], 2);
+        assert_eq!(g.counts["fqdn"], 1);
+        let names: Vec<_> = g
+            .sources
+            .iter()
+            .map(|s| (s.kind, s.source.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [("asn", "62041"), ("asn", "64500"), ("fqdn", "a.example")]
+        );
+        assert_eq!(g.sources[0].values, 2);
+        assert_eq!(
+            g.sources[0].last_seen.as_deref(),
+            Some(util::iso(100).as_str())
+        );
+        assert_eq!(g.sources[1].values, 0);
+        assert_eq!(g.sources[1].last_seen, None);
+        assert_eq!(g.sources[1].failure.as_deref(), Some("HTTP 500"));
+        assert_eq!(o.unconfigured.len(), 1);
+        assert_eq!(o.unconfigured[0].source, "old.example");
+        assert!(o.journal_mode.is_some());
+    }
+
+    #[test]
+    fn broken_files_are_errors_beside_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Paths::new(dir.path(), None);
+        std::fs::write(paths.config(), "{").unwrap();
+        std::fs::write(paths.status(), "[").unwrap();
+        let o = build(&paths);
+        assert_eq!(o.errors.len(), 2, "{:?}", o.errors);
+        assert!(o.errors[0].starts_with("config: "), "{:?}", o.errors);
+        assert!(o.errors[1].starts_with("status: "), "{:?}", o.errors);
+        assert!(o.groups.is_empty());
+        assert_eq!(o.counts.unwrap()["asn"], 0);
+    }
+}

@@ -1,0 +1,460 @@
+//! The dnsmasq output against a real dnsmasq (Debian's `dnsmasq-base`) and, inside
+//! a fresh network namespace (`unshare(CLONE_NEWNET)`, as `tests/it/netlink.rs`),
+//! real nftables: dnsmasq adds the addresses it resolves to the dns sets our load
+//! creates, and our reloads never lose them.
+
+use std::net::UdpSocket;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ripe_cidr_collector::db;
+use ripe_cidr_collector::format::{render_dnsmasq, DnsTarget, DnsmasqOptions, DNSMASQ_MAX_LINE};
+use ripe_cidr_collector::source::Kind;
+use serde_json::json;
+
+use crate::common::{cannot_run, TestDir};
+use crate::netlink::{find, loopback, namespace, Nft};
+
+/// `dnsmasq --test` of one file: Ok, or what dnsmasq said.
+fn dnsmasq_test(dnsmasq: &Path, file: &Path) -> Result<(), String> {
+    let o = Command::new(dnsmasq)
+        .arg("--test")
+        .arg(format!("--conf-file={}", file.display()))
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&o.stderr).into_owned() + &String::from_utf8_lossy(&o.stdout);
+    match o.status.success() && text.contains("syntax check OK") {
+        true => Ok(()),
+        false => Err(text),
+    }
+}
+
+/// 200 names for two groups: 90 of their own each, 10 in both, and subdomains of
+/// the other group's names; long enough that lines must be split.
+fn two_groups() -> Vec<(DnsTarget, Vec<String>)> {
+    let name =
+        |g: &str, i: usize| format!("host-{i:03}.{g}.a-rather-long-domain-name-for-tests.example");
+    let group = |g: &str, other: &str| {
+        let mut v: Vec<String> = (0..90).map(|i| name(g, i)).collect();
+        v.extend((0..10).map(|i| format!("shared-{i}.example")));
+        v.extend((0..5).map(|i| format!("sub.{}", name(other, i))));
+        v
+    };
+    let target = |set: &str| DnsTarget {
+        table: "ripe_cidr".into(),
+        set: set.into(),
+    };
+    vec![
+        (target("video"), group("video", "music")),
+        (target("music"), group("music", "video")),
+    ]
+}
+
+#[test]
+fn a_file_for_200_domains_in_two_groups_passes_dnsmasq_test() {
+    let Some(dnsmasq) = find("dnsmasq") else {
+        return cannot_run("`dnsmasq` not found (apt-get install dnsmasq-base)");
+    };
+    let groups = two_groups();
+    let dir = TestDir::new();
+    for ipset in [false, true] {
+        let text = render_dnsmasq(
+            &groups,
+            DnsmasqOptions {
+                family: None,
+                ipset,
+            },
+        )
+        .unwrap();
+        let file = dir.file(if ipset { "ipset.conf" } else { "nftset.conf" });
+        std::fs::write(&file, &text).unwrap();
+        dnsmasq_test(&dnsmasq, &file).unwrap();
+        let mut seen = std::collections::BTreeMap::new();
+        let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+        assert!(
+            lines.len() > 4,
+            "long lists are split: {} lines",
+            lines.len()
+        );
+        for line in &lines {
+            assert!(line.len() <= DNSMASQ_MAX_LINE, "{} characters", line.len());
+            let rest = line.split_once("=/").unwrap().1;
+            let (names, sets) = rest.rsplit_once('/').unwrap();
+            for n in names.split('/') {
+                assert!(
+                    seen.insert(n.to_string(), sets.to_string()).is_none(),
+                    "{n} twice"
+                );
+            }
+        }
+        // Every name once, except the subdomains of names of the same group.
+        let all: std::collections::BTreeSet<&String> = groups.iter().flat_map(|g| &g.1).collect();
+        assert_eq!(all.len(), 200);
+        assert_eq!(
+            seen.len(),
+            200,
+            "{:?}",
+            all.iter()
+                .filter(|n| !seen.contains_key(**n))
+                .collect::<Vec<_>>()
+        );
+        let both = seen["shared-0.example"].clone();
+        assert!(
+            both.contains("video_dns_v4") && both.contains("music_dns_v6"),
+            "{both}"
+        );
+        let sub = &seen["sub.host-000.music.a-rather-long-domain-name-for-tests.example"];
+        assert_eq!(
+            sub, &both,
+            "a subdomain of a music name in video gets both groups' sets"
+        );
+    }
+}
+
+/// A dnsmasq in the foreground, killed when dropped.
+struct Dnsmasq(Child);
+
+impl Drop for Dnsmasq {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_dnsmasq(bin: &Path, port: u16, args: &[String]) -> Dnsmasq {
+    let child = Command::new(bin)
+        .args([
+            "--keep-in-foreground",
+            "--conf-file=/dev/null",
+            "--no-resolv",
+            "--no-hosts",
+            "--listen-address=127.0.0.1",
+            "--bind-interfaces",
+            "--pid-file=",
+            "--log-facility=-",
+            "--log-queries",
+        ])
+        .arg(format!("--port={port}"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    Dnsmasq(child)
+}
+
+/// A DNS query for the A record of `name`, as a resolver sends it.
+fn query(name: &str) -> Vec<u8> {
+    let mut q = vec![0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0];
+    for label in name.split('.') {
+        q.push(label.len() as u8);
+        q.extend_from_slice(label.as_bytes());
+    }
+    q.extend_from_slice(&[0, 0, 1, 0, 1]);
+    q
+}
+
+/// Asks the dnsmasq at 127.0.0.1:`port` for `name`'s A records until it answers
+/// (it may still be starting); returns the addresses of the answer section.
+fn resolve(port: u16, name: &str) -> Vec<[u8; 4]> {
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let q = query(name);
+    let start = Instant::now();
+    let mut buf = [0u8; 512];
+    let n = loop {
+        s.send_to(&q, ("127.0.0.1", port)).unwrap();
+        if let Ok(n) = s.recv(&mut buf) {
+            break n;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "no answer for {name}"
+        );
+    };
+    let r = &buf[..n];
+    assert_eq!(r[3] & 0x0f, 0, "rcode of the answer for {name}");
+    let answers = u16::from_be_bytes([r[6], r[7]]);
+    // Skip the question (its name as sent, then type and class), then read each
+    // answer: a compressed name pointer, type, class, TTL, length, data.
+    let mut at = q.len();
+    let mut out = Vec::new();
+    for _ in 0..answers {
+        let kind = u16::from_be_bytes([r[at + 2], r[at + 3]]);
+        let len = u16::from_be_bytes([r[at + 10], r[at + 11]]) as usize;
+        if kind == 1 && len == 4 {
+            out.push([r[at + 12], r[at + 13], r[at + 14], r[at + 15]]);
+        }
+        at += 12 + len;
+    }
+    out
+}
+
+/// Sends a datagram to `to` (routed over `lo`), for the counters.
+fn send(to: &str) {
+    let s = UdpSocket::bind("0.0.0.0:0").unwrap();
+    s.send_to(b"x", (to, 9)).unwrap();
+}
+
+/// The packet count of the rule that mentions `set` in chain `out`.
+fn packets(nft: &Nft, set: &str) -> u64 {
+    let chain = nft.ok(&["list", "chain", "inet", "ripe_cidr", "out"]);
+    let line = chain
+        .lines()
+        .find(|l| l.contains(&format!("@{set} ")))
+        .unwrap_or_else(|| panic!("no rule for {set} in {chain}"));
+    let n = line.split("counter packets ").nth(1).unwrap_or("");
+    n.split_whitespace().next().unwrap_or("").parse().unwrap()
+}
+
+fn store(dir: &TestDir, kind: Kind, source: &str, values: &[&str]) {
+    let values: Vec<String> = values.iter().map(|s| s.to_string()).collect();
+    let mut d = db::open(&dir.paths()).unwrap();
+    d.merge_source(
+        kind,
+        source,
+        &values,
+        ripe_cidr_collector::util::unix_now(),
+        0,
+    )
+    .unwrap();
+}
+
+fn render(dir: &TestDir) {
+    let o = dir.cmd().arg("render").output().unwrap();
+    assert!(
+        o.status.success(),
+        "render: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+fn runs(file: &Path) -> usize {
+    std::fs::read_to_string(file).map_or(0, |s| s.lines().count())
+}
+
+/// The whole path: config with a load and a dnsmasq output, `render` creating our
+/// sets and the dns sets, a real dnsmasq (forwarding to a second one that has
+/// `address=/video.example/203.0.113.7`) reading our file from its conf-dir and
+/// adding the answer for `x.video.example` to the dns set, a rule counting packets
+/// to both sets, and reloads with changed contents that keep dnsmasq's element.
+#[test]
+fn dnsmasq_fills_the_dns_sets_and_our_reloads_keep_them() {
+    let Some(dnsmasq) = find("dnsmasq") else {
+        return cannot_run("`dnsmasq` not found (apt-get install dnsmasq-base)");
+    };
+    let nft = match namespace() {
+        Ok(nft) => Nft(nft),
+        Err(why) => return cannot_run(&why),
+    };
+    if let Err(why) = loopback(&["198.51.100.0/24", "203.0.113.0/24"]) {
+        return cannot_run(&why);
+    }
+    let dir = TestDir::new();
+    let confdir: PathBuf = dir.file("dnsmasq.d");
+    std::fs::create_dir(&confdir).unwrap();
+    let drop_in = confdir.join("ripe-cidr-collector.conf");
+    let ran = dir.file("restarts");
+    let config = |fqdns: &[&str]| {
+        json!({
+            "asns": ["64500"],
+            "fqdns": fqdns,
+            "outputs": [
+                {"load": "nft", "type": "all"},
+                {"dnsmasq": drop_in, "command": format!("echo restart >> {}", ran.display())},
+            ],
+        })
+    };
+    dir.config(&config(&["video.example"]));
+    store(&dir, Kind::Asn, "64500", &["198.51.100.0/25"]);
+    render(&dir);
+    // Our load made our sets and dnsmasq's (which time out, and are not intervals).
+    let dns_v4 = nft.ok(&["list", "set", "inet", "ripe_cidr", "ripe_dns_v4"]);
+    assert!(
+        dns_v4.contains("timeout 1d") && !dns_v4.contains("interval"),
+        "{dns_v4}"
+    );
+    nft.ok(&["list", "set", "inet", "ripe_cidr", "ripe_dns_v6"]);
+    assert!(nft
+        .ok(&["list", "set", "inet", "ripe_cidr", "ripe_v4"])
+        .contains("198.51.100.0/25"));
+    let text = std::fs::read_to_string(&drop_in).unwrap();
+    assert!(
+        text.contains(
+            "nftset=/video.example/4#inet#ripe_cidr#ripe_dns_v4,6#inet#ripe_cidr#ripe_dns_v6\n"
+        ),
+        "{text}"
+    );
+    assert_eq!(runs(&ran), 1, "the command ran once for the new file");
+    render(&dir);
+    assert_eq!(runs(&ran), 1, "an unchanged file runs no command");
+
+    // The rules of the README (for the router's own traffic: the output hook), with
+    // counters: one rule per set, since one rule cannot look an address up in two.
+    nft.script(
+        b"add chain inet ripe_cidr out { type filter hook output priority mangle; policy accept; }
+add rule inet ripe_cidr out ip daddr @ripe_v4 counter meta mark set 0x100
+add rule inet ripe_cidr out ip daddr @ripe_dns_v4 counter meta mark set 0x100
+add rule inet ripe_cidr out ip6 daddr @ripe_v6 counter meta mark set 0x100
+add rule inet ripe_cidr out ip6 daddr @ripe_dns_v6 counter meta mark set 0x100
+",
+    )
+    .unwrap();
+    let upstream = start_dnsmasq(
+        &dnsmasq,
+        5353,
+        &["--address=/video.example/203.0.113.7".into()],
+    );
+    let router = start_dnsmasq(
+        &dnsmasq,
+        53,
+        &[
+            "--server=127.0.0.1#5353".into(),
+            format!("--conf-dir={}", confdir.display()),
+        ],
+    );
+    assert_eq!(resolve(53, "x.video.example"), [[203, 0, 113, 7]]);
+    nft.ok(&[
+        "get",
+        "element",
+        "inet",
+        "ripe_cidr",
+        "ripe_dns_v4",
+        "{ 203.0.113.7 }",
+    ]);
+    send("203.0.113.7");
+    send("198.51.100.1");
+    assert_eq!(
+        (packets(&nft, "ripe_dns_v4"), packets(&nft, "ripe_v4")),
+        (1, 1)
+    );
+
+    // Our next reload, with other contents: our set is flushed and filled again,
+    // dnsmasq's set keeps its element.
+    store(
+        &dir,
+        Kind::Asn,
+        "64500",
+        &["198.51.100.0/25", "198.51.100.192/26"],
+    );
+    render(&dir);
+    let ours = nft.ok(&["list", "set", "inet", "ripe_cidr", "ripe_v4"]);
+    assert!(ours.contains("198.51.100.192/26"), "{ours}");
+    nft.ok(&[
+        "get",
+        "element",
+        "inet",
+        "ripe_cidr",
+        "ripe_dns_v4",
+        "{ 203.0.113.7 }",
+    ]);
+    send("203.0.113.7");
+    send("198.51.100.193");
+    assert_eq!(
+        (packets(&nft, "ripe_dns_v4"), packets(&nft, "ripe_v4")),
+        (2, 2)
+    );
+    assert_eq!(runs(&ran), 1, "the names did not change: no restart");
+
+    // A new name changes the file: written, command run, dnsmasq reads it.
+    dir.config(&config(&["video.example", "music.example"]));
+    render(&dir);
+    assert_eq!(runs(&ran), 2);
+    assert!(std::fs::read_to_string(&drop_in)
+        .unwrap()
+        .contains("/music.example/"));
+    nft.ok(&[
+        "get",
+        "element",
+        "inet",
+        "ripe_cidr",
+        "ripe_dns_v4",
+        "{ 203.0.113.7 }",
+    ]);
+    drop((router, upstream));
+}
+
+/// The dns sets are created once and then left alone: neither a second creation nor
+/// our load's flush + add of our sets touches the elements dnsmasq added; a set of
+/// that name of another kind is refused, not replaced.
+#[test]
+fn dns_sets_are_created_once_and_never_flushed() {
+    use ripe_cidr_collector::format::prepare;
+    use ripe_cidr_collector::nftnl;
+    let nft = match namespace() {
+        Ok(nft) => Nft(nft),
+        Err(why) => return cannot_run(&why),
+    };
+    nftnl::ensure_dns_sets("ripe_cidr", "video", None, 3600).unwrap();
+    let listed = nft.ok(&["list", "set", "inet", "ripe_cidr", "video_dns_v6"]);
+    assert!(
+        listed.contains("type ipv6_addr") && listed.contains("timeout 1h"),
+        "{listed}"
+    );
+    nft.ok(&[
+        "add",
+        "element",
+        "inet",
+        "ripe_cidr",
+        "video_dns_v4",
+        "{ 192.0.2.7 }",
+    ]);
+    let values = vec!["198.51.100.0/24".to_string()];
+    for _ in 0..2 {
+        nftnl::ensure_dns_sets("ripe_cidr", "video", None, 3600).unwrap();
+        nftnl::load("ripe_cidr", "video", &prepare(&values, None, true), None).unwrap();
+    }
+    nft.ok(&[
+        "get",
+        "element",
+        "inet",
+        "ripe_cidr",
+        "video_dns_v4",
+        "{ 192.0.2.7 }",
+    ]);
+    // Another timeout: accepted (kernels since 6.x take the new default timeout for
+    // later elements, older ones keep the old); the elements stay either way.
+    nftnl::ensure_dns_sets("ripe_cidr", "video", None, 60).unwrap();
+    // A set of that name of another kind is refused, and left as it is.
+    nft.ok(&[
+        "add",
+        "set",
+        "inet",
+        "ripe_cidr",
+        "other_dns_v4",
+        "{ type ipv4_addr; }",
+    ]);
+    nft.ok(&[
+        "add",
+        "element",
+        "inet",
+        "ripe_cidr",
+        "other_dns_v4",
+        "{ 192.0.2.8 }",
+    ]);
+    let e = nftnl::ensure_dns_sets("ripe_cidr", "other", None, 60).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("set inet ripe_cidr other_dns_v4 exists with another type"),
+        "{e}"
+    );
+    nft.ok(&[
+        "get",
+        "element",
+        "inet",
+        "ripe_cidr",
+        "other_dns_v4",
+        "{ 192.0.2.8 }",
+    ]);
+    nft.ok(&[
+        "get",
+        "element",
+        "inet",
+        "ripe_cidr",
+        "video_dns_v4",
+        "{ 192.0.2.7 }",
+    ]);
+}

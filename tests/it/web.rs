@@ -1,0 +1,249 @@
+//! The built-in web page in headless Chromium, against the real binary (`serve`) after
+//! a `run` against a fake RIPEstat and DoH on 127.0.0.1: what it shows, its add form,
+//! its lookup, and that it logs no JS error. Also the screenshots in `docs/`
+//! (`docs/screenshots.sh`).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::browser::Browser;
+use crate::common::*;
+
+/// A fake RIPEstat: AS62041 and AS64496 announce prefixes, AS64500 fails.
+fn fake_ripe() -> FakeServer {
+    FakeServer::start(|rq| match resource_of(&rq.url).as_deref() {
+        Some("62041") => Reply::json(
+            200,
+            ripe_body(&[
+                "91.108.4.0/22".into(),
+                "91.108.8.0/22".into(),
+                "149.154.160.0/20".into(),
+                "2001:b28:f23d::/48".into(),
+            ]),
+        ),
+        Some("64496") => Reply::json(200, ripe_body(&["198.51.100.0/24".into()])),
+        Some("64500") => Reply::json(503, "busy"),
+        _ => Reply::json(200, ripe_body(&[])),
+    })
+}
+
+/// A fake DoH server: every name has one IPv4 address.
+fn fake_doh() -> FakeServer {
+    FakeServer::start(|rq| {
+        let param = |k: &str| {
+            rq.url
+                .split(['?', '&'])
+                .find_map(|kv| kv.strip_prefix(k))
+                .unwrap_or("")
+                .to_string()
+        };
+        let name = param("name=");
+        let answer = if param("type=") == "A" {
+            json!([{"name": name, "type": 1, "TTL": 60, "data": "203.0.113.7"}])
+        } else {
+            json!([])
+        };
+        Reply::json(200, json!({"Status": 0, "Answer": answer}).to_string())
+    })
+}
+
+/// Upstreams kept alive while the test runs.
+pub(crate) struct Site {
+    _ripe: FakeServer,
+    _doh: FakeServer,
+    pub t: TestDir,
+}
+
+/// A data directory after one `run` (AS64500 failing), and its config.
+pub(crate) fn site(asns: &[&str], fqdns: &[&str]) -> Site {
+    let (ripe, doh) = (fake_ripe(), fake_doh());
+    let t = TestDir::new();
+    t.config(&json!({
+        "asns": asns, "fqdns": fqdns,
+        "ripe": {"url": ripe.url("/data/announced-prefixes/data.json"), "timeout_seconds": 2, "retries": 0},
+        "dns": {"resolver": "doh", "doh_url": doh.url("/dns-query"), "timeout_seconds": 2}
+    }));
+    let out = t.run(&["run"]);
+    assert!(
+        matches!(out.status.code(), Some(0 | 3)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Site {
+        _ripe: ripe,
+        _doh: doh,
+        t,
+    }
+}
+
+fn browser() -> Option<Browser> {
+    let b = Browser::start();
+    if b.is_none() {
+        cannot_run("chromium is not installed (apt-get install chromium)");
+    }
+    b
+}
+
+fn text(b: &mut Browser, sel: &str) -> String {
+    let v = b.eval(&format!(
+        "(document.querySelector({}) || {{}}).textContent || ''",
+        json!(sel)
+    ));
+    v.as_str().unwrap_or_default().to_string()
+}
+
+fn open_page(b: &mut Browser, addr: SocketAddr) {
+    b.goto(&format!("http://{addr}/"));
+    let loaded = b.wait_for(
+        "!!document.querySelector('tr[data-source=\"62041\"]')",
+        Duration::from_secs(20),
+    );
+    assert!(loaded, "no source rows: {}", text(b, "body"));
+}
+
+#[test]
+fn page_shows_sources_adds_and_looks_up() {
+    let Some(mut b) = browser() else { return };
+    let site = site(&["62041", "64500"], &[]);
+    let (_serve, addr) = site.t.spawn_listening(&["serve"]);
+    open_page(&mut b, addr);
+
+    // Sources with their stored values and the failure of the last run, and counts.
+    let row = text(&mut b, "tr[data-source=\"62041\"]");
+    assert!(
+        row.contains("AS62041") && row.contains('4') && row.contains("ok"),
+        "{row}"
+    );
+    let failed = text(&mut b, "tr[data-source=\"64500\"]");
+    assert!(failed.contains("503"), "{failed}");
+    let facts = text(&mut b, "#facts");
+    assert!(
+        facts.contains("Stored values") && facts.contains("ASN 4"),
+        "{facts}"
+    );
+    assert!(facts.contains("Last success"), "{facts}");
+
+    // Adding through the form (a same-origin POST, Origin header included).
+    b.eval(
+        "{ const f = document.querySelector('.add-form');
+         f.kind.value = 'asn'; f.source.value = 'AS64496';
+         f.querySelector('button[type=submit]').click(); true }",
+    );
+    let added = b.wait_for(
+        "!!document.querySelector('tr[data-source=\"64496\"]')",
+        Duration::from_secs(10),
+    );
+    assert!(added, "{}", text(&mut b, "#groups"));
+    assert!(text(&mut b, "[data-msg]").contains("added"));
+    let (status, body) = http_get(addr, "/asns");
+    assert_eq!(status, 200);
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["asns"], json!(["62041", "64500", "64496"]));
+
+    // Lookup of an address inside a stored prefix.
+    b.eval(
+        "document.querySelector('#ip').value = '149.154.167.99';
+         document.querySelector('#lookup-form button').click(); true",
+    );
+    let found = b.wait_for(
+        "!!document.querySelector('#lookup-result tr.match')",
+        Duration::from_secs(10),
+    );
+    assert!(found, "{}", text(&mut b, "#lookup"));
+    let m = text(&mut b, "#lookup-result");
+    assert!(
+        m.contains("149.154.160.0/20") && m.contains("AS62041"),
+        "{m}"
+    );
+
+    // The changes of the run are listed.
+    let changes = text(&mut b, "#changes-list");
+    assert!(changes.contains("91.108.4.0/22"), "{changes}");
+
+    // A phone's width: everything fits, nothing scrolls sideways.
+    b.viewport(360, true);
+    let wide = b.eval("document.documentElement.scrollWidth");
+    assert!(
+        wide.as_u64().unwrap() <= 360,
+        "page is {wide} px wide at 360"
+    );
+    assert_eq!(b.errors, Vec::<String>::new());
+}
+
+#[test]
+fn page_asks_for_the_token() {
+    let Some(mut b) = browser() else { return };
+    let site = site(&["62041"], &[]);
+    let mut cfg: Value =
+        serde_json::from_slice(&std::fs::read(site.t.file("config.json")).unwrap()).unwrap();
+    cfg["api"] = json!({"token": "s3cret"});
+    site.t.config(&cfg);
+    let (_serve, addr) = site.t.spawn_listening(&["serve"]);
+    open_page(&mut b, addr);
+    let visible = "!document.querySelector('.add-form input[name=token]').hidden";
+    assert_eq!(b.eval(visible), json!(true));
+    b.eval(
+        "{ const f = document.querySelector('.add-form');
+         f.source.value = 'AS64496'; f.token.value = 's3cret';
+         f.querySelector('button[type=submit]').click(); true }",
+    );
+    assert!(b.wait_for(
+        "!!document.querySelector('tr[data-source=\"64496\"]')",
+        Duration::from_secs(10)
+    ));
+    // A wrong token: the page says so, nothing changes.
+    b.eval(
+        "{ sessionStorage.clear(); const f = document.querySelector('.add-form');
+         f.source.value = 'AS64497'; f.token.value = 'wrong';
+         f.querySelector('button[type=submit]').click(); true }",
+    );
+    assert!(b.wait_for(
+        "document.querySelector('[data-msg]').textContent.includes('token')",
+        Duration::from_secs(10)
+    ));
+    let (_, body) = http_get(addr, "/asns");
+    assert!(!body.contains("64497"), "{body}");
+    // The 401 is the one error the browser logs.
+    assert!(
+        b.errors.len() == 1 && b.errors[0].contains("401"),
+        "{:?}",
+        b.errors
+    );
+}
+
+/// Regenerates `docs/screenshot-desktop.png` and `docs/screenshot-phone.png` when
+/// `RCC_SCREENSHOTS` names the directory (`docs/screenshots.sh`).
+#[test]
+#[ignore = "writes the screenshots: docs/screenshots.sh"]
+fn screenshots() {
+    let dir = std::env::var("RCC_SCREENSHOTS").expect("RCC_SCREENSHOTS=<directory>");
+    let Some(mut b) = browser() else { return };
+    let site = site(
+        &["62041", "64496", "64500"],
+        &["telegram.org", "web.telegram.org"],
+    );
+    // The daemon (after the first `run`): the page shows its heartbeat and next run.
+    let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
+    let _daemon = site.t.spawn(&["daemon", "--listen", &addr.to_string()]);
+    assert!(wait_listening(addr, Duration::from_secs(10)));
+    let ran = eventually(Duration::from_secs(20), || {
+        http_get(addr, "/status").1.contains("\"next_run\":\"")
+    });
+    assert!(ran, "{}", http_get(addr, "/status").1);
+    open_page(&mut b, addr);
+    b.eval(
+        "document.querySelector('#ip').value = '149.154.167.99';
+         document.querySelector('#lookup-form button').click(); true",
+    );
+    b.wait_for(
+        "!!document.querySelector('#lookup-result tr.match')",
+        Duration::from_secs(10),
+    );
+    let desktop = b.screenshot(1100, false);
+    std::fs::write(format!("{dir}/screenshot-desktop.png"), desktop).unwrap();
+    let phone = b.screenshot(360, true);
+    std::fs::write(format!("{dir}/screenshot-phone.png"), phone).unwrap();
+    assert_eq!(b.errors, Vec::<String>::new());
+}
