@@ -6,7 +6,6 @@
 //! cover only some values.
 
 use std::fmt;
-use std::fs;
 use std::io;
 use std::path::PathBuf;
 
@@ -53,6 +52,11 @@ impl fmt::Display for LegacyError {
 
 impl std::error::Error for LegacyError {}
 
+/// The largest legacy file imported: 16 MiB, about 150,000 values with their times.
+/// Its parsed JSON takes many times the text in memory, so a larger file is refused
+/// instead of exhausting a router's RAM.
+pub const MAX_LEGACY_BYTES: u64 = 16 << 20;
+
 /// Reads both legacy files of `paths.data_dir` (those that exist). `now` is the time
 /// of the import, the `last_seen` of values without a `seen` entry.
 pub fn read_all(paths: &Paths, now: i64) -> Result<Batch, LegacyError> {
@@ -60,8 +64,15 @@ pub fn read_all(paths: &Paths, now: i64) -> Result<Batch, LegacyError> {
     let now = util::iso(now);
     for kind in Kind::ALL {
         let path = paths.legacy(kind);
-        let text = match fs::read_to_string(&path) {
-            Ok(t) => t,
+        let text = match util::read_text_capped(&path, MAX_LEGACY_BYTES) {
+            Ok(Some(t)) => t,
+            Ok(None) => {
+                return Err(LegacyError(format!(
+                    "{}: larger than the limit of {MAX_LEGACY_BYTES} bytes for a legacy file; \
+                     the file is left as it is: move it away or split it",
+                    path.display()
+                )))
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
             Err(e) => return Err(LegacyError(format!("{}: {e}", path.display()))),
         };

@@ -1,10 +1,10 @@
 //! One client connection: a non-blocking socket and the bytes read from it but not
 //! yet used, never more than [`MAX_HEAD`].
 
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::http::MAX_HEAD;
 
@@ -18,34 +18,6 @@ pub struct Conn {
     pub buf: Vec<u8>,
     /// How long the connection may make no progress.
     pub idle: Duration,
-}
-
-/// Waits until `fd` is ready for `events` (`POLLIN`/`POLLOUT`) or `deadline`
-/// passes (then `TimedOut`).
-pub fn wait(fd: &impl AsRawFd, events: libc::c_short, deadline: Instant) -> io::Result<()> {
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(io::ErrorKind::TimedOut.into());
-        }
-        let mut p = libc::pollfd {
-            fd: fd.as_raw_fd(),
-            events,
-            revents: 0,
-        };
-        let ms = left.as_millis().clamp(1, 60_000) as libc::c_int;
-        // SAFETY: one valid pollfd, and its count.
-        let n = unsafe { libc::poll(&mut p, 1, ms) };
-        if n > 0 {
-            return Ok(());
-        }
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
-            }
-        }
-    }
 }
 
 impl Conn {
@@ -81,40 +53,6 @@ impl Conn {
         };
         self.buf.truncate(start + *got.as_ref().unwrap_or(&0));
         got
-    }
-
-    /// Reads more into `buf`, waiting until `deadline`: the end of the stream is an
-    /// error here (a body cut short).
-    pub fn fill(&mut self, deadline: Instant) -> io::Result<()> {
-        loop {
-            match self.read_some() {
-                Ok(0) if self.buf.len() >= MAX_HEAD => {
-                    return Err(io::Error::other("line too long"))
-                }
-                Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
-                Ok(_) => return Ok(()),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    wait(&self.stream, libc::POLLIN, deadline)?
-                }
-                Err(e) => return Err(e),
-            }
-        }
-    }
-
-    /// Writes all of `bytes`, waiting until `deadline` (for `100 Continue`).
-    pub fn write_by(&mut self, mut bytes: &[u8], deadline: Instant) -> io::Result<()> {
-        while !bytes.is_empty() {
-            match self.stream.write(bytes) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => bytes = &bytes[n..],
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    wait(&self.stream, libc::POLLOUT, deadline)?
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
     }
 
     /// Drops what has been used from the front of `buf`, and its allocation once

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use super::body::{json_line, Health};
+use super::http::RequestError;
 use crate::config::ConfigError;
 use crate::db::StoreError;
 use crate::sources::SourcesError;
@@ -19,6 +20,9 @@ pub enum ApiError {
     /// A parameter, path segment or body the client got wrong; the message names it.
     #[error("{0}")]
     BadRequest(String),
+    /// The connection layer refused the request (head, framing, body).
+    #[error(transparent)]
+    Request(#[from] RequestError),
     /// `api.token` is set and the request did not present it.
     #[error("unauthorized")]
     Unauthorized,
@@ -32,9 +36,6 @@ pub enum ApiError {
     /// The path exists but not with this method; the methods it takes.
     #[error("method not allowed (allowed: {0})")]
     MethodNotAllowed(&'static str),
-    /// The body is larger than [`super::MAX_BODY`].
-    #[error("payload too large")]
-    PayloadTooLarge,
     /// The database failed; details are logged, never sent.
     #[error("{}", describe_store_error(.0))]
     Storage(#[from] StoreError),
@@ -68,6 +69,27 @@ impl From<SourcesError> for ApiError {
     }
 }
 
+/// The status of a request refused by the connection layer.
+fn request_status(e: &RequestError) -> u16 {
+    match e {
+        RequestError::LineTooLong => 414,
+        RequestError::HeadTooLarge | RequestError::TooManyFields => 431,
+        RequestError::BodyTooLarge => 413,
+        RequestError::Expect => 417,
+        RequestError::HeadTimeout | RequestError::BodyTimeout => 408,
+        RequestError::Version
+        | RequestError::Malformed(_)
+        | RequestError::BareLf
+        | RequestError::NotAscii
+        | RequestError::TransferEncoding(_)
+        | RequestError::LengthAndChunked
+        | RequestError::Length(_)
+        | RequestError::Chunked(_)
+        | RequestError::BodyCut
+        | RequestError::TwoAuthorizations => 400,
+    }
+}
+
 /// What an error becomes on the wire.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorReply {
@@ -87,6 +109,7 @@ impl ApiError {
         let mut headers = Vec::new();
         let (status, message) = match self {
             ApiError::BadRequest(m) => (400, m),
+            ApiError::Request(e) => (request_status(&e), e.to_string()),
             ApiError::Unauthorized => {
                 headers.push(("WWW-Authenticate", "Bearer".to_string()));
                 (
@@ -100,10 +123,6 @@ impl ApiError {
                 headers.push(("Allow", allow.to_string()));
                 (405, format!("method not allowed; use {allow}"))
             }
-            ApiError::PayloadTooLarge => (
-                413,
-                format!("request body larger than {} bytes", super::MAX_BODY),
-            ),
             ApiError::Storage(e) => {
                 log::error!("api: {}", describe_store_error(&e));
                 if matches!(e, StoreError::Busy(_)) {
@@ -183,7 +202,9 @@ mod tests {
             (ApiError::Forbidden("x".into()), 403),
             (ApiError::NotFound("x".into()), 404),
             (ApiError::MethodNotAllowed("GET, HEAD"), 405),
-            (ApiError::PayloadTooLarge, 413),
+            (ApiError::Request(RequestError::BodyTooLarge), 413),
+            (ApiError::Request(RequestError::LineTooLong), 414),
+            (ApiError::Request(RequestError::HeadTimeout), 408),
             (
                 ApiError::Storage(StoreError::Other("disk on fire at /secret".into())),
                 503,

@@ -2,38 +2,22 @@
 //! under fixed bounds, and the answer's head written out.
 //!
 //! Bounds (see `docs/api.md`, "Connections and limits"): the head (request line and
-//! headers) is at most [`MAX_HEAD`] bytes and [`MAX_HEADERS`] fields. The caller
-//! never buffers more than [`MAX_HEAD`] bytes of a head, so a client cannot make a
+//! headers) is at most [`MAX_HEAD`] bytes and [`MAX_HEADERS`] fields, the limits the
+//! collect client applies to response heads too (`crate::http1`). The caller never
+//! buffers more than [`MAX_HEAD`] bytes of a head, so a client cannot make a
 //! connection hold more than that whatever it sends.
 
 use super::routes::{Reply, RequestInfo};
-
-/// Longest request head (request line and headers, with the blank line): 8 KiB.
-pub const MAX_HEAD: usize = 8 * 1024;
-
-/// Most header fields in one request.
-pub const MAX_HEADERS: usize = 64;
-
-/// How the request body is delimited.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Framing {
-    /// No body.
-    None,
-    /// `Content-Length` bytes.
-    Length(u64),
-    /// `Transfer-Encoding: chunked`.
-    Chunked,
-    /// Several `Content-Length` values that disagree, or one that is no number: the
-    /// handlers refuse the request before reading, and the connection ends.
-    Unknown,
-}
+use super::MAX_BODY;
+use crate::http1::{ChunkError, LengthError};
+pub use crate::http1::{Framing, MAX_HEAD, MAX_HEADERS};
 
 /// A parsed request head.
 #[derive(Debug)]
 pub struct Head {
     /// What the handlers see.
     pub info: RequestInfo,
-    /// How the body is delimited.
+    /// How the body is delimited (`Length(0)`: no body; never `Close`).
     pub framing: Framing,
     /// `Expect: 100-continue` was sent: the client waits before sending the body.
     pub expect_continue: bool,
@@ -43,126 +27,196 @@ pub struct Head {
     pub len: usize,
 }
 
-/// A request refused before it reaches the handlers: the status and a message. The
-/// connection ends after the answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal(pub u16, pub &'static str);
+/// A request refused by the connection layer before it reaches the routes; the
+/// connection ends after the answer. Statuses are given in `error.rs`, the one place
+/// that maps errors to them.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// The request line alone does not fit [`MAX_HEAD`].
+    #[error("request line longer than {MAX_HEAD} bytes")]
+    LineTooLong,
+    /// The head does not fit [`MAX_HEAD`].
+    #[error("request head larger than {MAX_HEAD} bytes")]
+    HeadTooLarge,
+    /// More than [`MAX_HEADERS`] fields.
+    #[error("more than {MAX_HEADERS} header fields")]
+    TooManyFields,
+    /// An HTTP version other than 1.0 and 1.1, or no version at all.
+    #[error("malformed request line or unsupported HTTP version")]
+    Version,
+    /// What `httparse` refuses (its words: `httparse::Error` has no `Error` impl
+    /// without its `std` feature, so only its text is kept).
+    #[error("malformed request head ({0})")]
+    Malformed(String),
+    /// A bare LF: a proxy in front may read the head differently.
+    #[error("line ends must be CRLF")]
+    BareLf,
+    /// A header value with a control byte or obs-text.
+    #[error("a header value holds a byte that is not printable ASCII")]
+    NotAscii,
+    /// A transfer coding other than one `chunked`.
+    #[error("unsupported Transfer-Encoding {0:?} (only chunked)")]
+    TransferEncoding(String),
+    /// Both framings: a sign of smuggling (RFC 9112, 6.1).
+    #[error("both Content-Length and Transfer-Encoding")]
+    LengthAndChunked,
+    /// A `Content-Length` that is no number, or several that disagree.
+    #[error(transparent)]
+    Length(#[from] LengthError),
+    /// A declared body over [`MAX_BODY`], or a chunked one that grows past it.
+    #[error("request body larger than {MAX_BODY} bytes")]
+    BodyTooLarge,
+    /// A chunked body that breaks the coding.
+    #[error("malformed chunked body: {0}")]
+    Chunked(#[from] ChunkError),
+    /// The connection ended inside the body.
+    #[error("the request body was cut short")]
+    BodyCut,
+    /// An `Expect` other than `100-continue`.
+    #[error("the only Expect understood is 100-continue")]
+    Expect,
+    /// Two `Authorization` headers: which one a proxy checked is anyone's guess.
+    #[error("more than one Authorization header")]
+    TwoAuthorizations,
+    /// The head did not arrive within `HEAD_TIMEOUT` of its first byte.
+    #[error("the request head did not arrive in time")]
+    HeadTimeout,
+    /// The body did not arrive within `BODY_TIMEOUT` of the head.
+    #[error("the request body did not arrive in time")]
+    BodyTimeout,
+}
 
 /// Parses the head at the start of `buf`: `Ok(None)` while it is incomplete and
 /// still within [`MAX_HEAD`].
-pub fn parse_head(buf: &[u8]) -> Result<Option<Head>, Refusal> {
+pub fn parse_head(buf: &[u8]) -> Result<Option<Head>, RequestError> {
     let mut fields = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut req = httparse::Request::new(&mut fields);
-    let len = match req.parse(buf) {
-        Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) if buf.len() < MAX_HEAD => return Ok(None),
-        Ok(httparse::Status::Partial) => {
-            return Err(if buf.windows(2).any(|w| w == b"\r\n") {
-                Refusal(431, "request head larger than 8192 bytes")
-            } else {
-                Refusal(414, "request line longer than 8192 bytes")
-            })
-        }
-        Err(httparse::Error::TooManyHeaders) => {
-            return Err(Refusal(431, "more than 64 header fields"))
-        }
-        Err(httparse::Error::Version) => {
-            return Err(Refusal(
-                400,
-                "malformed request line or unsupported HTTP version",
-            ))
-        }
-        Err(_) => return Err(Refusal(400, "malformed request head")),
+    let Some(len) = parse_request(&mut req, buf)? else {
+        return Ok(None);
     };
-    // httparse accepts a bare LF as a line end; a proxy in front may not, and reading
-    // the head differently from it is how requests get smuggled.
-    let raw = &buf[..len];
-    if raw
-        .iter()
-        .enumerate()
-        .any(|(i, &b)| b == b'\n' && (i == 0 || raw[i - 1] != b'\r'))
-    {
-        return Err(Refusal(400, "line ends must be CRLF"));
-    }
+    check_line_ends(&buf[..len])?;
     let mut head = Head {
         info: RequestInfo {
             method: req.method.unwrap_or_default().to_string(),
             target: origin_form(req.path.unwrap_or_default()),
             ..RequestInfo::default()
         },
-        framing: Framing::None,
+        framing: Framing::Length(0),
         expect_continue: false,
         keep_alive: req.version == Some(1),
         len,
     };
-    let mut chunked = false;
+    let mut framing = FramingFields::default();
     for h in req.headers.iter() {
-        // Values are printable ASCII (and tabs): the handlers quote them in messages
-        // and compare tokens; obs-text is not worth the ambiguity.
-        if !h
-            .value
-            .iter()
-            .all(|&b| b == b'\t' || (0x20..0x7f).contains(&b))
-        {
-            return Err(Refusal(
-                400,
-                "a header value holds a byte that is not printable ASCII",
-            ));
+        read_field(h.name, h.value, req.version, &mut head, &mut framing)?;
+    }
+    head.framing = framing.decide()?;
+    Ok(Some(head))
+}
+
+/// Runs `httparse` on `buf`: the length of a complete head, `None` while it may
+/// still complete within [`MAX_HEAD`].
+fn parse_request<'b>(
+    req: &mut httparse::Request<'_, 'b>,
+    buf: &'b [u8],
+) -> Result<Option<usize>, RequestError> {
+    match req.parse(buf) {
+        Ok(httparse::Status::Complete(n)) => Ok(Some(n)),
+        Ok(httparse::Status::Partial) if buf.len() < MAX_HEAD => Ok(None),
+        Ok(httparse::Status::Partial) if buf.windows(2).any(|w| w == b"\r\n") => {
+            Err(RequestError::HeadTooLarge)
         }
-        // Checked above: ASCII, so this never loses anything.
-        let value = String::from_utf8_lossy(h.value).trim().to_string();
-        let name = h.name;
-        if name.eq_ignore_ascii_case("Content-Length") {
-            head.info.content_length.push(value);
-        } else if name.eq_ignore_ascii_case("Transfer-Encoding") {
-            if chunked || !value.eq_ignore_ascii_case("chunked") {
-                return Err(Refusal(400, "unsupported Transfer-Encoding (only chunked)"));
-            }
-            chunked = true;
-        } else if name.eq_ignore_ascii_case("Authorization") {
-            head.info.authorization = Some(value);
-        } else if name.eq_ignore_ascii_case("If-None-Match") {
-            head.info.if_none_match = Some(value);
-        } else if name.eq_ignore_ascii_case("Host") {
-            head.info.host = Some(value);
-        } else if name.eq_ignore_ascii_case("Origin") {
-            head.info.origin = Some(value);
-        } else if name.eq_ignore_ascii_case("Accept-Encoding") {
-            head.info.accept_encoding = Some(value);
-        } else if name.eq_ignore_ascii_case("Expect") {
-            if !value.eq_ignore_ascii_case("100-continue") {
-                return Err(Refusal(417, "the only Expect understood is 100-continue"));
-            }
-            head.expect_continue = true;
-        } else if name.eq_ignore_ascii_case("Connection") {
-            for token in value.split(',').map(str::trim) {
-                if token.eq_ignore_ascii_case("close") {
-                    head.keep_alive = false;
-                } else if token.eq_ignore_ascii_case("keep-alive") && req.version == Some(0) {
-                    head.keep_alive = true;
-                }
+        Ok(httparse::Status::Partial) => Err(RequestError::LineTooLong),
+        Err(httparse::Error::TooManyHeaders) => Err(RequestError::TooManyFields),
+        Err(httparse::Error::Version) => Err(RequestError::Version),
+        Err(e) => Err(RequestError::Malformed(e.to_string())),
+    }
+}
+
+/// httparse accepts a bare LF as a line end; a proxy in front may not, and reading
+/// the head differently from it is how requests get smuggled.
+fn check_line_ends(raw: &[u8]) -> Result<(), RequestError> {
+    let bare = raw
+        .iter()
+        .enumerate()
+        .any(|(i, &b)| b == b'\n' && (i == 0 || raw[i - 1] != b'\r'));
+    match bare {
+        true => Err(RequestError::BareLf),
+        false => Ok(()),
+    }
+}
+
+/// The fields that decide the body's framing, collected over the head.
+#[derive(Default)]
+struct FramingFields {
+    chunked: bool,
+    lengths: Vec<String>,
+}
+
+impl FramingFields {
+    /// The framing the fields give, refusing ambiguous or oversized ones.
+    fn decide(self) -> Result<Framing, RequestError> {
+        let length = crate::http1::content_length(self.lengths.iter().map(String::as_str))?;
+        match (self.chunked, length) {
+            (true, Some(_)) => Err(RequestError::LengthAndChunked),
+            (true, None) => Ok(Framing::Chunked),
+            // Refused before a byte of it is read.
+            (false, Some(n)) if n > MAX_BODY => Err(RequestError::BodyTooLarge),
+            (false, n) => Ok(Framing::Length(n.unwrap_or(0))),
+        }
+    }
+}
+
+/// Takes one header field into `head` (or `framing`).
+fn read_field(
+    name: &str,
+    raw: &[u8],
+    version: Option<u8>,
+    head: &mut Head,
+    framing: &mut FramingFields,
+) -> Result<(), RequestError> {
+    // Values are printable ASCII (and tabs): the handlers quote them in messages
+    // and compare tokens; obs-text is not worth the ambiguity.
+    if !raw.iter().all(|&b| b == b'\t' || (0x20..0x7f).contains(&b)) {
+        return Err(RequestError::NotAscii);
+    }
+    // Checked above: ASCII, so this never loses anything.
+    let value = String::from_utf8_lossy(raw).trim().to_string();
+    let is = |n: &str| name.eq_ignore_ascii_case(n);
+    if is("Content-Length") {
+        framing.lengths.push(value);
+    } else if is("Transfer-Encoding") {
+        if framing.chunked || !value.eq_ignore_ascii_case("chunked") {
+            return Err(RequestError::TransferEncoding(value));
+        }
+        framing.chunked = true;
+    } else if is("Authorization") {
+        if head.info.authorization.replace(value).is_some() {
+            return Err(RequestError::TwoAuthorizations);
+        }
+    } else if is("If-None-Match") {
+        head.info.if_none_match = Some(value);
+    } else if is("Host") {
+        head.info.host = Some(value);
+    } else if is("Origin") {
+        head.info.origin = Some(value);
+    } else if is("Accept-Encoding") {
+        head.info.accept_encoding = Some(value);
+    } else if is("Expect") {
+        if !value.eq_ignore_ascii_case("100-continue") {
+            return Err(RequestError::Expect);
+        }
+        head.expect_continue = true;
+    } else if is("Connection") {
+        for token in value.split(',').map(str::trim) {
+            if token.eq_ignore_ascii_case("close") {
+                head.keep_alive = false;
+            } else if token.eq_ignore_ascii_case("keep-alive") && version == Some(0) {
+                head.keep_alive = true;
             }
         }
     }
-    head.framing = match (chunked, head.info.content_length.first()) {
-        (true, Some(_)) => {
-            // RFC 9112, 6.1: both is a sign of smuggling; refuse rather than guess.
-            return Err(Refusal(400, "both Content-Length and Transfer-Encoding"));
-        }
-        (true, None) => Framing::Chunked,
-        (false, None) => Framing::None,
-        (false, Some(first)) => match first.parse::<u64>() {
-            Ok(n) if head.info.content_length.iter().all(|v| v == first) => {
-                if n == 0 {
-                    Framing::None
-                } else {
-                    Framing::Length(n)
-                }
-            }
-            _ => Framing::Unknown,
-        },
-    };
-    Ok(Some(head))
+    Ok(())
 }
 
 /// The path and query of a target in absolute form (`http://host/path?q` gives
@@ -224,7 +278,6 @@ fn reason(status: u16) -> &'static str {
         304 => "Not Modified",
         400 => "Bad Request",
         401 => "Unauthorized",
-        403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
         408 => "Request Timeout",
@@ -267,17 +320,6 @@ pub fn answer(reply: Reply, head_request: bool, close: bool, now: i64) -> Out {
     }
 }
 
-/// The JSON error answer of a request refused by the connection layer.
-pub fn refusal_reply(r: &Refusal) -> Reply {
-    Reply {
-        status: r.0,
-        content_type: super::body::JSON,
-        headers: Vec::new(),
-        body: super::body::json_line(&serde_json::json!({ "error": r.1 })),
-        length_without_body: None,
-    }
-}
-
 /// `secs` (Unix time) as an IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`.
 fn http_date(secs: i64) -> String {
     const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
@@ -304,8 +346,16 @@ fn http_date(secs: i64) -> String {
 mod tests {
     use super::*;
 
-    fn parse(raw: &[u8]) -> Result<Option<Head>, Refusal> {
+    fn parse(raw: &[u8]) -> Result<Option<Head>, RequestError> {
         parse_head(raw)
+    }
+
+    /// The status a refused head gets, through the one mapping in `error.rs`.
+    fn status(raw: &[u8]) -> u16 {
+        match parse(raw) {
+            Err(e) => crate::api::error::ApiError::from(e).reply().status,
+            Ok(h) => panic!("accepted: {h:?}"),
+        }
     }
 
     #[test]
@@ -318,44 +368,28 @@ mod tests {
         assert!(h.keep_alive);
         assert_eq!(h.len, 86);
         assert_eq!(origin_form("http://x.example"), "/");
-        let h = parse(
-            b"POST / HTTP/1.1\r\nHost: r:80\r\nOrigin: http://e\r\nAccept-Encoding: gzip\r\n\r\n",
-        )
-        .unwrap()
-        .unwrap();
-        let i = &h.info;
-        let got = (
-            i.host.as_deref(),
-            i.origin.as_deref(),
-            i.accept_encoding.as_deref(),
-        );
-        assert_eq!(got, (Some("r:80"), Some("http://e"), Some("gzip")));
         assert_eq!(origin_form("HTTPS://x?q"), "/?q");
         assert!(parse(b"GET / HTTP/1.1\r\nHost: x\r\n").unwrap().is_none());
         let h = parse(b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
             .unwrap()
             .unwrap();
         assert!(h.keep_alive);
+        assert_eq!(h.framing, Framing::Length(0));
         let h = parse(b"GET / HTTP/1.0\r\n\r\n").unwrap().unwrap();
         assert!(!h.keep_alive);
-        let h = parse(b"POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n")
-            .unwrap()
-            .unwrap();
-        assert_eq!(h.framing, Framing::Unknown);
-        assert_eq!(h.info.content_length, ["1", "2"]);
 
         let mut long = b"GET /".to_vec();
         long.resize(MAX_HEAD, b'a');
-        assert_eq!(parse(&long).unwrap_err().0, 414);
+        assert_eq!(status(&long), 414);
         let mut big = b"GET / HTTP/1.1\r\nX: ".to_vec();
         big.resize(MAX_HEAD, b'a');
-        assert_eq!(parse(&big).unwrap_err().0, 431);
+        assert_eq!(status(&big), 431);
         let mut many = b"GET / HTTP/1.1\r\n".to_vec();
         for i in 0..65 {
             many.extend_from_slice(format!("X-{i}: v\r\n").as_bytes());
         }
-        assert_eq!(parse(&many).unwrap_err().0, 431);
-        for (raw, status) in [
+        assert_eq!(status(&many), 431);
+        for (raw, code) in [
             (&b"GET / HTTP/1.1\nHost: x\n\n"[..], 400),
             (b"GET / HTTP/1.1\r\nX: h\xc3\xa9\r\n\r\n", 400),
             (b"POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", 400),
@@ -366,13 +400,53 @@ mod tests {
             (b"POST / HTTP/1.1\r\nExpect: 200-ok\r\n\r\n", 417),
             (b"GET / HTTP/1.2\r\n\r\n", 400),
         ] {
-            assert_eq!(
-                parse(raw).unwrap_err().0,
-                status,
-                "{:?}",
-                String::from_utf8_lossy(raw)
-            );
+            assert_eq!(status(raw), code, "{:?}", String::from_utf8_lossy(raw));
         }
+    }
+
+    #[test]
+    fn lengths_are_digits_only_and_bounded() {
+        let cl = |v: &str| format!("POST /asns HTTP/1.1\r\nContent-Length: {v}\r\n\r\n");
+        for (v, code) in [
+            ("+5", 400),
+            ("-1", 400),
+            ("5 5", 400),
+            ("0x10", 400),
+            ("abc", 400),
+            ("999999999999999999999999999", 400),
+            ("65537", 413),
+            ("99999999999", 413),
+        ] {
+            assert_eq!(status(cl(v).as_bytes()), code, "{v}");
+        }
+        let h = parse(cl("65536").as_bytes()).unwrap().unwrap();
+        assert_eq!(h.framing, Framing::Length(65536));
+        // Several Content-Length fields: equal ones are one, different ones a 400
+        // naming both, before the size check (the framing is unknown).
+        let two = |a: &str, b: &str| {
+            format!("POST / HTTP/1.1\r\nContent-Length: {a}\r\nContent-Length: {b}\r\n\r\n")
+        };
+        let h = parse(two("11", " 11").as_bytes()).unwrap().unwrap();
+        assert_eq!(h.framing, Framing::Length(11));
+        let e = parse(two("11", "12").as_bytes()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "conflicting Content-Length headers \"11\" and \"12\""
+        );
+        assert_eq!(status(two("99999999999", "5").as_bytes()), 400);
+    }
+
+    #[test]
+    fn two_authorizations_are_refused() {
+        let raw =
+            b"POST /asns HTTP/1.1\r\nAuthorization: Bearer a\r\nauthorization: Bearer b\r\n\r\n";
+        assert!(matches!(parse(raw), Err(RequestError::TwoAuthorizations)));
+        assert_eq!(status(raw), 400);
+        let one = parse(b"GET / HTTP/1.1\r\nAuthorization: Bearer a\r\n\r\n");
+        assert_eq!(
+            one.unwrap().unwrap().info.authorization.as_deref(),
+            Some("Bearer a")
+        );
     }
 
     #[test]
@@ -394,9 +468,11 @@ mod tests {
         );
         assert!(head.contains("Content-Length: 42\r\nETag: \"x\"\r\nConnection: close\r\n\r\n"));
         assert!(out.body.is_empty());
-        let r = refusal_reply(&Refusal(431, "too big"));
+        let r = Reply::from(crate::api::error::ApiError::from(
+            RequestError::TooManyFields,
+        ));
         let out = answer(r, true, false, 0);
         assert!(out.body.is_empty());
-        assert!(String::from_utf8_lossy(&out.head).contains("Content-Length: 20\r\n"));
+        assert!(String::from_utf8_lossy(&out.head).contains("Content-Length: 39\r\n"));
     }
 }

@@ -5,8 +5,9 @@
 //! * `routes/`: routing and handlers, independent of sockets;
 //! * `server.rs`: one thread polling every connection and a small pool of handler
 //!   threads, with the connection limits; `conn.rs` one connection, `http.rs` the
-//!   request head (parsed with `httparse`, bounded) and the answer's head,
-//!   `request_body.rs` bodies (chunked included) as the handlers read them;
+//!   request head (parsed with `httparse`, bounded; framing and chunked bodies
+//!   through `crate::http1`, shared with the collect client) and the answer's head,
+//!   `poller.rs` the poll loop, which reads heads and bodies;
 //! * `limit.rs`: the semaphore bounding handlers doing database work;
 //! * `error.rs`: the one error type and the one place mapping errors to statuses;
 //! * `body.rs`: the JSON bodies of answers;
@@ -21,7 +22,6 @@ mod http;
 mod limit;
 mod poller;
 mod query;
-mod request_body;
 mod routes;
 mod server;
 
@@ -29,13 +29,14 @@ use std::net::SocketAddr;
 
 pub use http::{MAX_HEAD, MAX_HEADERS};
 pub use server::{
-    ApiServer, BODY_TIMEOUT, HANDLERS, HEAD_TIMEOUT, IDLE_TIMEOUT, MAX_ACTIVE, MAX_CONNECTIONS,
+    ApiServer, BODY_TIMEOUT, HANDLERS, HEAD_TIMEOUT, HEALTH_HANDLERS, IDLE_TIMEOUT, MAX_ACTIVE,
+    MAX_CONNECTIONS,
 };
 
 use crate::config::Paths;
 
-/// Largest request body accepted (64 KiB); larger ones get 413 without being read
-/// into memory.
+/// Largest request body accepted (64 KiB); a larger declared one gets 413 without
+/// being read, a chunked one is refused as soon as it grows past this.
 pub const MAX_BODY: u64 = 64 * 1024;
 
 /// Binds `listen` and serves the API on background threads until the returned

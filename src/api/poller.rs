@@ -1,7 +1,9 @@
 //! The poll thread: the listening socket and every connection not with a handler,
 //! non-blocking, in one `poll(2)` loop. It reads request heads (at most
-//! [`MAX_HEAD`] bytes each), hands complete ones to the handler pool, writes the
-//! answers back however slowly clients read, and enforces the deadlines.
+//! [`MAX_HEAD`] bytes each) and then their bodies (at most [`MAX_BODY`], de-chunked
+//! with the shared decoder), hands only complete requests to the handler pool (so a
+//! slow client never holds a handler), writes the answers back however slowly
+//! clients read, and enforces the deadlines.
 
 use std::io::{self, Read};
 use std::net::{Shutdown, TcpListener};
@@ -12,16 +14,25 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::conn::Conn;
-use super::http::{self, Out, MAX_HEAD};
+use super::error::ApiError;
+use super::http::{self, Framing, Head, Out, RequestError, MAX_HEAD};
+use super::routes::Reply;
 use super::server::{
-    connection_cap, lock, submit, Done, Job, Shared, DRAIN, HEAD_TIMEOUT, IDLE_TIMEOUT, LINGER,
-    PRESSURE_CONNECTIONS, PRESSURE_TIMEOUT,
+    connection_cap, lock, submit, Done, Job, Shared, BODY_TIMEOUT, DRAIN, HEAD_TIMEOUT,
+    IDLE_TIMEOUT, LINGER, PRESSURE_CONNECTIONS, PRESSURE_TIMEOUT,
 };
+use super::MAX_BODY;
+use crate::http1::Chunked;
+
+/// What a client that sent `Expect: 100-continue` waits for before its body.
+const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
 
 /// Where a connection is.
 pub(super) enum State {
     /// Waiting for a request head; since when its first byte is there.
     Head(Option<Instant>),
+    /// Reading the body of a request whose head has arrived.
+    Body(Box<Incoming>),
     /// With a handler (the connection is there too).
     Busy,
     /// Writing an answer; then keep the connection?
@@ -31,29 +42,92 @@ pub(super) enum State {
     Linger(Instant),
 }
 
+/// A request whose body is arriving.
+pub(super) struct Incoming {
+    head: Head,
+    /// The body so far, de-chunked: at most [`MAX_BODY`] bytes.
+    body: Vec<u8>,
+    /// For a chunked body, its decoder; else the bytes still to come.
+    chunked: Option<Chunked>,
+    left: u64,
+    /// Bytes of [`CONTINUE`] still to write before the client sends the body.
+    owe: usize,
+    /// The whole body must be there by then (408).
+    deadline: Instant,
+}
+
+impl Incoming {
+    /// Takes what `buf` holds of the body: true once it is complete.
+    fn take(&mut self, conn: &mut Conn) -> Result<bool, RequestError> {
+        let Some(d) = &mut self.chunked else {
+            let n = (self.left.min(conn.buf.len() as u64)) as usize;
+            self.body.extend_from_slice(&conn.buf[..n]);
+            conn.consume(n);
+            self.left -= n as u64;
+            return Ok(self.left == 0);
+        };
+        while !d.done() {
+            let step = d.step(&conn.buf)?;
+            if self.body.len() + step.data.len() > MAX_BODY as usize {
+                return Err(RequestError::BodyTooLarge);
+            }
+            self.body.extend_from_slice(step.data);
+            let used = step.used;
+            if used == 0 {
+                return Ok(false);
+            }
+            conn.consume(used);
+        }
+        Ok(true)
+    }
+}
+
+/// What happens when a connection's time is up.
+#[derive(Clone, Copy)]
+enum Late {
+    /// It is closed quietly.
+    Close,
+    /// It gets this 408 first.
+    Answer(fn() -> RequestError),
+}
+
 pub(super) struct Slot {
     /// `None` while with a handler.
     conn: Option<Conn>,
     pub(super) state: State,
     /// The last read or write that moved something.
     progress: Instant,
+    /// A request has been answered on it: a keep-alive connection that has been
+    /// used, which may be closed to make room (a fresh one is never).
+    pub(super) served: bool,
 }
 
 impl Slot {
-    /// When the connection times out, and whether a 408 is due then.
-    fn deadline(&self) -> Option<(Instant, bool)> {
+    /// When the connection times out, and what then.
+    fn deadline(&self) -> Option<(Instant, Late)> {
         let idle = self.progress + self.conn.as_ref()?.idle;
-        match self.state {
-            State::Head(None) => Some((idle, false)),
-            State::Head(Some(t)) => Some((idle.min(t + HEAD_TIMEOUT), true)),
+        match &self.state {
+            State::Head(None) => Some((idle, Late::Close)),
+            State::Head(Some(t)) => Some((
+                idle.min(*t + HEAD_TIMEOUT),
+                Late::Answer(|| RequestError::HeadTimeout),
+            )),
+            State::Body(b) => Some((
+                idle.min(b.deadline),
+                Late::Answer(|| RequestError::BodyTimeout),
+            )),
             State::Busy => None,
-            State::Write(..) => Some((idle, false)),
-            State::Linger(t) => Some((t, false)),
+            State::Write(..) => Some((idle, Late::Close)),
+            State::Linger(t) => Some((*t, Late::Close)),
         }
     }
 
+    /// Idle between requests after having served one: HTTP lets a server close such
+    /// a connection at any time. A connection just accepted looks idle too before
+    /// its request arrives; closing it would reset a client that did nothing wrong.
     fn evictable(&self) -> bool {
-        matches!(self.state, State::Head(None))
+        self.served
+            && matches!(self.state, State::Head(None))
             && self.conn.as_ref().is_some_and(|c| c.buf.is_empty())
     }
 }
@@ -105,10 +179,9 @@ impl Poller {
                 // The port is free again at once; idle connections go now.
                 self.listener = None;
                 for i in 0..self.slots.len() {
-                    if self.slots[i]
-                        .as_ref()
-                        .is_some_and(|s| matches!(s.state, State::Head(_) | State::Linger(_)))
-                    {
+                    if self.slots[i].as_ref().is_some_and(|s| {
+                        matches!(s.state, State::Head(_) | State::Body(_) | State::Linger(_))
+                    }) {
                         self.close(i);
                     }
                 }
@@ -125,9 +198,10 @@ impl Poller {
             let mut evictable = false;
             for (i, slot) in self.slots.iter().enumerate() {
                 let Some(s) = slot else { continue };
-                let events = match s.state {
+                let events = match &s.state {
                     State::Busy => continue,
                     State::Write(..) => libc::POLLOUT,
+                    State::Body(b) if b.owe > 0 => libc::POLLIN | libc::POLLOUT,
                     _ => libc::POLLIN,
                 };
                 if let (Some(c), Some((t, _))) = (&s.conn, s.deadline()) {
@@ -226,8 +300,9 @@ impl Poller {
         }
     }
 
-    /// Closes the longest-idle keep-alive connection with nothing in progress (HTTP
-    /// lets a server close those at any time); false when there is none.
+    /// Closes the longest-idle keep-alive connection that has served a request and has
+    /// nothing in progress; false when there is none (new clients then wait in the
+    /// backlog).
     pub(super) fn evict(&mut self) -> bool {
         let oldest = (0..self.slots.len())
             .filter_map(|i| Some((i, self.slots[i].as_ref()?)))
@@ -248,6 +323,7 @@ impl Poller {
             conn: Some(conn),
             state: State::Head(None),
             progress: Instant::now(),
+            served: false,
         };
         self.open += 1;
         match self.slots.iter().position(Option::is_none) {
@@ -260,8 +336,13 @@ impl Poller {
     fn returned(&mut self, d: Done) {
         let Some(s) = self.slot(d.slot) else { return };
         s.conn = Some(d.conn);
+        if let Some(head) = d.resume {
+            s.progress = Instant::now();
+            return self.start_body(d.slot, head, true);
+        }
         s.state = State::Write(d.out, d.keep);
         s.progress = Instant::now();
+        s.served = true;
         self.write(d.slot);
     }
 
@@ -270,6 +351,7 @@ impl Poller {
         let Some(s) = self.slot(i) else { return };
         match s.state {
             State::Head(_) => self.read_head(i),
+            State::Body(_) => self.read_body(i),
             State::Write(..) => self.write(i),
             State::Linger(_) => self.discard(i),
             State::Busy => {}
@@ -304,27 +386,102 @@ impl Poller {
             Ok(None) => {}
             Ok(Some(head)) => {
                 c.consume(head.len);
-                let Some(conn) = s.conn.take() else { return };
-                s.state = State::Busy;
-                submit(
-                    &self.shared,
-                    Job {
+                let has_body = head.framing != Framing::Length(0);
+                if head.expect_continue && has_body {
+                    // The client waits for `100 Continue`: a handler checks what
+                    // can be checked without the body first (the token).
+                    let Some(conn) = s.conn.take() else { return };
+                    s.state = State::Busy;
+                    let job = Job {
                         slot: i,
                         conn,
                         head,
-                    },
-                );
+                        body: Vec::new(),
+                        check_only: true,
+                    };
+                    return submit(&self.shared, job);
+                }
+                self.start_body(i, head, false);
             }
-            Err(refusal) => {
-                log::debug!("api: refused a request: {} {}", refusal.0, refusal.1);
-                let reply = http::refusal_reply(&refusal);
-                s.state = State::Write(
-                    http::answer(reply, false, true, crate::util::unix_now()),
-                    false,
-                );
-                self.write(i);
+            Err(e) => self.refuse(i, e),
+        }
+    }
+
+    /// Slot `i` reads the body of the request with `head` next (sending `100
+    /// Continue` first when `invite`).
+    fn start_body(&mut self, i: usize, head: Head, invite: bool) {
+        let Some(s) = self.slot(i) else { return };
+        let (chunked, left) = match head.framing {
+            Framing::Chunked => (Some(Chunked::new()), 0),
+            Framing::Length(n) => (None, n),
+            // Never from a request head.
+            Framing::Close => (None, 0),
+        };
+        s.state = State::Body(Box::new(Incoming {
+            head,
+            body: Vec::new(),
+            chunked,
+            left,
+            owe: if invite { CONTINUE.len() } else { 0 },
+            deadline: Instant::now() + BODY_TIMEOUT,
+        }));
+        self.read_body(i);
+    }
+
+    /// Answers slot `i` with the error `e` and ends the connection after it.
+    fn refuse(&mut self, i: usize, e: RequestError) {
+        let Some(s) = self.slot(i) else { return };
+        log::debug!("api: refused a request: {e}");
+        let reply = Reply::from(ApiError::from(e));
+        s.state = State::Write(
+            http::answer(reply, false, true, crate::util::unix_now()),
+            false,
+        );
+        self.write(i);
+    }
+
+    /// Reads what is there of the body of slot `i` (after sending the `100 Continue`
+    /// it owes), and hands the request to a handler once the body is complete.
+    fn read_body(&mut self, i: usize) {
+        let Some(s) = self.slot(i) else { return };
+        let (Some(c), State::Body(b)) = (s.conn.as_mut(), &mut s.state) else {
+            return;
+        };
+        while b.owe > 0 {
+            match c.write_parts(&CONTINUE[CONTINUE.len() - b.owe..], &[]) {
+                Ok(n) if n > 0 => b.owe -= n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                _ => return self.close(i),
             }
         }
+        loop {
+            match b.take(c) {
+                Ok(true) => break,
+                Ok(false) => {}
+                Err(e) => return self.refuse(i, e),
+            }
+            match c.read_some() {
+                Ok(0) => return self.refuse(i, RequestError::BodyCut),
+                Ok(_) => s.progress = Instant::now(),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(_) => return self.close(i),
+            }
+        }
+        let Some(conn) = s.conn.take() else { return };
+        let State::Body(b) = std::mem::replace(&mut s.state, State::Busy) else {
+            return;
+        };
+        let Incoming { head, body, .. } = *b;
+        submit(
+            &self.shared,
+            Job {
+                slot: i,
+                conn,
+                head,
+                body,
+                check_only: false,
+            },
+        );
     }
 
     fn write(&mut self, i: usize) {
@@ -379,23 +536,12 @@ impl Poller {
         for i in 0..self.slots.len() {
             let Some(s) = self.slot(i) else { continue };
             match s.deadline() {
-                Some((t, late_head)) if t <= now => {
-                    if late_head {
-                        let reply = http::refusal_reply(&http::Refusal(
-                            408,
-                            "the request head did not arrive in time",
-                        ));
-                        s.state = State::Write(
-                            http::answer(reply, false, true, crate::util::unix_now()),
-                            false,
-                        );
-                        // A client that does not read this is closed after LINGER.
-                        s.progress = now;
-                        self.write(i);
-                    } else {
-                        self.close(i);
-                    }
+                Some((t, Late::Answer(e))) if t <= now => {
+                    // A client that does not read this is closed after LINGER.
+                    s.progress = now;
+                    self.refuse(i, e());
                 }
+                Some((t, Late::Close)) if t <= now => self.close(i),
                 _ => {}
             }
         }

@@ -12,14 +12,18 @@
 //! * the head must arrive within [`HEAD_TIMEOUT`] of its first byte (else 408), an
 //!   idle connection or one whose client stops reading is closed after
 //!   [`IDLE_TIMEOUT`] ([`PRESSURE_TIMEOUT`] when many are open);
+//! * the poll thread reads the body too (within [`BODY_TIMEOUT`], de-chunked, at
+//!   most [`super::MAX_BODY`]), so that only complete requests reach a handler: slow
+//!   bodies hold no thread;
 //! * requests are handed to at most [`HANDLERS`] threads, of which at most
-//!   [`MAX_ACTIVE`] do database work at once ([`super::routes::Context`]); a handler
-//!   reads the body itself (`request_body.rs`), within [`BODY_TIMEOUT`], and gives the
-//!   connection back with its answer, which this thread writes however slowly the
-//!   client reads;
+//!   [`MAX_ACTIVE`] do database work at once ([`super::routes::Context`]); `/health`
+//!   has a lane and a thread of its own ([`HEALTH_HANDLERS`]), so that it answers
+//!   however busy the others are; a handler gives the connection back with its
+//!   answer, which the poll thread writes however slowly the client reads;
 //! * at most [`MAX_CONNECTIONS`] connections (fewer with a low descriptor limit);
-//!   at the cap the longest-idle keep-alive connection is closed to make room, and
-//!   when none is idle new clients wait in the listen backlog.
+//!   at the cap the longest-idle keep-alive connection that has served a request is
+//!   closed to make room (never one just accepted), and when none is idle new
+//!   clients wait in the listen backlog.
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -35,7 +39,6 @@ use super::error::ApiError;
 use super::http::{self, Head, Out};
 use super::limit::Limit;
 use super::poller::Poller;
-use super::request_body::Body;
 use super::routes::{self, Context};
 use crate::config::Paths;
 
@@ -60,8 +63,8 @@ pub const PRESSURE_TIMEOUT: Duration = Duration::from_secs(2);
 /// The whole request head must arrive within this of its first byte (else 408).
 pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// A request body must arrive within this of the handler starting to read it: a
-/// slow body holds a handler thread no longer.
+/// A request body must arrive within this of its head (else 408). It is read by
+/// the poll thread, so a slow body holds no handler thread.
 pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// After an answer that ends the connection, input is read and discarded for at
@@ -75,9 +78,13 @@ pub const LINGER: Duration = Duration::from_secs(2);
 /// its lock).
 pub const MAX_ACTIVE: usize = 4;
 
-/// Handler threads, started when first needed: [`MAX_ACTIVE`] plus a few that may
-/// wait for a slow request body without stopping the database work of others.
+/// Handler threads, started when first needed: [`MAX_ACTIVE`] plus a few for the
+/// requests that wait for the database or touch only `config.json`.
 pub const HANDLERS: usize = MAX_ACTIVE + 4;
+
+/// Threads of the `/health` lane: its own, so that a monitor gets its answer however
+/// many listings the other handlers are busy with.
+pub const HEALTH_HANDLERS: usize = 1;
 
 /// Stack of each thread; handlers keep their data on the heap and refuse deeply
 /// nested JSON before parsing it (the API tests pass with 64 KiB in a debug build).
@@ -86,11 +93,15 @@ pub const STACK_SIZE: usize = 256 * 1024;
 /// How long [`ApiServer::stop`] waits for answers being handled or written.
 pub(super) const DRAIN: Duration = Duration::from_millis(500);
 
-/// A request for a handler thread.
+/// A complete request for a handler thread.
 pub(super) struct Job {
     pub(super) slot: usize,
     pub(super) conn: Conn,
     pub(super) head: Head,
+    /// The whole body (de-chunked).
+    pub(super) body: Vec<u8>,
+    /// Only the checks due before `100 Continue`: the body has not been read yet.
+    pub(super) check_only: bool,
 }
 
 /// A handled request: the connection back, with its answer.
@@ -99,6 +110,9 @@ pub(super) struct Done {
     pub(super) conn: Conn,
     pub(super) out: Out,
     pub(super) keep: bool,
+    /// After the checks of a `check_only` job passed: the head, whose body is to be
+    /// read now (`out` is empty).
+    pub(super) resume: Option<Head>,
 }
 
 #[derive(Default)]
@@ -109,12 +123,35 @@ struct Queue {
     threads: usize,
 }
 
+/// A queue of requests and the threads that take them.
+struct Lane {
+    queue: Mutex<Queue>,
+    job_ready: Condvar,
+    /// Threads started at most.
+    max: usize,
+    name: &'static str,
+}
+
+impl Lane {
+    fn new(max: usize, name: &'static str) -> Lane {
+        Lane {
+            queue: Mutex::new(Queue::default()),
+            job_ready: Condvar::new(),
+            max,
+            name,
+        }
+    }
+}
+
+/// The lane of `/health`; every other request goes to the general one.
+const HEALTH_LANE: usize = 1;
+
 /// State shared by the poll thread and the handlers.
 pub(super) struct Shared {
     pub(super) stop: AtomicBool,
     ctx: Context,
-    queue: Mutex<Queue>,
-    job_ready: Condvar,
+    /// The general lane, then the `/health` lane.
+    lanes: [Lane; 2],
     pub(super) done: Mutex<Vec<Done>>,
     /// Written to wake the poll thread (a handler finished, or stop).
     wake: UnixStream,
@@ -194,8 +231,10 @@ pub fn start(paths: &Paths, listen: SocketAddr) -> Result<ApiServer, String> {
             paths: paths.clone(),
             active: Arc::new(Limit::new(MAX_ACTIVE)),
         },
-        queue: Mutex::new(Queue::default()),
-        job_ready: Condvar::new(),
+        lanes: [
+            Lane::new(HANDLERS, "api-handler"),
+            Lane::new(HEALTH_HANDLERS, "api-health"),
+        ],
         done: Mutex::new(Vec::new()),
         wake: wake_tx,
     });
@@ -212,17 +251,28 @@ pub fn start(paths: &Paths, listen: SocketAddr) -> Result<ApiServer, String> {
     })
 }
 
-/// Hands `job` to a handler thread, starting one when none is free and fewer than
-/// [`HANDLERS`] run.
+/// The lane of a request: `/health` (any method, any query) has its own.
+fn lane_of(head: &Head) -> usize {
+    let (path, _) = super::query::split_target(&head.info.target);
+    match path == "/health" {
+        true => HEALTH_LANE,
+        false => 0,
+    }
+}
+
+/// Hands `job` to a handler thread of its lane, starting one when none is free and
+/// fewer than the lane's maximum run.
 pub(super) fn submit(shared: &Arc<Shared>, job: Job) {
-    let mut q = lock(&shared.queue);
+    let lane_index = lane_of(&job.head);
+    let lane = &shared.lanes[lane_index];
+    let mut q = lock(&lane.queue);
     q.jobs.push_back(job);
-    if q.jobs.len() > q.idle && q.threads < HANDLERS {
+    if q.jobs.len() > q.idle && q.threads < lane.max {
         let sh = shared.clone();
         let spawned = thread::Builder::new()
-            .name("api-handler".into())
+            .name(lane.name.into())
             .stack_size(STACK_SIZE)
-            .spawn(move || handler_thread(&sh));
+            .spawn(move || handler_thread(&sh, lane_index));
         match spawned {
             Ok(_) => q.threads += 1,
             Err(e) => {
@@ -240,13 +290,14 @@ pub(super) fn submit(shared: &Arc<Shared>, job: Job) {
         }
     }
     drop(q);
-    shared.job_ready.notify_one();
+    lane.job_ready.notify_one();
 }
 
-fn handler_thread(shared: &Arc<Shared>) {
+fn handler_thread(shared: &Arc<Shared>, lane_index: usize) {
+    let lane = &shared.lanes[lane_index];
     loop {
         let job = {
-            let mut q = lock(&shared.queue);
+            let mut q = lock(&lane.queue);
             loop {
                 if let Some(job) = q.jobs.pop_front() {
                     break job;
@@ -256,7 +307,7 @@ fn handler_thread(shared: &Arc<Shared>) {
                     return;
                 }
                 q.idle += 1;
-                q = shared
+                q = lane
                     .job_ready
                     .wait_timeout(q, Duration::from_secs(1))
                     .unwrap_or_else(PoisonError::into_inner)
@@ -282,23 +333,30 @@ fn for_log(target: &str) -> String {
     }
 }
 
-/// Runs the routes on one request, reading its body from the connection.
-fn handle(mut job: Job, shared: &Shared) -> Done {
+/// Runs the routes on one complete request, or the checks before its body.
+fn handle(job: Job, shared: &Shared) -> Done {
     let started = Instant::now();
     let head = &job.head;
-    let mut body = Body::new(
-        &mut job.conn,
-        head.framing,
-        head.expect_continue,
-        started + BODY_TIMEOUT,
-    );
     let reply = if shared.stopping() {
         ApiError::ShuttingDown.into()
+    } else if job.check_only {
+        match routes::check_before_body(&head.info, &shared.ctx) {
+            Ok(()) => {
+                return Done {
+                    slot: job.slot,
+                    conn: job.conn,
+                    out: Out::default(),
+                    keep: true,
+                    resume: Some(job.head),
+                }
+            }
+            Err(e) => e.into(),
+        }
     } else {
-        routes::answer(&head.info, &mut body, &shared.ctx)
+        routes::answer(&head.info, &job.body, &shared.ctx)
     };
-    // What is left of an unread body must not be taken for the next request.
-    let keep = head.keep_alive && body.complete() && !shared.stopping();
+    // A body not read (refused before it) must not be taken for the next request.
+    let keep = head.keep_alive && !job.check_only && !shared.stopping();
     log::debug!(
         "api: {} {} -> {} in {} ms",
         head.info.method,
@@ -313,6 +371,7 @@ fn handle(mut job: Job, shared: &Shared) -> Done {
         conn: job.conn,
         out,
         keep,
+        resume: None,
     }
 }
 
@@ -335,7 +394,9 @@ impl ApiServer {
         };
         self.shared.stop.store(true, Ordering::SeqCst);
         self.shared.wake_poller();
-        self.shared.job_ready.notify_all();
+        for lane in &self.shared.lanes {
+            lane.job_ready.notify_all();
+        }
         let deadline = Instant::now() + DRAIN + Duration::from_millis(500);
         while !poller.is_finished() && Instant::now() < deadline {
             thread::sleep(Duration::from_millis(2));

@@ -3,7 +3,6 @@
 //! The file is read as a generic JSON value first, so that every error can name the key
 //! it is about and so that a rewrite keeps keys this version does not know.
 
-use std::fs;
 use std::io;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -331,6 +330,17 @@ pub enum ConfigError {
         /// What the parser said.
         message: String,
     },
+    /// The file is larger than [`MAX_CONFIG_BYTES`] (or would become so).
+    #[error(
+        "{}: larger than the limit of {limit} bytes for the configuration; nothing was read or changed",
+        path.display()
+    )]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The limit in bytes.
+        limit: u64,
+    },
     /// A key has a value that is not allowed.
     #[error("{}: {key}: {message}", path.display())]
     Invalid {
@@ -352,17 +362,34 @@ pub struct Loaded {
     pub warnings: Vec<String>,
 }
 
-/// Reads and validates `path`. A missing file is the empty configuration.
-pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
-    match fs::read_to_string(path) {
-        Ok(text) => parse(&text, path),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Loaded {
-            config: Config::default(),
-            warnings: Vec::new(),
+/// The largest `config.json` read or written: 1 MiB, room for about 100,000 sources.
+/// A parsed JSON document takes many times its text in memory, so a file without a
+/// limit could take all of a router's RAM.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// The text of the configuration file, `None` when it does not exist.
+fn read_text(path: &Path) -> Result<Option<String>, ConfigError> {
+    match crate::util::read_text_capped(path, MAX_CONFIG_BYTES) {
+        Ok(Some(text)) => Ok(Some(text)),
+        Ok(None) => Err(ConfigError::TooLarge {
+            path: path.into(),
+            limit: MAX_CONFIG_BYTES,
         }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(ConfigError::Io {
             path: path.into(),
             source: e,
+        }),
+    }
+}
+
+/// Reads and validates `path`. A missing file is the empty configuration.
+pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
+    match read_text(path)? {
+        Some(text) => parse(&text, path),
+        None => Ok(Loaded {
+            config: Config::default(),
+            warnings: Vec::new(),
         }),
     }
 }

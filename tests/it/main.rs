@@ -10,6 +10,8 @@ mod cli;
 #[cfg(feature = "collect")]
 mod collect;
 mod common;
+#[cfg(feature = "api")]
+mod config_limits;
 #[cfg(feature = "collect")]
 mod daemon;
 #[cfg(all(feature = "collect", target_os = "linux"))]
@@ -19,12 +21,16 @@ mod fetching;
 mod formats_real;
 mod healthcheck;
 #[cfg(feature = "api")]
+mod http_attacks;
+#[cfg(feature = "api")]
 mod http_limits;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod netlink;
 mod openwrt;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+mod openwrt_run;
 mod review;
 mod snapshot;
 mod storage;

@@ -1,5 +1,6 @@
 //! Routing and the handlers. Independent of the HTTP server: a request comes in as a
-//! [`RequestInfo`] and a body reader, an answer goes out as a [`Reply`], so that all of
+//! [`RequestInfo`] and its whole body (read, bounded and de-chunked by the connection
+//! layer), an answer goes out as a [`Reply`], so that all of
 //! it can be unit-tested without sockets. `addresses`, `health` and `sources` hold the
 //! handlers of their paths.
 
@@ -13,14 +14,11 @@ mod status;
 #[cfg(test)]
 mod tests;
 
-use std::io::Read;
-
 use super::body::JSON;
 use super::error::ApiError;
 use super::headers::{bearer, same_secret};
 use super::limit::Limit;
 use super::query::{parse_bool, parse_query, path_segments, quoted, split_target};
-use super::MAX_BODY;
 use crate::config::{self, Paths};
 use crate::format::BadValue;
 use crate::source::Kind;
@@ -42,10 +40,7 @@ pub struct RequestInfo {
     pub method: String,
     /// The request target: path and query, still percent-encoded.
     pub target: String,
-    /// The values of the `Content-Length` headers, in the order sent (more than one
-    /// only from a confused or hostile client).
-    pub content_length: Vec<String>,
-    /// The `Authorization` header.
+    /// The `Authorization` header (a request with two never gets here).
     pub authorization: Option<String>,
     /// The `If-None-Match` header.
     pub if_none_match: Option<String>,
@@ -121,17 +116,29 @@ enum Route {
     Source(Kind, String),
 }
 
-/// Answers one request. Never panics and never fails: errors become their replies.
-pub fn answer(req: &RequestInfo, body: &mut dyn Read, ctx: &Context) -> Reply {
+/// Answers one request with its `body`. Never panics and never fails: errors become
+/// their replies.
+pub fn answer(req: &RequestInfo, body: &[u8], ctx: &Context) -> Reply {
     match route(req, body, ctx) {
         Ok(r) => r,
         Err(e) => e.into(),
     }
 }
 
-fn route(req: &RequestInfo, body: &mut dyn Read, ctx: &Context) -> Result<Reply, ApiError> {
-    // A body declared too large is refused before anything else, without reading it.
-    let declared = declared_length(req)?;
+/// What is checked before a client that sent `Expect: 100-continue` is invited to
+/// send its body: the origin and the token of a mutating request, so that a client
+/// refused anyway is refused before it uploads anything. Everything else is checked
+/// with the body.
+pub fn check_before_body(req: &RequestInfo, ctx: &Context) -> Result<(), ApiError> {
+    if matches!(req.method.as_str(), "GET" | "HEAD") {
+        return Ok(());
+    }
+    same_origin(req)?;
+    let _p = ctx.active.acquire();
+    authorize(req, ctx)
+}
+
+fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiError> {
     let (path, query) = split_target(&req.target);
     let segments = path_segments(path)?;
     // Before anything is read or changed: a browser on another site's page must not
@@ -162,7 +169,7 @@ fn route(req: &RequestInfo, body: &mut dyn Read, ctx: &Context) -> Result<Reply,
     let read_only = matches!(req.method.as_str(), "GET" | "HEAD");
     // Handlers touch files (database, config.json) only while holding a permit, so
     // that memory and file descriptors stay bounded however many connections there
-    // are. Bodies are read without one: a slow client must not hold it.
+    // are.
     let permit = || ctx.active.acquire();
     match (route, req.method.as_str()) {
         (Route::Page, _) if read_only => {
@@ -191,7 +198,8 @@ fn route(req: &RequestInfo, body: &mut dyn Read, ctx: &Context) -> Result<Reply,
         }
         (Route::Health, _) if read_only => {
             parse_query(query, &[])?;
-            let _p = permit();
+            // No permit: `/health` runs on a lane of its own (one thread, see
+            // `server.rs`), so it is bounded there and never waits behind listings.
             health(ctx)
         }
         (Route::Sources(kind), _) if read_only => {
@@ -205,9 +213,8 @@ fn route(req: &RequestInfo, body: &mut dyn Read, ctx: &Context) -> Result<Reply,
                 authorize(req, ctx)?;
             }
             parse_query(query, &[])?;
-            let bytes = read_body(body, declared)?;
             let _p = permit();
-            add(kind, &bytes, ctx)
+            add(kind, body, ctx)
         }
         (Route::Source(kind, source), "DELETE") => {
             let _p = permit();
@@ -220,58 +227,6 @@ fn route(req: &RequestInfo, body: &mut dyn Read, ctx: &Context) -> Result<Reply,
         }
         _ => Err(ApiError::MethodNotAllowed(allow)),
     }
-}
-
-/// The declared `Content-Length`: 413 when over [`MAX_BODY`], 400 when it is no
-/// number or when several `Content-Length` headers disagree (RFC 9112, section 6.3:
-/// the body's framing is then unknown; repeated equal values are taken as one). A
-/// chunked body has no declared length; [`read_body`] stops it at the limit.
-fn declared_length(req: &RequestInfo) -> Result<Option<u64>, ApiError> {
-    let Some(raw) = req.content_length.first() else {
-        return Ok(None);
-    };
-    if let Some(other) = req.content_length.iter().find(|v| v.trim() != raw.trim()) {
-        return Err(ApiError::BadRequest(format!(
-            "conflicting Content-Length headers {} and {}",
-            quoted(raw),
-            quoted(other)
-        )));
-    }
-    match raw.trim().parse::<u64>() {
-        Ok(n) if n > MAX_BODY => Err(ApiError::PayloadTooLarge),
-        Ok(n) => Ok(Some(n)),
-        // All digits but too long for u64: certainly too large.
-        Err(_) if !raw.trim().is_empty() && raw.trim().bytes().all(|b| b.is_ascii_digit()) => {
-            Err(ApiError::PayloadTooLarge)
-        }
-        Err(_) => Err(ApiError::BadRequest(format!(
-            "invalid Content-Length {}",
-            quoted(raw)
-        ))),
-    }
-}
-
-/// Reads the body, at most [`MAX_BODY`] bytes (one more tells that it is too long).
-/// A body shorter than its declared length (the client closed early) is refused
-/// rather than acted on: it may be cut in a place that is still valid JSON.
-fn read_body(body: &mut dyn Read, declared: Option<u64>) -> Result<Vec<u8>, ApiError> {
-    let mut buf = Vec::new();
-    body.take(MAX_BODY + 1).read_to_end(&mut buf).map_err(|e| {
-        log::debug!("api: reading a request body: {e}");
-        ApiError::BadRequest(
-            "the request body could not be read (malformed, cut short or too slow)".into(),
-        )
-    })?;
-    if buf.len() as u64 > MAX_BODY {
-        return Err(ApiError::PayloadTooLarge);
-    }
-    if let Some(n) = declared.filter(|&n| n != buf.len() as u64) {
-        return Err(ApiError::BadRequest(format!(
-            "the request body has {} bytes, not the {n} of its Content-Length",
-            buf.len()
-        )));
-    }
-    Ok(buf)
 }
 
 /// Checks the bearer token when `api.token` is set. The configuration is read for

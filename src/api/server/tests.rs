@@ -100,6 +100,17 @@ fn evicts_idle_connections_at_the_cap() {
         p.insert(Conn::new(s, IDLE_TIMEOUT).unwrap());
         thread::sleep(Duration::from_millis(5));
     }
+    // Connections that have not sent a request yet are never closed to make room:
+    // they are clients waiting for their first answer.
+    assert!(!p.evict());
+    assert_eq!(p.open, 3);
+    // Once they have been served and sit idle, the longest-idle goes first; one
+    // with a request in progress stays.
+    for i in 0..3 {
+        if let Some(s) = p.slot(i) {
+            s.served = true;
+        }
+    }
     if let Some(s) = p.slot(0) {
         s.state = State::Busy;
     }
