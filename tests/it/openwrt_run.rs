@@ -289,11 +289,11 @@ fn stub_path(dir: &Path) -> String {
     let stubs = dir.join("stubs");
     fs::create_dir_all(&stubs).unwrap();
     for t in ["uci", "logger"] {
-        std::os::unix::fs::symlink(
-            root().join(format!("openwrt/tests/stubs/{t}.sh")),
-            stubs.join(t),
-        )
-        .unwrap();
+        let link = stubs.join(t);
+        if !link.exists() {
+            std::os::unix::fs::symlink(root().join(format!("openwrt/tests/stubs/{t}.sh")), link)
+                .unwrap();
+        }
     }
     format!(
         "{}:{}",
@@ -376,4 +376,163 @@ add set inet fw4 other { type ipv4_addr; }
         .unwrap();
     run_include();
     assert!(eventually(Duration::from_secs(5), || calls.exists()));
+}
+
+/// Runs the uci-defaults script with `/etc/ripe-cidr-collector` moved to `conf`, the
+/// test's binary, and stub `uci`/`logger` (the UCI values `uci`); the stub log.
+fn uci_defaults(dir: &Path, conf: &Path, uci: &[(&str, &str)]) -> String {
+    let script = fs::read_to_string(files().join("ripe-cidr-collector.uci-defaults"))
+        .unwrap()
+        .replace("/etc/ripe-cidr-collector", &conf.display().to_string())
+        .replace("/usr/bin/ripe-cidr-collector", &bin().display().to_string());
+    let path = dir.join("uci-defaults");
+    fs::write(&path, script).unwrap();
+    let log = dir.join("uci-defaults.log");
+    fs::write(&log, "").unwrap();
+    let mut c = Command::new("sh");
+    c.arg(&path)
+        .env("PATH", stub_path(dir))
+        .env("STUB_LOG", &log)
+        .env_remove("RIPE_DATA_DIR");
+    for (k, v) in uci {
+        c.env(format!("UCI_main_{k}"), v);
+    }
+    let out = c.output().unwrap();
+    assert!(out.status.success(), "uci-defaults: {out:?}");
+    fs::read_to_string(&log).unwrap()
+}
+
+#[test]
+fn upgrade_adds_fetch_command_to_a_kept_config_json() {
+    let t = TestDir::new();
+    let conf = t.file("etc");
+    fs::create_dir_all(&conf).unwrap();
+    let cfg = conf.join("config.json");
+    let fetch = serde_json::json!(["uclient-fetch", "-q", "-T", "30", "-O", "-", "{url}"]);
+    // An edited config.json of an earlier version: sources and the old output.
+    let old = r#"{
+  "asns": ["62041"],
+  "outputs": [ { "load": "nft", "path": "/tmp/ripe-cidr.nft", "format": "nft" } ]
+}"#;
+    fs::write(&cfg, old).unwrap();
+    let log = uci_defaults(t.path(), &conf, &[("nft_file", "/tmp/ripe-cidr.nft")]);
+    let now: serde_json::Value = serde_json::from_str(&fs::read_to_string(&cfg).unwrap()).unwrap();
+    assert_eq!(now["fetch"]["command"], fetch, "{now}");
+    assert_eq!(now["asns"], serde_json::json!(["62041"]));
+    assert!(
+        log.contains("uci delete ripe-cidr-collector.main.nft_file"),
+        "{log}"
+    );
+    // An empty one, and one that says otherwise (kept as it is).
+    fs::write(&cfg, "{ }\n").unwrap();
+    uci_defaults(t.path(), &conf, &[]);
+    let now: serde_json::Value = serde_json::from_str(&fs::read_to_string(&cfg).unwrap()).unwrap();
+    assert_eq!(now["fetch"]["command"], fetch);
+    let own = r#"{"fetch": {"command": ["curl", "-s", "{url}"]}}"#;
+    fs::write(&cfg, own).unwrap();
+    uci_defaults(t.path(), &conf, &[]);
+    assert_eq!(fs::read_to_string(&cfg).unwrap(), own);
+    // A file the program cannot read is left alone, and the log says what to add.
+    fs::write(&cfg, "{ \"asns\": [").unwrap();
+    let log = uci_defaults(t.path(), &conf, &[]);
+    assert_eq!(fs::read_to_string(&cfg).unwrap(), "{ \"asns\": [");
+    assert!(log.contains("has no fetch.command"), "{log}");
+}
+
+/// docs/openwrt.md's "your own chain" recipe, with the real binary and nft: the chain
+/// file is the load output's command (so the daemon loads it after the sets at its
+/// start, from the snapshot) and in `nft_file` (so the include loads it after
+/// `fw4 flush`, once `render --load-only` made the table again).
+#[test]
+fn own_chain_recipe_survives_boot_and_fw4_flush() {
+    if find("bash").is_none() {
+        return cannot_run("no bash to source the include as fw4 does");
+    }
+    let t = TestDir::new();
+    let chain = t.file("ripe-cidr-mark.nft");
+    fs::write(
+        &chain,
+        "add chain inet ripe_cidr mark_listed { type filter hook prerouting priority mangle; policy accept; }
+flush chain inet ripe_cidr mark_listed
+add rule inet ripe_cidr mark_listed ip daddr @ripe_v4 meta mark set meta mark & 0xffffff00 | 0x10
+",
+    )
+    .unwrap();
+    let nft = match namespace() {
+        Ok(nft) => nft,
+        Err(why) => return cannot_run(&why),
+    };
+    // Started in the namespace, where the daemon will look for it.
+    let ripe = FakeServer::start(|_| Reply::json(200, ripe_body(&["192.0.2.0/24".into()])));
+    let mut cfg = shipped_with(
+        &["64496"],
+        &ripe.url("/data.json"),
+        &t.file("out.txt"),
+        true,
+    );
+    cfg["outputs"][1]["command"] = format!("{} -f {}", nft.display(), chain.display()).into();
+    t.config(&cfg);
+    let (db, snap) = (t.file("ram/ripe.db"), t.file("ripe.db.snapshot"));
+    let o = t
+        .cmd()
+        .arg("--db")
+        .arg(&db)
+        .arg("--snapshot")
+        .arg(&snap)
+        .arg("run")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    // The reboot: no table, no database in RAM, no status; the daemon starts.
+    Command::new(&nft)
+        .args(["delete", "table", "inet", "ripe_cidr"])
+        .status()
+        .unwrap();
+    fs::remove_dir_all(t.file("ram")).unwrap();
+    fs::remove_file(t.file("status.json")).unwrap();
+    let child = t
+        .cmd()
+        .arg("--db")
+        .arg(&db)
+        .arg("--snapshot")
+        .arg(&snap)
+        .arg("daemon")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut daemon = Proc::drained(child, None);
+    let marks = |nft: &Path| {
+        let o = Command::new(nft)
+            .args(["list", "chain", "inet", "ripe_cidr", "mark_listed"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).contains("@ripe_v4")
+            && nft_list(nft, "ripe_v4").contains("192.0.2.0/24")
+    };
+    let booted = eventually(Duration::from_secs(10), || marks(&nft));
+    // fw4 flush: every table deleted; fw4 start runs the include.
+    Command::new(&nft)
+        .args(["flush", "ruleset"])
+        .status()
+        .unwrap();
+    let include = files().join("fw4-include.sh");
+    let st = Command::new("bash")
+        .arg("-c")
+        .arg(format!("exec 1000>&-; . '{}'", include.display()))
+        .env("PATH", stub_path(t.path()))
+        .env("STUB_LOG", t.file("stub.log"))
+        .env("RIPE_CIDR_BIN", bin())
+        .env("UCI_main_enabled", "1")
+        .env("UCI_main_data_dir", t.path())
+        .env("UCI_main_db", &db)
+        .env("UCI_main_nft_file", &chain)
+        .status()
+        .unwrap();
+    let flushed = eventually(Duration::from_secs(10), || marks(&nft));
+    let _ = daemon.0.kill();
+    let log = daemon.stderr();
+    assert!(booted, "no chain or sets after the start: {log}");
+    assert!(st.success());
+    assert!(flushed, "no chain or sets after fw4 flush: {log}");
 }
