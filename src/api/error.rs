@@ -168,10 +168,10 @@ struct ErrorBody {
 fn describe_store_error(e: &StoreError) -> String {
     match e {
         StoreError::Corrupt {
-            message,
+            cause,
             moved_to: Some(p),
         } => format!(
-            "database corrupt ({message}); moved aside to {}, the next request starts a fresh database",
+            "database corrupt ({cause}); moved aside to {}, the next request starts a fresh database",
             p.display()
         ),
         other => other.to_string(),
@@ -221,7 +221,9 @@ mod tests {
         }
         let r = ApiError::MethodNotAllowed("DELETE").reply();
         assert_eq!(r.headers, vec![("Allow", "DELETE".to_string())]);
-        let r = ApiError::Storage(StoreError::Busy("locked".into())).reply();
+        let busy = rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY);
+        let r =
+            ApiError::Storage(StoreError::Busy(rusqlite::Error::SqliteFailure(busy, None))).reply();
         assert_eq!(r.headers, vec![("Retry-After", "1".to_string())]);
     }
 
@@ -251,8 +253,9 @@ mod tests {
 
     #[test]
     fn corrupt_database_message_fits_the_api() {
+        let notadb = rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_NOTADB);
         let e = ApiError::Storage(StoreError::Corrupt {
-            message: "file is not a database".into(),
+            cause: rusqlite::Error::SqliteFailure(notadb, None),
             moved_to: Some("/data/ripe.db.corrupt-1".into()),
         });
         let m = e.to_string();

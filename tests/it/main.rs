@@ -26,6 +26,8 @@ mod http_attacks;
 mod http_limits;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci;
+#[cfg(feature = "inspect")]
+mod migrate;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod netlink;
 mod openwrt;
