@@ -36,6 +36,23 @@ impl Fetched {
     pub fn texts(&self, kind: Kind) -> Vec<String> {
         self.values.iter().map(|v| text(kind, v)).collect()
     }
+
+    /// The values for the store, one at a time through one text buffer: nothing of
+    /// the source is held as text.
+    pub fn to_values(&self, kind: Kind) -> crate::db::Values {
+        use std::fmt::Write;
+        let mut values = crate::db::Values::new();
+        let mut buf = String::with_capacity(48);
+        for v in &self.values {
+            buf.clear();
+            let _ = match kind {
+                Kind::Asn => write!(buf, "{v}"),
+                Kind::Fqdn => write!(buf, "{}", v.addr()),
+            };
+            values.push(&buf);
+        }
+        values
+    }
 }
 
 /// One value as stored for a source of `kind`.

@@ -259,12 +259,12 @@ fn store(
             }
             let entry = match result {
                 Ok(f) => {
-                    // One source's values as text at a time, the compact form
-                    // dropped first: a big source is held once, not twice.
+                    // One source at a time goes into the store's compact form, its
+                    // own dropped first: a big source is held once, never as text.
                     let (fetched, skipped) = (f.values.len(), f.skipped);
-                    let texts = f.texts(kind);
+                    let values = f.to_values(kind);
                     drop(f);
-                    let stats = tx.merge_source(kind, source, &texts, now, now_cfg.ttl_days)?;
+                    let stats = tx.merge_values(kind, source, values, now, now_cfg.ttl_days)?;
                     SourceReport {
                         kind,
                         source: source.clone(),

@@ -235,3 +235,35 @@ fn endless_command_output_is_cut_at_the_body_limit() {
     );
     assert!(peak < 32 * 1024, "{peak} KiB");
 }
+
+#[test]
+fn run_of_100000_prefixes_is_lean() {
+    // One ASN of 100,000 prefixes (11.7 MB of RIPEstat JSON with timelines): the
+    // answer streams into compact values and the store; the run's peak above that
+    // of a run with nothing to do stays a few MB (release binary: docs/size.md).
+    let prefixes: Vec<String> = (0..100_000u32)
+        .map(|n| format!("{}.{}.{}.0/24", 10 + (n >> 16), (n >> 8) & 255, n & 255))
+        .collect();
+    let body = Arc::new(ripe_body(&prefixes).into_bytes());
+    let server = FakeServer::start(move |_| Reply::json(200, body.to_vec()));
+    let idle = TestDir::new();
+    idle.config(&json!({}));
+    let (code, base, log) = run_peak(&idle);
+    assert_eq!(code, 0, "{log}");
+    let t = TestDir::new();
+    t.config(&json!({
+        "asns": [64500],
+        "ripe": {"url": server.url("/data.json"), "timeout_seconds": 60, "retries": 0}
+    }));
+    for round in ["first", "second"] {
+        let (code, peak, log) = run_peak(&t);
+        eprintln!("{round} run of 100,000 prefixes: peak RSS {peak} KiB, idle run {base} KiB");
+        assert_eq!(code, 0, "{log}");
+        assert!(log.contains("100000 values"), "{log}");
+        // Before the streaming client: 19 MB above the idle run.
+        assert!(
+            peak - base.min(peak) < 10 * 1024,
+            "{round}: {peak} KiB vs {base} KiB"
+        );
+    }
+}
