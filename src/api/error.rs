@@ -57,6 +57,10 @@ pub enum ApiError {
     /// The server is stopping and takes no more requests.
     #[error("shutting down")]
     ShuttingDown,
+    /// The answers already in memory for clients that have not read them take the
+    /// whole budget: 503 with `Retry-After`, rather than memory without bound.
+    #[error("too many large answers in flight")]
+    Busy,
 }
 
 impl From<SourcesError> for ApiError {
@@ -132,7 +136,7 @@ impl ApiError {
             }
             ApiError::Unhealthy { error, mut health } => {
                 log::error!("api: health: {}", describe_store_error(&error));
-                health.error = Some("storage unavailable");
+                health.error = Some("storage unavailable".into());
                 return ErrorReply {
                     status: 503,
                     headers,
@@ -144,6 +148,10 @@ impl ApiError {
                 (503, "configuration unavailable".into())
             }
             ApiError::ShuttingDown => (503, "shutting down".into()),
+            ApiError::Busy => {
+                headers.push(("Retry-After", "1".to_string()));
+                (503, "too many large answers in flight; try again".into())
+            }
         };
         let body = json_line(&ErrorBody {
             error: clip(&message),
@@ -210,6 +218,7 @@ mod tests {
                 503,
             ),
             (ApiError::ShuttingDown, 503),
+            (ApiError::Busy, 503),
         ];
         for (e, status) in cases {
             let r = e.reply();
