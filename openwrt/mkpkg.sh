@@ -46,6 +46,7 @@ install -D -m 0755 "$files/fw4-include.sh" "$root/usr/share/$name/fw4-include.sh
 install -D -m 0644 "$files/capabilities.json" "$root/usr/share/$name/capabilities.json"
 install -D -m 0644 "$files/capabilities-bind.json" "$root/usr/share/$name/capabilities-bind.json"
 install -D -m 0644 "$files/keep.d" "$root/lib/upgrade/keep.d/$name"
+install -D -m 0755 "$files/dnsmasq-drop-in.sh" "$root/usr/share/$name/dnsmasq-drop-in.sh"
 conffiles="/etc/config/$name
 /etc/$name/config.json"
 depends="ca-bundle nftables kmod-nft-core firewall4 uclient-fetch"

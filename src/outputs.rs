@@ -49,7 +49,8 @@ fn render_one(db: &db::Db, out: &OutputConfig) -> Result<(), String> {
     if let Some(crate::config::LoadKind::Nft) = out.load {
         #[cfg(target_os = "linux")]
         {
-            crate::nftnl::load_db(db, &out.render)?;
+            // (Recorded as text in status.json's `output_failures`.)
+            crate::nftnl::load_db(db, &out.render).map_err(|e| e.to_string())?;
             // The sets a dnsmasq output fills: created if missing, never flushed.
             if let Some(timeout) = out.dns_sets {
                 let r = &out.render;

@@ -209,6 +209,7 @@ fn mkpkg_builds_an_ipk_that_unpacks_to_the_package_tree() {
         "./etc/ripe-cidr-collector/config.json",
         "./etc/uci-defaults/90-ripe-cidr-collector",
         "./usr/share/ripe-cidr-collector/fw4-include.sh",
+        "./usr/share/ripe-cidr-collector/dnsmasq-drop-in.sh",
     ] {
         assert!(data.lines().any(|l| l == path), "{path} not in\n{data}");
     }
