@@ -18,8 +18,8 @@ use super::error::ApiError;
 use super::http::{self, Framing, Head, Out, RequestError, MAX_HEAD};
 use super::routes::Reply;
 use super::server::{
-    connection_cap, lock, submit, Done, Job, Shared, BODY_TIMEOUT, DRAIN, HEAD_TIMEOUT,
-    IDLE_TIMEOUT, LINGER, PRESSURE_CONNECTIONS, PRESSURE_TIMEOUT,
+    connection_cap, lock, submit, Done, Job, Shared, BODY_BUDGET, BODY_TIMEOUT, DRAIN,
+    HEAD_TIMEOUT, IDLE_TIMEOUT, LINGER, PRESSURE_CONNECTIONS, PRESSURE_TIMEOUT,
 };
 use super::MAX_BODY;
 use crate::http1::Chunked;
@@ -54,9 +54,20 @@ pub(super) struct Incoming {
     owe: usize,
     /// The whole body must be there by then (408).
     deadline: Instant,
+    /// Its room in [`BODY_BUDGET`] is reserved: only then is the body read.
+    admitted: bool,
 }
 
 impl Incoming {
+    /// The room the body may take: its declared length, or the most a chunked body
+    /// may grow to.
+    fn room(&self) -> usize {
+        match self.chunked {
+            Some(_) => MAX_BODY as usize,
+            None => self.left as usize + self.body.len(),
+        }
+    }
+
     /// Takes what `buf` holds of the body: true once it is complete.
     fn take(&mut self, conn: &mut Conn) -> Result<bool, RequestError> {
         let Some(d) = &mut self.chunked else {
@@ -201,6 +212,12 @@ impl Poller {
                 let events = match &s.state {
                     State::Busy => continue,
                     State::Write(..) => libc::POLLOUT,
+                    // Waiting for room in the body budget: not read, but its deadline
+                    // runs.
+                    State::Body(b) if !b.admitted => {
+                        next = next.min(s.deadline().map_or(next, |d| d.0));
+                        continue;
+                    }
                     State::Body(b) if b.owe > 0 => libc::POLLIN | libc::POLLOUT,
                     _ => libc::POLLIN,
                 };
@@ -249,6 +266,7 @@ impl Poller {
             if listening && fds.last().is_some_and(|p| p.revents != 0) {
                 self.accept();
             }
+            self.admit_waiting();
             self.expire(Instant::now());
         }
         log::debug!("api: server thread stopped");
@@ -424,8 +442,47 @@ impl Poller {
             left,
             owe: if invite { CONTINUE.len() } else { 0 },
             deadline: Instant::now() + BODY_TIMEOUT,
+            admitted: false,
         }));
         self.read_body(i);
+    }
+
+    /// Reserves room in [`BODY_BUDGET`] for the body of slot `i`: true when it has
+    /// it. Bodies read at once are bounded by the budget, not by the number of
+    /// connections (512 connections of 64 KiB would be 32 MiB).
+    fn admit(&mut self, i: usize) -> bool {
+        let reserved: usize = (self.slots.iter().flatten())
+            .filter_map(|s| match &s.state {
+                State::Body(b) if b.admitted => Some(b.room()),
+                _ => None,
+            })
+            .sum();
+        let Some(Slot {
+            state: State::Body(b),
+            ..
+        }) = self.slot(i)
+        else {
+            return false;
+        };
+        if !b.admitted && reserved + b.room() <= BODY_BUDGET {
+            b.admitted = true;
+            if b.chunked.is_none() {
+                b.body.reserve_exact(b.room());
+            }
+        }
+        b.admitted
+    }
+
+    /// Bodies waiting for room in the budget get it when others are done.
+    fn admit_waiting(&mut self) {
+        for i in 0..self.slots.len() {
+            let waiting = self.slots[i]
+                .as_ref()
+                .is_some_and(|s| matches!(&s.state, State::Body(b) if !b.admitted));
+            if waiting {
+                self.read_body(i);
+            }
+        }
     }
 
     /// Answers slot `i` with the error `e` and ends the connection after it.
@@ -440,9 +497,13 @@ impl Poller {
         self.write(i);
     }
 
-    /// Reads what is there of the body of slot `i` (after sending the `100 Continue`
-    /// it owes), and hands the request to a handler once the body is complete.
+    /// Reads what is there of the body of slot `i` once it has room in the budget
+    /// (after sending the `100 Continue` it owes), and hands the request to a
+    /// handler once the body is complete.
     fn read_body(&mut self, i: usize) {
+        if !self.admit(i) {
+            return;
+        }
         let Some(s) = self.slot(i) else { return };
         let (Some(c), State::Body(b)) = (s.conn.as_mut(), &mut s.state) else {
             return;
