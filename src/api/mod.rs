@@ -19,6 +19,7 @@ mod conn;
 mod error;
 mod headers;
 mod http;
+mod incoming;
 mod limit;
 mod poller;
 mod query;

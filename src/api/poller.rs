@@ -16,16 +16,13 @@ use std::time::{Duration, Instant};
 use super::conn::Conn;
 use super::error::ApiError;
 use super::http::{self, Framing, Head, Out, RequestError, MAX_HEAD};
+pub(super) use super::incoming::{Incoming, CONTINUE};
 use super::routes::Reply;
 use super::server::{
     connection_cap, lock, submit, Done, Job, Shared, BODY_BUDGET, BODY_TIMEOUT, DRAIN,
     HEAD_TIMEOUT, IDLE_TIMEOUT, LINGER, PRESSURE_CONNECTIONS, PRESSURE_TIMEOUT,
 };
-use super::MAX_BODY;
 use crate::http1::Chunked;
-
-/// What a client that sent `Expect: 100-continue` waits for before its body.
-const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
 
 /// Where a connection is.
 pub(super) enum State {
@@ -40,57 +37,6 @@ pub(super) enum State {
     /// Answered, sending side shut: input is discarded until the client closes or
     /// the time given.
     Linger(Instant),
-}
-
-/// A request whose body is arriving.
-pub(super) struct Incoming {
-    head: Head,
-    /// The body so far, de-chunked: at most [`MAX_BODY`] bytes.
-    body: Vec<u8>,
-    /// For a chunked body, its decoder; else the bytes still to come.
-    chunked: Option<Chunked>,
-    left: u64,
-    /// Bytes of [`CONTINUE`] still to write before the client sends the body.
-    owe: usize,
-    /// The whole body must be there by then (408).
-    deadline: Instant,
-    /// Its room in [`BODY_BUDGET`] is reserved: only then is the body read.
-    admitted: bool,
-}
-
-impl Incoming {
-    /// The room the body may take: its declared length, or the most a chunked body
-    /// may grow to.
-    fn room(&self) -> usize {
-        match self.chunked {
-            Some(_) => MAX_BODY as usize,
-            None => self.left as usize + self.body.len(),
-        }
-    }
-
-    /// Takes what `buf` holds of the body: true once it is complete.
-    fn take(&mut self, conn: &mut Conn) -> Result<bool, RequestError> {
-        let Some(d) = &mut self.chunked else {
-            let n = (self.left.min(conn.buf.len() as u64)) as usize;
-            self.body.extend_from_slice(&conn.buf[..n]);
-            conn.consume(n);
-            self.left -= n as u64;
-            return Ok(self.left == 0);
-        };
-        while !d.done() {
-            let step = d.step(&conn.buf)?;
-            if self.body.len() + step.data.len() > MAX_BODY as usize {
-                return Err(RequestError::BodyTooLarge);
-            }
-            self.body.extend_from_slice(step.data);
-            let used = step.used;
-            if used == 0 {
-                return Ok(false);
-            }
-            conn.consume(used);
-        }
-        Ok(true)
-    }
 }
 
 /// What happens when a connection's time is up.
