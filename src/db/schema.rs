@@ -54,7 +54,7 @@ INSERT INTO meta VALUES ('history_floor', 0), ('generation', 0), ('saved_generat
 ";
 
 /// The index behind `lookup` (created after a bulk copy: built sorted, densely packed).
-const INDEX: &str = "CREATE INDEX entries_value ON entries (value);";
+pub(super) const INDEX: &str = "CREATE INDEX entries_value ON entries (value);";
 
 /// SQL: the `added` times below this are pruned.
 const FLOOR: &str = "coalesce((SELECT value FROM meta WHERE key = 'history_floor'), 0)";
@@ -155,6 +155,13 @@ fn views() -> String {
         told_time = tc("OLD.time"),
         oldword = change_word("change"),
     )
+}
+
+/// The empty tables and views of version 3, without [`INDEX`] (created after a bulk
+/// load: the restore of a snapshot).
+pub(super) fn create_empty(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(TABLES)?;
+    tx.execute_batch(&views())
 }
 
 /// A new database of version 3 (the steps before it made the version-2 tables).
