@@ -446,11 +446,15 @@ mod round_trip {
             d.merge_source(Kind::Asn, "1", &v4[10..], t0 + 9 * 86_400, 7)
                 .unwrap();
             d.purge_source(Kind::Asn, "2").unwrap();
-            // What scripts store: legacy times, text values, a kind of the future.
+            // What scripts store: legacy times, text values, a kind of the future (the
+            // triggers of the views would write these; this SQLite lacks their date
+            // functions).
             d.conn
                 .execute_batch(
-                    "INSERT INTO addresses VALUES ('feed', 'x', '010.1.2.3', '2026-09-01T00:00:00', '2026-10-01T00:00:00Z');
-                     INSERT INTO changes VALUES ('2026-12-01T00:00:00Z', 'asn', '9', '9.9.9.0/24', 'swept');",
+                    "INSERT INTO sources (kind, name) VALUES ('feed', 'x');
+                     INSERT INTO entries VALUES ((SELECT max(id) FROM sources), '010.1.2.3',
+                         '2026-09-01T00:00:00', 1790000000, 0);
+                     INSERT INTO history VALUES ('2026-12-01 junk', 1, 1, 'x', 2, NULL);",
                 )
                 .unwrap();
         }
