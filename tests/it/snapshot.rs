@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use ripe_cidr_collector::config::Paths;
 use ripe_cidr_collector::db;
 use ripe_cidr_collector::source::Kind;
-use rusqlite::{Connection, OpenFlags};
 
 use crate::common::*;
 
@@ -218,16 +217,11 @@ fn snapshot_values(f: &Path, source: &str) -> Result<Vec<String>, db::StoreError
     let dir = tempfile::tempdir().unwrap();
     let copy = dir.path().join("restored.db");
     db::snapshot::restore_into(f, &copy)?;
-    let c = Connection::open_with_flags(&copy, OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
-    let mut st = c
-        .prepare("SELECT value FROM addresses WHERE source = ?1 ORDER BY value")
-        .unwrap();
-    let v = st
-        .query_map([source], |r| r.get(0))
-        .unwrap()
-        .collect::<rusqlite::Result<Vec<String>>>()
-        .unwrap();
-    Ok(v)
+    let d = db::open(&Paths::new(dir.path(), Some(copy)))?;
+    Ok(d.rows(Kind::Asn, source)?
+        .into_iter()
+        .map(|r| r.value)
+        .collect())
 }
 
 #[cfg(feature = "collect")]
