@@ -21,6 +21,7 @@ pub fn run(
         return Err(CliError::Other(inspect::missing("--details")));
     }
     let db = db::open(paths)?;
+    listing::check_not_emptied(paths, &db)??;
     let bytes = if details {
         inspect::details::render(&db, options)?
     } else {

@@ -25,9 +25,7 @@ struct Report {
 pub fn run(paths: &Paths, json: bool) -> Result<Outcome, CliError> {
     let report = gather(paths);
     let out = if json {
-        let mut s = as_json(&report, paths).to_string();
-        s.push('\n');
-        s
+        json_text(&report, paths)
     } else {
         as_text(&report, paths)
     };
@@ -70,7 +68,7 @@ fn gather(paths: &Paths) -> Report {
     }
 }
 
-fn as_json(r: &Report, paths: &Paths) -> serde_json::Value {
+fn as_json(r: &Report) -> serde_json::Value {
     serde_json::json!({
         "status": r.st,
         "counts": r.counts.map(|c| serde_json::json!({"asn": c.0, "fqdn": c.1})),
@@ -79,9 +77,21 @@ fn as_json(r: &Report, paths: &Paths) -> serde_json::Value {
         "journal_mode": r.journal_mode,
         "last_snapshot": r.last_snapshot,
         "errors": r.problems,
-        // What `GET /status` answers (the LuCI app reads it from here).
-        "overview": crate::overview::build(paths),
     })
+}
+
+/// The JSON form, and last what `GET /status` answers (the LuCI app reads it from
+/// here) in the API's bytes: spliced in rather than turned into a `Value`, which
+/// would compile a second serializer for every type in it.
+fn json_text(r: &Report, paths: &Paths) -> String {
+    let mut s = as_json(r).to_string();
+    s.pop();
+    s.push_str(",\"overview\":");
+    s.push_str(&String::from_utf8_lossy(
+        &crate::overview::build(paths).to_json(),
+    ));
+    s.push_str("}\n");
+    s
 }
 
 fn or_never(v: &Option<String>) -> String {
