@@ -25,6 +25,15 @@ pub fn render_all(paths: &Paths, outputs: &[OutputConfig]) -> Vec<(String, Strin
         Ok(db) => db,
         Err(e) => return outputs.iter().map(|o| (o.name(), e.to_string())).collect(),
     };
+    // Never flush a firewall's sets with the empty list of a database just reset.
+    let emptied = match crate::listing::check_not_emptied(paths, &db) {
+        Ok(r) => r.map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    if let Err(e) = emptied {
+        log::error!("outputs not written: {e}");
+        return outputs.iter().map(|o| (o.name(), e.clone())).collect();
+    }
     for out in outputs {
         let name = out.name();
         match render_one(&db, out) {
@@ -49,7 +58,8 @@ fn render_one(db: &db::Db, out: &OutputConfig) -> Result<(), String> {
     if let Some(crate::config::LoadKind::Nft) = out.load {
         #[cfg(target_os = "linux")]
         {
-            crate::nftnl::load_db(db, &out.render)?;
+            // (Recorded as text in status.json's `output_failures`.)
+            crate::nftnl::load_db(db, &out.render).map_err(|e| e.to_string())?;
             // The sets a dnsmasq output fills: created if missing, never flushed.
             if let Some(timeout) = out.dns_sets {
                 let r = &out.render;

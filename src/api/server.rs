@@ -67,6 +67,12 @@ pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 /// the poll thread, so a slow body holds no handler thread.
 pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Room for request bodies being read at once (1 MiB): each body is given its
+/// declared length (a chunked one 64 KiB) before it is read; the others wait, their
+/// deadline running, so that bodies cost at most this however many connections
+/// send one.
+pub const BODY_BUDGET: usize = 1 << 20;
+
 /// After an answer that ends the connection, input is read and discarded for at
 /// most this long (until the client closes), so that the client reads the answer
 /// instead of a reset caused by unread data.
@@ -202,12 +208,15 @@ fn describe_bind_error(e: &io::Error) -> String {
 /// connection, and 64 kept for everything else (the handlers' files, 5 each at most,
 /// the daemon's, logging). With the usual limit of 1024 that is 512.
 pub fn connection_cap() -> usize {
-    let soft = std::fs::read_to_string("/proc/self/limits")
-        .ok()
-        .and_then(|s| {
-            let line = s.lines().find(|l| l.starts_with("Max open files"))?;
-            line.split_whitespace().nth(3)?.parse::<usize>().ok()
-        });
+    cap_for_limits(std::fs::read_to_string("/proc/self/limits").ok().as_deref())
+}
+
+/// [`connection_cap`] for the text of `/proc/self/limits` (`None`: not Linux).
+fn cap_for_limits(limits: Option<&str>) -> usize {
+    let soft = limits.and_then(|s| {
+        let line = s.lines().find(|l| l.starts_with("Max open files"))?;
+        line.split_whitespace().nth(3)?.parse::<usize>().ok()
+    });
     match soft {
         Some(n) => MAX_CONNECTIONS.min(n.saturating_sub(64)).max(4),
         // "unlimited", or not Linux.

@@ -24,7 +24,8 @@ pub fn run(
         None => changes::default_since(util::unix_now()),
     };
     let db = db::open(paths)?;
-    let out = changes::render(&db, &since, filter, json)?;
+    let (out, notes) = changes::render_noted(&db, &since, filter, json)?;
     print(&out)?;
+    super::output::notes(&notes);
     Ok(Outcome::Success)
 }

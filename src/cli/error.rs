@@ -1,48 +1,49 @@
 //! How commands fail and end, and the one place that maps both to exit codes.
 
-use std::fmt;
-
 use crate::config::ConfigError;
 use crate::db::StoreError;
 use crate::sources::SourcesError;
 
 /// A command that failed (exit code 1 unless it is a usage error).
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum CliError {
     /// Wrong arguments found late (exit 2).
+    #[error("{0}")]
     Usage(String),
     /// Bad or unreadable configuration.
-    Config(ConfigError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
     /// Storage failure.
-    Store(StoreError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The daemon could not run, or be found or signalled.
+    #[cfg(feature = "collect")]
+    #[error(transparent)]
+    Daemon(#[from] crate::daemon::DaemonError),
+    /// The store is empty because a damaged database was just moved aside: no list is
+    /// handed out until a run has filled it again.
+    #[error(transparent)]
+    Emptied(#[from] crate::listing::EmptiedByDamage),
     /// Standard output was closed by its reader (`export | head -1`): the command
     /// ends quietly with exit 0, as a filter in a pipe should.
+    #[error("standard output closed")]
     ClosedStdout,
-    /// Anything else (I/O, a server that cannot start, a source that is not there).
+    /// An I/O error, with what was being done.
+    #[error("{what}: {source}")]
+    Io {
+        /// What failed (`writing output`, a file name).
+        what: String,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A collection that failed as a whole.
+    #[cfg(feature = "collect")]
+    #[error(transparent)]
+    Run(#[from] crate::collect::run::RunError),
+    /// Anything else (a server that cannot start, a source that is not there).
+    #[error("{0}")]
     Other(String),
-}
-
-impl fmt::Display for CliError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CliError::Usage(m) | CliError::Other(m) => f.write_str(m),
-            CliError::Config(e) => e.fmt(f),
-            CliError::Store(e) => e.fmt(f),
-            CliError::ClosedStdout => f.write_str("standard output closed"),
-        }
-    }
-}
-
-impl From<ConfigError> for CliError {
-    fn from(e: ConfigError) -> Self {
-        CliError::Config(e)
-    }
-}
-
-impl From<StoreError> for CliError {
-    fn from(e: StoreError) -> Self {
-        CliError::Store(e)
-    }
 }
 
 impl From<SourcesError> for CliError {
@@ -82,6 +83,24 @@ pub const USAGE_EXIT: u8 = 2;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn causes_are_kept() {
+        use std::error::Error;
+        let e = CliError::Io {
+            what: "writing output".into(),
+            source: std::io::Error::other("disk full"),
+        };
+        assert_eq!(e.to_string(), "writing output: disk full");
+        assert_eq!(e.source().unwrap().to_string(), "disk full");
+        // Wrapped errors are the same error: their own cause comes through.
+        let store = StoreError::Other("locked".into());
+        let wrapped = CliError::from(store);
+        assert_eq!(
+            wrapped.to_string(),
+            StoreError::Other("locked".into()).to_string()
+        );
+    }
 
     #[test]
     fn codes() {

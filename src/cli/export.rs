@@ -21,14 +21,17 @@ pub fn run(
         return Err(CliError::Other(inspect::missing("--details")));
     }
     let db = db::open(paths)?;
+    listing::check_not_emptied(paths, &db)??;
     let bytes = if details {
         inspect::details::render(&db, options)?
     } else {
         listing::render(&db, options)?
     };
     match out {
-        Some(path) => util::write_atomic(path, &bytes)
-            .map_err(|e| CliError::Other(format!("{}: {e}", path.display())))?,
+        Some(path) => util::write_atomic(path, &bytes).map_err(|source| CliError::Io {
+            what: path.display().to_string(),
+            source,
+        })?,
         None => print(&bytes)?,
     }
     Ok(Outcome::Success)

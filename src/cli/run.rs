@@ -91,6 +91,7 @@ mod imp {
     /// The `run` command: collect every source once, store, render the outputs when
     /// anything changed. `Outcome::SourcesFailed` (exit 3) when a source failed.
     pub fn run(paths: &Paths) -> Result<Outcome, CliError> {
+        crate::daemon::refuse_if_running(paths)?;
         let cfg = config::load_logged(&paths.config())?;
         if cfg.asns.is_empty() && cfg.fqdns.is_empty() {
             log::warn!(
@@ -107,7 +108,7 @@ mod imp {
         )
         .map_err(|e| match e {
             collect::run::RunError::Store(s) => CliError::Store(s),
-            other => CliError::Other(other.to_string()),
+            other => CliError::Run(other),
         })?;
         collect::run::log_report(&report);
         record(paths, &report);

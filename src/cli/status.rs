@@ -1,13 +1,42 @@
 //! `status [--json]`: what the daemon and the last runs recorded, and what is stored.
+//! Gathering the facts, the JSON form and the text form are separate steps.
+
+use std::fmt::Write;
 
 use super::output::print;
 use super::{CliError, Outcome};
-use crate::config::{self, Paths};
+use crate::config::{self, Config, Paths};
+use crate::status::Status;
 use crate::{db, status, util};
+
+/// Everything `status` shows, read once; each part is `None` when it could not be read,
+/// and `problems` says why.
+struct Report {
+    cfg: Option<Config>,
+    st: Option<Status>,
+    counts: Option<(u64, u64)>,
+    journal_mode: Option<String>,
+    last_snapshot: Option<String>,
+    problems: Vec<String>,
+}
 
 /// Shows what is known even when the configuration or the database is broken (that
 /// is when an administrator asks), then exits 1 if something was.
 pub fn run(paths: &Paths, json: bool) -> Result<Outcome, CliError> {
+    let report = gather(paths);
+    let out = if json {
+        json_text(&report, paths)
+    } else {
+        as_text(&report, paths)
+    };
+    print(out.as_bytes())?;
+    match report.problems.len() {
+        0 => Ok(Outcome::Success),
+        n => Err(CliError::Other(format!("{n} problem(s), see above"))),
+    }
+}
+
+fn gather(paths: &Paths) -> Report {
     let mut problems: Vec<String> = Vec::new();
     let cfg = config::load_logged(&paths.config())
         .map_err(|e| problems.push(format!("config: {e}")))
@@ -29,97 +58,121 @@ pub fn run(paths: &Paths, json: bool) -> Result<Outcome, CliError> {
     let last_snapshot = db::snapshot::last_written(paths)
         .map(util::iso)
         .or_else(|| st.as_ref().and_then(|s| s.last_snapshot.clone()));
-    let mut out = String::new();
-    if json {
-        let v = serde_json::json!({
-            "status": st,
-            "counts": counts.map(|c| serde_json::json!({"asn": c.0, "fqdn": c.1})),
-            "asns": cfg.as_ref().map(|c| &c.asns),
-            "fqdns": cfg.as_ref().map(|c| &c.fqdns),
-            "journal_mode": journal_mode,
-            "last_snapshot": last_snapshot,
-            "errors": problems,
-            // What `GET /status` answers (the LuCI app reads it from here).
-            "overview": crate::overview::build(paths),
-        });
-        out = v.to_string();
-        out.push('\n');
-    } else {
-        let st = st.unwrap_or_default();
-        let or_never = |v: &Option<String>| v.clone().unwrap_or_else(|| "never".into());
-        let age = st
-            .heartbeat
-            .as_deref()
-            .and_then(util::parse_iso)
-            .map(|t| util::unix_now() - t);
-        let daemon = match (&st.heartbeat, st.pid, age) {
-            (Some(hb), Some(pid), Some(a)) if a <= 180 => {
-                format!("running (pid {pid}, heartbeat {hb}, {a} s ago)")
-            }
-            (Some(hb), Some(pid), _) => {
-                format!("not responding? last heartbeat {hb} (pid {pid})")
-            }
-            (Some(hb), None, _) => format!("stopped (last heartbeat {hb})"),
-            _ => "no heartbeat recorded".into(),
-        };
-        out.push_str(&format!("daemon:        {daemon}\n"));
-        out.push_str(&format!(
-            "last run:      {} .. {}\n",
-            or_never(&st.last_run_started),
-            or_never(&st.last_run_finished)
-        ));
-        if let (Some(a), Some(r)) = (st.last_run_added, st.last_run_removed) {
-            out.push_str(&format!("last changes:  {a} added, {r} removed\n"));
-        }
-        out.push_str(&format!("last success:  {}\n", or_never(&st.last_success)));
-        out.push_str(&format!(
-            "last error:    {}\n",
-            st.last_error.clone().unwrap_or_else(|| "none".into())
-        ));
-        out.push_str(&format!(
-            "next run:      {}\n",
-            st.next_run.clone().unwrap_or_else(|| "-".into())
-        ));
-        if let Some(cfg) = &cfg {
-            out.push_str(&format!(
-                "sources:       {} ASNs, {} FQDNs\n",
-                cfg.asns.len(),
-                cfg.fqdns.len()
-            ));
-        }
-        if let Some((a, f)) = counts {
-            out.push_str(&format!("stored:        {a} ASN values, {f} FQDN values\n"));
-        }
-        if let Some(m) = &journal_mode {
-            out.push_str(&format!("journal mode:  {m}\n"));
-        }
-        if let Some(f) = &paths.snapshot {
-            out.push_str(&format!(
-                "snapshot:      {} (last written {}{})\n",
-                f.display(),
-                or_never(&last_snapshot),
-                if st.snapshot_pending {
-                    "; newer changes not in it yet"
-                } else {
-                    ""
-                }
-            ));
-        } else if let Some(t) = &last_snapshot {
-            out.push_str(&format!("last snapshot: {t}\n"));
-        }
-        for (source, why) in &st.failures {
-            out.push_str(&format!("failed:        {source}: {why}\n"));
-        }
-        for (path, why) in &st.output_failures {
-            out.push_str(&format!("output failed: {path}: {why}\n"));
-        }
-        for p in &problems {
-            out.push_str(&format!("problem:       {p}\n"));
-        }
+    Report {
+        cfg,
+        st,
+        counts,
+        journal_mode,
+        last_snapshot,
+        problems,
     }
-    print(out.as_bytes())?;
-    match problems.len() {
-        0 => Ok(Outcome::Success),
-        n => Err(CliError::Other(format!("{n} problem(s), see above"))),
+}
+
+fn as_json(r: &Report) -> serde_json::Value {
+    serde_json::json!({
+        "status": r.st,
+        "counts": r.counts.map(|c| serde_json::json!({"asn": c.0, "fqdn": c.1})),
+        "asns": r.cfg.as_ref().map(|c| &c.asns),
+        "fqdns": r.cfg.as_ref().map(|c| &c.fqdns),
+        "journal_mode": r.journal_mode,
+        "last_snapshot": r.last_snapshot,
+        "errors": r.problems,
+    })
+}
+
+/// The JSON form, and last what `GET /status` answers (the LuCI app reads it from
+/// here) in the API's bytes: spliced in rather than turned into a `Value`, which
+/// would compile a second serializer for every type in it.
+fn json_text(r: &Report, paths: &Paths) -> String {
+    let mut s = as_json(r).to_string();
+    s.pop();
+    s.push_str(",\"overview\":");
+    s.push_str(&String::from_utf8_lossy(
+        &crate::overview::build(paths).to_json(),
+    ));
+    s.push_str("}\n");
+    s
+}
+
+fn or_never(v: &Option<String>) -> String {
+    v.clone().unwrap_or_else(|| "never".into())
+}
+
+/// Whether the daemon looks alive, from its heartbeat.
+fn daemon_line(st: &Status) -> String {
+    let age = st
+        .heartbeat
+        .as_deref()
+        .and_then(util::parse_iso)
+        .map(|t| util::unix_now() - t);
+    match (&st.heartbeat, st.pid, age) {
+        (Some(hb), Some(pid), Some(a)) if a <= 180 => {
+            format!("running (pid {pid}, heartbeat {hb}, {a} s ago)")
+        }
+        (Some(hb), Some(pid), _) => format!("not responding? last heartbeat {hb} (pid {pid})"),
+        (Some(hb), None, _) => format!("stopped (last heartbeat {hb})"),
+        _ => "no heartbeat recorded".into(),
+    }
+}
+
+fn as_text(r: &Report, paths: &Paths) -> String {
+    let st = r.st.clone().unwrap_or_default();
+    let mut out = String::new();
+    let _ = writeln!(out, "daemon:        {}", daemon_line(&st));
+    let _ = writeln!(
+        out,
+        "last run:      {} .. {}",
+        or_never(&st.last_run_started),
+        or_never(&st.last_run_finished)
+    );
+    if let (Some(a), Some(r)) = (st.last_run_added, st.last_run_removed) {
+        let _ = writeln!(out, "last changes:  {a} added, {r} removed");
+    }
+    let _ = writeln!(out, "last success:  {}", or_never(&st.last_success));
+    let last_error = st.last_error.as_deref().unwrap_or("none");
+    let _ = writeln!(out, "last error:    {last_error}");
+    let _ = writeln!(
+        out,
+        "next run:      {}",
+        st.next_run.as_deref().unwrap_or("-")
+    );
+    if let Some(cfg) = &r.cfg {
+        let (a, f) = (cfg.asns.len(), cfg.fqdns.len());
+        let _ = writeln!(out, "sources:       {a} ASNs, {f} FQDNs");
+    }
+    if let Some((a, f)) = r.counts {
+        let _ = writeln!(out, "stored:        {a} ASN values, {f} FQDN values");
+    }
+    if let Some(m) = &r.journal_mode {
+        let _ = writeln!(out, "journal mode:  {m}");
+    }
+    snapshot_lines(&mut out, r, &st, paths);
+    for (source, why) in &st.failures {
+        let _ = writeln!(out, "failed:        {source}: {why}");
+    }
+    for (path, why) in &st.output_failures {
+        let _ = writeln!(out, "output failed: {path}: {why}");
+    }
+    for p in &r.problems {
+        let _ = writeln!(out, "problem:       {p}");
+    }
+    out
+}
+
+fn snapshot_lines(out: &mut String, r: &Report, st: &Status, paths: &Paths) {
+    if let Some(f) = &paths.snapshot {
+        let pending = if st.snapshot_pending {
+            "; newer changes not in it yet"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "snapshot:      {} (last written {}{pending})",
+            f.display(),
+            or_never(&r.last_snapshot)
+        );
+    } else if let Some(t) = &r.last_snapshot {
+        let _ = writeln!(out, "last snapshot: {t}");
     }
 }

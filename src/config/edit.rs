@@ -2,7 +2,6 @@
 //! keys this version does not know.
 
 use std::fs;
-use std::io;
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -46,16 +45,9 @@ fn update<T>(
         })?;
     }
     let _guard = lock(path)?;
-    let mut doc = match fs::read_to_string(path) {
-        Ok(text) if text.trim().is_empty() => Value::Object(Map::new()),
-        Ok(text) => read_value(&text, path)?,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Value::Object(Map::new()),
-        Err(source) => {
-            return Err(ConfigError::Io {
-                path: path.into(),
-                source,
-            })
-        }
+    let mut doc = match read_text(path)? {
+        Some(text) if !text.trim().is_empty() => read_value(&text, path)?,
+        _ => Value::Object(Map::new()),
     };
     let before = from_value(&doc, path)?.config;
     let root = doc.as_object_mut().expect("validated as an object");
@@ -76,6 +68,13 @@ fn update<T>(
         }
         let mut text = serde_json::to_string_pretty(&doc).expect("a JSON value serialises");
         text.push('\n');
+        // The next load would refuse a larger file: refuse the change instead.
+        if text.len() as u64 > MAX_CONFIG_BYTES {
+            return Err(ConfigError::TooLarge {
+                path: path.into(),
+                limit: MAX_CONFIG_BYTES,
+            });
+        }
         crate::util::write_atomic(path, text.as_bytes()).map_err(|source| ConfigError::Io {
             path: path.into(),
             source,

@@ -3,7 +3,6 @@
 //! The file is read as a generic JSON value first, so that every error can name the key
 //! it is about and so that a rewrite keeps keys this version does not know.
 
-use std::fs;
 use std::io;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -128,6 +127,31 @@ pub struct DnsConfig {
     pub timeout_seconds: u64,
 }
 
+/// How upstream requests are made (`fetch`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FetchConfig {
+    /// `fetch.command`: a program and its arguments run for every upstream request
+    /// (`{url}` and `{user_agent}` replaced), its standard output read as the answer.
+    /// `None`: the built-in HTTP client.
+    pub command: Option<Vec<String>>,
+}
+
+/// The shortest prefixes taken from an upstream (`min_prefix`): a shorter one
+/// (`0.0.0.0/0` would match all traffic) is skipped and logged as invalid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MinPrefix {
+    /// Shortest IPv4 prefix length (default 8).
+    pub ipv4: u8,
+    /// Shortest IPv6 prefix length (default 16).
+    pub ipv6: u8,
+}
+
+impl Default for MinPrefix {
+    fn default() -> Self {
+        MinPrefix { ipv4: 8, ipv6: 16 }
+    }
+}
+
 /// HTTP API settings (`api`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiConfig {
@@ -222,6 +246,10 @@ pub struct Config {
     pub ripe: RipeConfig,
     /// DNS settings.
     pub dns: DnsConfig,
+    /// How upstream requests are made.
+    pub fetch: FetchConfig,
+    /// The shortest prefixes taken from an upstream.
+    pub min_prefix: MinPrefix,
     /// HTTP API settings.
     pub api: ApiConfig,
     /// Files rendered by the daemon.
@@ -254,6 +282,8 @@ impl Default for Config {
                 doh_url: "https://cloudflare-dns.com/dns-query".into(),
                 timeout_seconds: 10,
             },
+            fetch: FetchConfig::default(),
+            min_prefix: MinPrefix::default(),
             api: ApiConfig {
                 listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
                 token: None,
@@ -300,6 +330,17 @@ pub enum ConfigError {
         /// What the parser said.
         message: String,
     },
+    /// The file is larger than [`MAX_CONFIG_BYTES`] (or would become so).
+    #[error(
+        "{}: larger than the limit of {limit} bytes for the configuration; nothing was read or changed",
+        path.display()
+    )]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The limit in bytes.
+        limit: u64,
+    },
     /// A key has a value that is not allowed.
     #[error("{}: {key}: {message}", path.display())]
     Invalid {
@@ -321,17 +362,34 @@ pub struct Loaded {
     pub warnings: Vec<String>,
 }
 
-/// Reads and validates `path`. A missing file is the empty configuration.
-pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
-    match fs::read_to_string(path) {
-        Ok(text) => parse(&text, path),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Loaded {
-            config: Config::default(),
-            warnings: Vec::new(),
+/// The largest `config.json` read or written: 1 MiB, room for about 100,000 sources.
+/// A parsed JSON document takes many times its text in memory, so a file without a
+/// limit could take all of a router's RAM.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// The text of the configuration file, `None` when it does not exist.
+fn read_text(path: &Path) -> Result<Option<String>, ConfigError> {
+    match crate::util::read_text_capped(path, MAX_CONFIG_BYTES) {
+        Ok(Some(text)) => Ok(Some(text)),
+        Ok(None) => Err(ConfigError::TooLarge {
+            path: path.into(),
+            limit: MAX_CONFIG_BYTES,
         }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(ConfigError::Io {
             path: path.into(),
             source: e,
+        }),
+    }
+}
+
+/// Reads and validates `path`. A missing file is the empty configuration.
+pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
+    match read_text(path)? {
+        Some(text) => parse(&text, path),
+        None => Ok(Loaded {
+            config: Config::default(),
+            warnings: Vec::new(),
         }),
     }
 }

@@ -173,3 +173,103 @@ fn bad_values_leave_file_alone() {
     assert!(add_source(&path, Kind::Asn, "1").is_err());
     assert_eq!(fs::read_to_string(&path).unwrap(), "{\"ttl_days\": \"x\"}");
 }
+
+#[test]
+fn fetch_command_and_min_prefix() {
+    let c = parse("{}", p()).unwrap().config;
+    assert_eq!(c.fetch.command, None);
+    assert_eq!((c.min_prefix.ipv4, c.min_prefix.ipv6), (8, 16));
+    let text = r#"{"fetch": {"command": ["uclient-fetch", "-q", "-T", "30", "-O", "-", "{url}"]},
+                   "min_prefix": {"ipv4": 12, "ipv6": 0}}"#;
+    let c = parse(text, p()).unwrap().config;
+    assert_eq!(
+        c.fetch.command.unwrap(),
+        ["uclient-fetch", "-q", "-T", "30", "-O", "-", "{url}"]
+    );
+    assert_eq!((c.min_prefix.ipv4, c.min_prefix.ipv6), (12, 0));
+    let c = parse(r#"{"fetch": {"command": null}}"#, p())
+        .unwrap()
+        .config;
+    assert_eq!(c.fetch.command, None);
+    for (text, key, says) in [
+        (
+            r#"{"fetch": {"command": "curl {url}"}}"#,
+            "fetch.command",
+            "expected a list",
+        ),
+        (r#"{"fetch": {"command": []}}"#, "fetch.command", "empty"),
+        (
+            r#"{"fetch": {"command": ["curl"]}}"#,
+            "fetch.command",
+            "{url}",
+        ),
+        (
+            r#"{"fetch": {"command": ["", "{url}"]}}"#,
+            "fetch.command[0]",
+            "non-empty",
+        ),
+        (
+            r#"{"fetch": {"command": ["curl", 5]}}"#,
+            "fetch.command[1]",
+            "got 5",
+        ),
+        (
+            r#"{"min_prefix": {"ipv4": 33}}"#,
+            "min_prefix.ipv4",
+            "0 to 32",
+        ),
+        (
+            r#"{"min_prefix": {"ipv6": 129}}"#,
+            "min_prefix.ipv6",
+            "0 to 128",
+        ),
+        (r#"{"min_prefix": 8}"#, "min_prefix", "object"),
+    ] {
+        let e = parse(text, p()).unwrap_err().to_string();
+        assert!(e.contains(key) && e.contains(says), "{text}: {e}");
+    }
+    let w = parse(r#"{"fetch": {"comand": []}}"#, p()).unwrap().warnings;
+    assert!(w.iter().any(|w| w.contains("fetch.comand")), "{w:?}");
+}
+
+#[test]
+fn many_sources_and_duplicates() {
+    // 20,000 ASNs, each listed twice in two spellings: collected once, warned once each.
+    let list: Vec<String> = (1..=20_000)
+        .flat_map(|n| [format!("\"{n}\""), format!("\"AS{n}\"")])
+        .collect();
+    let text = format!("{{\"asns\":[{}]}}", list.join(","));
+    let l = parse(&text, p()).unwrap();
+    assert_eq!(l.config.asns.len(), 20_000);
+    assert_eq!(l.config.asns[19_999], "20000");
+    assert_eq!(l.warnings.len(), 20_000);
+    assert!(
+        l.warnings[0].contains("asns[1]: 1 is listed twice"),
+        "{:?}",
+        l.warnings[0]
+    );
+}
+
+#[test]
+fn too_large_files_are_refused_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.json");
+    // Compact JSON under the limit, which the pretty rewrite would take over it.
+    let list: Vec<String> = (1..=100_000).map(|n| format!("{n}")).collect();
+    let mut text = format!("{{\"asns\":[{}]}}", list.join(","));
+    text.push_str(&" ".repeat(MAX_CONFIG_BYTES as usize - text.len()));
+    fs::write(&path, &text).unwrap();
+    assert_eq!(load(&path).unwrap().config.asns.len(), 100_000);
+    // A change that would take it over the limit is refused, the file left as it was.
+    let e = add_source(&path, crate::source::Kind::Asn, "200000").unwrap_err();
+    assert!(matches!(e, ConfigError::TooLarge { .. }), "{e}");
+    assert_eq!(fs::read_to_string(&path).unwrap(), text);
+    text.push(' ');
+    fs::write(&path, &text).unwrap();
+    let e = load(&path).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("config.json: larger than the limit of 1048576 bytes"),
+        "{e}"
+    );
+}

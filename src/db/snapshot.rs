@@ -3,9 +3,10 @@
 //! a reboot the lists are restored from the snapshot instead of being empty until the
 //! first fetch succeeds, which may never happen if the WAN needs those routes.
 //!
-//! The snapshot is a plain SQLite database in rollback-journal mode (`sqlite3` reads
-//! it), written by `VACUUM INTO` to a temporary file beside it, synced and renamed over
-//! it: a crash at any moment leaves the old or the new snapshot.
+//! The snapshot is the compact dump of `dump` (a few bytes per value), written to a
+//! temporary file beside it, synced and renamed over it: a crash at any moment leaves
+//! the old or the new snapshot. A restore builds the database from it (snapshots of
+//! earlier versions, plain SQLite databases, are restored as well).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read};
@@ -28,7 +29,7 @@ fn sibling(file: &Path, suffix: &str) -> PathBuf {
 }
 
 fn io_err(what: &Path, e: io::Error) -> StoreError {
-    StoreError::Other(format!("{}: {e}", what.display()))
+    StoreError::io(what, e)
 }
 
 /// When the snapshot was last written (its modification time), if there is one.
@@ -50,6 +51,23 @@ pub fn due(paths: &Paths, cfg: &Config, unsaved: bool, now: i64) -> bool {
     match last_written(paths) {
         None => true,
         Some(t) => now < t || now - t >= interval,
+    }
+}
+
+/// Whether the stored values changed since the last snapshot, by any process: the
+/// database counts its changes (`meta.generation`, see the schema) and records the
+/// count the last snapshot saved. False without a snapshot file, and when the database
+/// cannot be read (the next open reports that).
+pub fn pending(paths: &Paths) -> bool {
+    if paths.snapshot.is_none() {
+        return false;
+    }
+    match super::open(paths).and_then(|db| db.generation()) {
+        Ok((now, saved)) => now != saved,
+        Err(e) => {
+            log::warn!("whether a snapshot is pending: {e}");
+            false
+        }
     }
 }
 
@@ -109,11 +127,23 @@ pub fn write(paths: &Paths) -> Result<i64, StoreError> {
     let mut journal = tmp.clone().into_os_string();
     journal.push("-journal");
     let _ = fs::remove_file(&journal);
-    let target = tmp.to_string_lossy().into_owned();
-    db.conn
-        .execute("VACUUM INTO ?1", [&target])
-        .map_err(|e| db.err(e))?;
-    drop(db);
+    // One read transaction: the dump and the change count it holds agree.
+    let (generation, bytes) = db.run(|c| {
+        c.execute_batch("BEGIN")?;
+        let read = (|| {
+            let g: i64 =
+                c.query_row("SELECT value FROM meta WHERE key = 'generation'", [], |r| {
+                    r.get(0)
+                })?;
+            Ok((g, super::dump::write(c)?))
+        })();
+        let _ = c.execute_batch("COMMIT");
+        read
+    })?;
+    {
+        use std::io::Write;
+        (&lock).write_all(&bytes).map_err(|e| io_err(&tmp, e))?;
+    }
     lock.sync_all().map_err(|e| io_err(&tmp, e))?;
     let size = lock.metadata().map(|m| m.len()).unwrap_or(0);
     fs::rename(&tmp, file).map_err(|e| io_err(file, e))?;
@@ -124,6 +154,8 @@ pub fn write(paths: &Paths) -> Result<i64, StoreError> {
         }
     }
     drop(lock);
+    db.saved(generation)?;
+    drop(db);
     log::info!(
         "snapshot written to {} ({size} bytes, {} ms)",
         file.display(),
@@ -143,31 +175,69 @@ fn has_magic(f: &Path) -> io::Result<bool> {
     }
 }
 
-/// Copies the snapshot to `copy` through SQLite (`VACUUM INTO` reads every page, so
-/// damage shows). `Ok(false)` for a file that is not a valid database, `Err` for
-/// anything else (the file could not be read).
-fn copy_checked(snap: &Path, copy: &Path) -> Result<bool, StoreError> {
+/// Builds the database `db` (which must not exist) from the snapshot `snap`: the
+/// documented way to read a snapshot with standard tools (`sqlite3 db`) is the
+/// program's own restore, `ripe-cidr-collector --db NEW.db --snapshot FILE status`,
+/// which calls this. A snapshot that is not valid is [`StoreError::BadSnapshot`].
+pub fn restore_into(snap: &Path, db: &Path) -> Result<(), StoreError> {
+    match copy_checked(snap, db)? {
+        Ok(()) => Ok(()),
+        Err(why) => Err(StoreError::BadSnapshot {
+            path: snap.to_path_buf(),
+            why,
+        }),
+    }
+}
+
+/// Rebuilds a database at `copy` from a compact snapshot.
+fn build_from_dump(bytes: &[u8], copy: &Path) -> Result<Result<(), String>, StoreError> {
+    let mut c = Connection::open(copy)?;
+    let tx = c.transaction()?;
+    super::schema::create_empty(&tx)?;
+    if let Err(why) = super::dump::read(bytes, &tx) {
+        return Ok(Err(why));
+    }
+    tx.execute_batch(super::schema::INDEX)?;
+    tx.pragma_update(None, "user_version", super::SCHEMA_VERSION)?;
+    tx.commit()?;
+    Ok(Ok(()))
+}
+
+/// Copies the snapshot to `copy`: a compact snapshot is read back into a new
+/// database, one of an earlier version (a plain database) is copied through SQLite
+/// (`VACUUM INTO` reads every page, so damage shows). `Ok(Err(why))` for a file that
+/// is not a valid snapshot, `Err` for anything else (the file could not be read).
+fn copy_checked(snap: &Path, copy: &Path) -> Result<Result<(), String>, StoreError> {
+    remove_with_journals(copy);
+    let bytes = fs::read(snap).map_err(|e| io_err(snap, e))?;
+    if super::dump::is_dump(&bytes) {
+        let built = build_from_dump(&bytes, copy);
+        if !matches!(built, Ok(Ok(()))) {
+            remove_with_journals(copy);
+        }
+        return built;
+    }
+    drop(bytes);
     // SQLite takes an empty file for an empty database; a snapshot is never empty.
     if !has_magic(snap).map_err(|e| io_err(snap, e))? {
-        return Ok(false);
+        return Ok(Err("neither a snapshot nor a database".into()));
     }
-    remove_with_journals(copy);
     let run = || -> rusqlite::Result<()> {
         let c = Connection::open_with_flags(snap, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
         c.execute("VACUUM INTO ?1", [copy.to_string_lossy()])?;
         Ok(())
     };
     match run() {
-        Ok(()) => Ok(true),
+        Ok(()) => Ok(Ok(())),
         Err(e)
             if matches!(
                 e.sqlite_error_code(),
                 Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase)
             ) =>
         {
-            Ok(false)
+            Ok(Err(e.to_string()))
         }
-        Err(e) => Err(StoreError::Other(format!("{}: {e}", snap.display()))),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -184,13 +254,14 @@ fn remove_with_journals(f: &Path) {
 /// another process was faster). A snapshot that is not a valid database is moved aside
 /// as `<snapshot>.corrupt-<ts>` and the start goes on with an empty database. A
 /// snapshot that cannot be read fails the open: an empty list must not replace it.
-pub(crate) fn restore_if_missing(paths: &Paths) -> Result<(), StoreError> {
+/// Returns whether it restored.
+pub(crate) fn restore_if_missing(paths: &Paths) -> Result<bool, StoreError> {
     let Some(snap) = paths.snapshot.as_deref() else {
-        return Ok(());
+        return Ok(false);
     };
     let db = &paths.db;
     if fs::symlink_metadata(db).is_ok() || !snap.exists() {
-        return Ok(());
+        return Ok(false);
     }
     let tmp = sibling(db, &format!(".restore-{}", util::process_id()));
     let result = restore(snap, db, &tmp);
@@ -198,9 +269,10 @@ pub(crate) fn restore_if_missing(paths: &Paths) -> Result<(), StoreError> {
     result
 }
 
-fn restore(snap: &Path, db: &Path, tmp: &Path) -> Result<(), StoreError> {
+fn restore(snap: &Path, db: &Path, tmp: &Path) -> Result<bool, StoreError> {
     let started = Instant::now();
-    if !copy_checked(snap, tmp)? {
+    if let Err(why) = copy_checked(snap, tmp)? {
+        log::error!("{}: {why}", snap.display());
         let ts = util::compact_ts(util::unix_now());
         let mut aside = snap.as_os_str().to_owned();
         aside.push(format!(".corrupt-{ts}"));
@@ -216,13 +288,13 @@ fn restore(snap: &Path, db: &Path, tmp: &Path) -> Result<(), StoreError> {
                 snap.display()
             ),
         }
-        return Ok(());
+        return Ok(false);
     }
     // No-clobber: a process that restored (or created) the database meanwhile wins,
     // and its connections keep the file they opened.
     match fs::hard_link(tmp, db) {
         Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(false),
         // Filesystems without hard links (FAT): a plain rename.
         Err(_) => fs::rename(tmp, db).map_err(|e| io_err(db, e))?,
     }
@@ -232,7 +304,7 @@ fn restore(snap: &Path, db: &Path, tmp: &Path) -> Result<(), StoreError> {
         snap.display(),
         started.elapsed().as_millis() as u64
     );
-    Ok(())
+    Ok(true)
 }
 
 /// Whether changes are not in the snapshot yet, and writing it when due. The daemon
@@ -263,16 +335,18 @@ impl Saver {
         changed: bool,
         now: i64,
     ) -> Option<Result<i64, StoreError>> {
-        self.unsaved |= changed && paths.snapshot.is_some();
+        self.unsaved |= (changed && paths.snapshot.is_some()) || pending(paths);
         if !due(paths, cfg, self.unsaved, now) {
             return None;
         }
         Some(self.write(paths))
     }
 
-    /// At stop (SIGTERM/SIGINT): writes the snapshot when changes are not in it yet.
+    /// At stop (SIGTERM/SIGINT): writes the snapshot when changes are not in it yet,
+    /// this process's or another's (a purge by the CLI or the API).
     pub fn at_stop(&mut self, paths: &Paths) -> Option<Result<i64, StoreError>> {
-        (self.unsaved && paths.snapshot.is_some()).then(|| self.write(paths))
+        let unsaved = (self.unsaved && paths.snapshot.is_some()) || pending(paths);
+        unsaved.then(|| self.write(paths))
     }
 
     fn write(&mut self, paths: &Paths) -> Result<i64, StoreError> {
@@ -323,5 +397,117 @@ mod tests {
         assert!(!db_path.exists());
         super::super::open(&ram).unwrap();
         assert!(db_path.exists());
+    }
+}
+
+#[cfg(test)]
+mod round_trip {
+    use super::*;
+    use crate::source::Kind;
+
+    fn everything(
+        paths: &Paths,
+    ) -> (
+        Vec<super::super::Row>,
+        Vec<super::super::ChangeRow>,
+        (i64, i64),
+    ) {
+        let d = super::super::open(paths).unwrap();
+        (
+            d.all_rows().unwrap(),
+            d.all_changes().unwrap(),
+            d.generation().unwrap(),
+        )
+    }
+
+    #[test]
+    fn write_delete_restore_compare_every_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let snap = dir.path().join("flash/ripe.snapshot");
+        let paths = Paths::new(dir.path(), Some(dir.path().join("ram/ripe.db")))
+            .with_snapshot(Some(snap.clone()));
+        let t0 = util::unix_now() - 10 * 86_400;
+        {
+            let mut d = super::super::open(&paths).unwrap();
+            let v4: Vec<String> = (0..3000)
+                .map(|i| format!("10.{}.{}.0/24", i / 256, i % 256))
+                .collect();
+            let v6: Vec<String> = (0..500).map(|i| format!("2001:db8:{i:x}::/48")).collect();
+            d.merge_source(Kind::Asn, "1", &v4, t0, 7).unwrap();
+            d.merge_source(Kind::Asn, "2", &v6, t0 + 60, 7).unwrap();
+            d.merge_source(
+                Kind::Fqdn,
+                "a.example",
+                &["1.1.1.1".into(), "::1".into()],
+                t0,
+                7,
+            )
+            .unwrap();
+            d.merge_source(Kind::Asn, "1", &v4[10..], t0 + 9 * 86_400, 7)
+                .unwrap();
+            d.purge_source(Kind::Asn, "2").unwrap();
+            // What scripts store: legacy times, text values, a kind of the future (the
+            // triggers of the views would write these; this SQLite lacks their date
+            // functions).
+            d.conn
+                .execute_batch(
+                    "INSERT INTO sources (kind, name) VALUES ('feed', 'x');
+                     INSERT INTO entries VALUES ((SELECT max(id) FROM sources), '010.1.2.3',
+                         '2026-09-01T00:00:00', 1790000000, 0);
+                     INSERT INTO history VALUES ('2026-12-01 junk', 1, 1, 'x', 2, NULL);",
+                )
+                .unwrap();
+        }
+        let before = everything(&paths);
+        assert!(before.1.len() > 3000, "{}", before.1.len());
+        let t = write(&paths).unwrap();
+        assert!(t > 0);
+        let size = fs::metadata(&snap).unwrap().len();
+        assert!(size < 3505 * 8, "{size} bytes for 3,505 values");
+        let after_write = everything(&paths);
+        assert!(!pending(&paths));
+        fs::remove_file(&paths.db).unwrap();
+        for s in ["-wal", "-shm"] {
+            let _ = fs::remove_file(format!("{}{s}", paths.db.display()));
+        }
+        let restored = everything(&paths);
+        assert_eq!(restored.0, before.0, "every row");
+        assert_eq!(restored.1, before.1, "every change");
+        assert_eq!(restored.2, after_write.2, "restored as saved");
+        assert!(!pending(&paths));
+    }
+
+    #[test]
+    fn a_snapshot_of_an_earlier_version_restores_and_a_bad_one_is_moved_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let snap = dir.path().join("ripe.snapshot");
+        {
+            // Version 2 wrote a plain database.
+            let c = Connection::open(&snap).unwrap();
+            c.execute_batch(super::super::migrate::SCHEMA_V1).unwrap();
+            c.execute_batch(super::super::history::SCHEMA_V2).unwrap();
+            c.execute_batch(
+                "INSERT INTO addresses VALUES ('asn', '1', '10.0.0.0/8', '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z');
+                 PRAGMA user_version = 2;",
+            )
+            .unwrap();
+        }
+        let paths = Paths::new(dir.path(), Some(dir.path().join("r/ripe.db")))
+            .with_snapshot(Some(snap.clone()));
+        let d = super::super::open(&paths).unwrap();
+        assert_eq!(d.rows(Kind::Asn, "1").unwrap()[0].value, "10.0.0.0/8");
+        drop(d);
+        // A compact snapshot with one byte changed fails its checksum.
+        write(&paths).unwrap();
+        let mut bytes = fs::read(&snap).unwrap();
+        let mid = bytes.len() / 2;
+        bytes[mid] ^= 1;
+        fs::write(&snap, &bytes).unwrap();
+        let e = restore_into(&snap, &dir.path().join("x.db")).unwrap_err();
+        assert!(e.to_string().contains("checksum"), "{e}");
+        fs::remove_dir_all(dir.path().join("r")).unwrap();
+        let d = super::super::open(&paths).unwrap();
+        assert!(d.all_rows().unwrap().is_empty(), "started empty");
+        assert!(!snap.exists(), "moved aside");
     }
 }

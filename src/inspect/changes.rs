@@ -39,7 +39,19 @@ pub fn default_since(now: i64) -> String {
 /// ask again with a later `since`). Text: one line per change, `time change source
 /// value`, tab-separated.
 pub fn render(db: &Db, since: &str, filter: TypeFilter, json: bool) -> Result<Vec<u8>, StoreError> {
+    Ok(render_noted(db, since, filter, json)?.0)
+}
+
+/// [`render`], and in text the notes for a person (no changes, the truncation) apart:
+/// the CLI prints them on stderr, so that stdout holds only the tab-separated lines.
+pub fn render_noted(
+    db: &Db,
+    since: &str,
+    filter: TypeFilter,
+    json: bool,
+) -> Result<(Vec<u8>, Vec<String>), StoreError> {
     let mut out = Vec::with_capacity(4096);
+    let mut notes = Vec::new();
     if json {
         out.push(b'{');
         push_field(&mut out, "since", since);
@@ -89,16 +101,15 @@ pub fn render(db: &Db, since: &str, filter: TypeFilter, json: bool) -> Result<Ve
         out.extend_from_slice(b"}\n");
     } else {
         if n == 0 {
-            out.extend_from_slice(format!("no changes since {since}\n").as_bytes());
+            notes.push(format!("no changes since {since}"));
         }
         if truncated {
-            out.extend_from_slice(
-                format!("(more than {MAX_ROWS} changes; ask again with a later --since)\n")
-                    .as_bytes(),
-            );
+            notes.push(format!(
+                "more than {MAX_ROWS} changes; ask again with a later --since"
+            ));
         }
     }
-    Ok(out)
+    Ok((out, notes))
 }
 
 #[cfg(test)]

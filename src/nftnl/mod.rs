@@ -11,8 +11,10 @@
 //! Memory: the batch is encoded once (about 40 bytes per IPv4 prefix) and sent in
 //! one datagram, as the kernel requires.
 
+#[cfg(any(test, fuzzing))]
+mod decode;
 mod dns;
-mod msg;
+pub(crate) mod msg;
 mod sock;
 
 pub use dns::ensure_dns_sets;
@@ -54,6 +56,15 @@ pub enum LoadError {
     /// Any other refusal: what was being done and the kernel's error.
     #[error("{0}: {1}")]
     Kernel(String, #[source] io::Error),
+    /// The values could not be read from the database (boxed: the error stays small).
+    #[error("{0}")]
+    Store(#[source] Box<crate::db::StoreError>),
+}
+
+impl From<crate::db::StoreError> for LoadError {
+    fn from(e: crate::db::StoreError) -> Self {
+        LoadError::Store(Box::new(e))
+    }
 }
 
 /// Loads `p` into the sets of table `inet <table>`: `<set>_v4` and `<set>_v6`, or
@@ -178,12 +189,11 @@ fn parse_acks(mut data: &[u8]) -> Vec<(u32, i32)> {
 
 /// The `load` output: the values `opts` selects from the database, aggregated as
 /// for the `nft` format, loaded into its table and sets.
-pub fn load_db(db: &crate::db::Db, opts: &RenderOptions) -> Result<LoadStats, String> {
+pub fn load_db(db: &crate::db::Db, opts: &RenderOptions) -> Result<LoadStats, LoadError> {
     let mut values = Collector::new(opts.family);
-    db.for_each_value(opts.type_filter, |v| values.push(v))
-        .map_err(|e| e.to_string())?;
+    db.for_each_value(opts.type_filter, |v| values.push(v))?;
     let prepared = values.finish(true);
-    let stats = load(&opts.table, &opts.set, &prepared, opts.family).map_err(|e| e.to_string())?;
+    let stats = load(&opts.table, &opts.set, &prepared, opts.family)?;
     log::info!(
         "loaded {} IPv4 and {} IPv6 prefixes into table inet {} ({} elements, {} bytes)",
         stats.v4,

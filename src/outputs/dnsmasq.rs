@@ -25,9 +25,9 @@ pub enum DnsmasqOutputError {
         table: String,
         /// The base set name.
         set: String,
-        /// What the kernel said.
+        /// What the kernel said (boxed: a load error can carry a store error).
         #[source]
-        source: crate::nftnl::LoadError,
+        source: Box<crate::nftnl::LoadError>,
     },
     /// nftables sets need Linux.
     #[error("the dns sets are nftables sets, which need Linux")]
@@ -95,8 +95,13 @@ pub fn render(out: &OutputConfig, d: &DnsmasqOutput) -> Result<Written, DnsmasqO
         }
     })?;
     if let Some(cmd) = &out.command {
-        super::run_shell(cmd, Duration::from_secs(out.timeout_seconds))
-            .map_err(DnsmasqOutputError::Command)?;
+        if let Err(e) = super::run_shell(cmd, Duration::from_secs(out.timeout_seconds)) {
+            // The command did not take the new file (dnsmasq not restarted, or the
+            // drop-in refused): without the file, the retry of this output sees a
+            // change and runs the command again, instead of an unchanged file.
+            let _ = fs::remove_file(&d.path);
+            return Err(DnsmasqOutputError::Command(e));
+        }
     }
     Ok(Written::Changed)
 }
@@ -122,7 +127,7 @@ fn nft_sets(
         DnsmasqOutputError::Sets {
             table: table.into(),
             set: set.into(),
-            source,
+            source: Box::new(source),
         }
     })
 }

@@ -527,7 +527,13 @@ fn token_guards_mutating_requests() {
     let broken = call(a, "POST", "/asns", &[("Authorization", "Bearer n3w")], body);
     assert_eq!(broken.status, 503);
     assert_eq!(broken.json(), json!({"error": "configuration unavailable"}));
-    assert!(log_of(&t).contains("config.json"), "details are logged");
+    // The log line is written before the answer, but reaches serve.log through the
+    // thread that drains the server's stderr, which may lag on a busy machine.
+    assert!(
+        eventually(Duration::from_secs(5), || log_of(&t)
+            .contains("config.json")),
+        "details are logged"
+    );
 }
 
 #[test]
@@ -607,13 +613,15 @@ fn storage_error_is_503_then_recovers() {
     }
     assert_error(&get(s.addr, "/addresses"), 503, "storage unavailable");
     assert_eq!(get(s.addr, "/addresses").status, 200);
+    // Logged before the answers, but copied into serve.log by a draining thread.
     assert!(
-        log_of(&t).contains("corrupt"),
+        eventually(Duration::from_secs(5), || log_of(&t).contains("corrupt")),
         "details are logged: {}",
         log_of(&t)
     );
     assert!(
-        log_of(&t).contains("the next request starts a fresh database"),
+        eventually(Duration::from_secs(5), || log_of(&t)
+            .contains("the next request starts a fresh database")),
         "{}",
         log_of(&t)
     );
@@ -952,10 +960,10 @@ fn idle_connections_do_not_block_health() {
         "{:?}",
         started.elapsed()
     );
-    // After 3.5 s the later ones are closed, the first
-    // ones (10 s) are not.
-    thread::sleep(Duration::from_millis(3500));
-    assert_eq!(closed_by_server(&later), 30);
+    // The later ones are closed after their 2 s, the first ones (10 s) are not.
+    assert!(eventually(Duration::from_secs(6), || closed_by_server(
+        &later
+    ) == 30));
     assert!(
         closed_by_server(&first) <= 6,
         "the first 64 keep their 10 s"

@@ -258,16 +258,18 @@ fn dnsmasq_fills_the_dns_sets_and_our_reloads_keep_them() {
     std::fs::create_dir(&confdir).unwrap();
     let drop_in = confdir.join("ripe-cidr-collector.conf");
     let ran = dir.file("restarts");
-    let config = |fqdns: &[&str]| {
+    let restart = format!("echo restart >> {}", ran.display());
+    let config_with = |fqdns: &[&str], command: &str| {
         json!({
             "asns": ["64500"],
             "fqdns": fqdns,
             "outputs": [
                 {"load": "nft", "type": "all"},
-                {"dnsmasq": drop_in, "command": format!("echo restart >> {}", ran.display())},
+                {"dnsmasq": drop_in, "command": command},
             ],
         })
     };
+    let config = |fqdns: &[&str]| config_with(fqdns, &restart);
     dir.config(&config(&["video.example"]));
     store(&dir, Kind::Asn, "64500", &["198.51.100.0/25"]);
     render(&dir);
@@ -375,6 +377,23 @@ add rule inet ripe_cidr out ip6 daddr @ripe_dns_v6 counter meta mark set 0x100
         "{ 203.0.113.7 }",
     ]);
     drop((router, upstream));
+
+    // A failed command is run again by the next render, though the names are the
+    // same: the file it did not take is not left behind as "unchanged".
+    dir.config(&config_with(
+        &["video.example"],
+        &format!("{restart}; exit 1"),
+    ));
+    for n in [3, 4] {
+        let o = dir.cmd().arg("render").output().unwrap();
+        assert!(!o.status.success());
+        assert_eq!(runs(&ran), n);
+        assert!(!drop_in.exists());
+    }
+    dir.config(&config(&["video.example"]));
+    render(&dir);
+    render(&dir);
+    assert_eq!(runs(&ran), 5);
 }
 
 /// The dns sets are created once and then left alone: neither a second creation nor
@@ -457,4 +476,66 @@ fn dns_sets_are_created_once_and_never_flushed() {
         "video_dns_v4",
         "{ 192.0.2.7 }",
     ]);
+}
+
+/// The OpenWrt package's command for the dnsmasq output, against stubs
+/// (`openwrt/tests/dnsmasq-drop-in-test.sh`).
+#[test]
+fn openwrt_drop_in_against_stub_uci_and_dnsmasq() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let Ok(out) = Command::new("sh")
+        .arg(root.join("openwrt/tests/dnsmasq-drop-in-test.sh"))
+        .output()
+    else {
+        return cannot_run("no `sh` to run openwrt/tests/dnsmasq-drop-in-test.sh");
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("dnsmasq-drop-in-test: all passed"),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The daemon writes the file at start and again when a host name is added to
+/// `config.json` (a changed source list is a changed output), running the command
+/// each time and only then.
+#[test]
+fn the_daemon_follows_the_host_names_of_config_json() {
+    if let Err(why) = namespace() {
+        return cannot_run(&why);
+    }
+    let dir = TestDir::new();
+    let file = dir.file("ripe.conf");
+    let ran = dir.file("restarts");
+    dir.config(&json!({
+        "fqdns": ["video.example"],
+        // Collections find no resolver in here and fail: only config.json moves the
+        // output.
+        "outputs": [{"dnsmasq": file, "command": format!("echo restart >> {}", ran.display())}],
+    }));
+    let mut daemon = dir.spawn(&["daemon"]);
+    let has = |name: &str| std::fs::read_to_string(&file).is_ok_and(|t| t.contains(name));
+    assert!(
+        crate::common::eventually(Duration::from_secs(15), || has("/video.example/")),
+        "{}",
+        daemon.stderr()
+    );
+    let added = dir.run(&["fqdn", "add", "music.example"]);
+    assert!(
+        added.status.success(),
+        "{}",
+        String::from_utf8_lossy(&added.stderr)
+    );
+    assert!(
+        crate::common::eventually(Duration::from_secs(15), || has("/music.example/")),
+        "{}",
+        daemon.stderr()
+    );
+    // The command ran for each new content, once each.
+    assert!(crate::common::eventually(Duration::from_secs(5), || runs(
+        &ran
+    ) == 2));
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(runs(&ran), 2, "{}", daemon.stderr());
 }

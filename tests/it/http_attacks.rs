@@ -160,6 +160,9 @@ fn at_the_cap_waiting_clients_are_served_not_reset() {
         })
         .collect();
     let started = Instant::now();
+    // Until the server has accepted them and read their first bytes: they hold the
+    // slots as requests in progress, not as idle connections.
+    thread::sleep(Duration::from_millis(500));
     // Three clients wait in the backlog with their requests sent.
     let waiting: Vec<TcpStream> = (0..3)
         .map(|_| {
@@ -232,4 +235,84 @@ fn health_answers_while_listings_are_held_open() {
         thread::sleep(Duration::from_millis(200));
     }
     drop(held);
+}
+
+/// A `/proc/<pid>/status` field in kB.
+fn proc_kb(pid: u32, name: &str) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = s.lines().find(|l| l.starts_with(name)).unwrap();
+    line[name.len()..]
+        .trim()
+        .trim_end_matches(" kB")
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn answers_in_flight_keep_memory_bounded() {
+    let t = TestDir::new();
+    // The biggest listing: every value with its sources and times.
+    store_values(&t, 100_000);
+    // Clients share a listing read from database files that have settled (unchanged
+    // for a second), as they have once a run is over.
+    thread::sleep(Duration::from_millis(1100));
+    let (p, a) = t.spawn_listening(&["serve"]);
+    let before = proc_kb(p.pid(), "VmHWM:");
+    let target = b"GET /addresses?format=json&details=1 HTTP/1.1\r\nHost: x\r\n\r\n";
+    // 32 clients that ask and never read.
+    let held: Vec<TcpStream> = (0..32)
+        .map(|_| {
+            let mut s = connect(a);
+            s.write_all(target).unwrap();
+            s
+        })
+        .collect();
+    // Until every answer has been started (or the server gave up on them).
+    thread::sleep(Duration::from_secs(8));
+    let peak = proc_kb(p.pid(), "VmHWM:");
+    eprintln!("VmHWM {before} kB before, {peak} kB with 32 unread listings of 100,000 values");
+    assert!(peak < 32 * 1024, "VmHWM {peak} kB");
+    // The answers are whole: one client that reads gets all 100,000 values.
+    let (code, body) = http_get(a, "/addresses?format=json&details=1");
+    assert_eq!(code, 200);
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["count"], 100_000);
+    drop(held);
+}
+
+#[test]
+fn bodies_being_read_keep_memory_bounded() {
+    let t = TestDir::new();
+    let (p, a) = t.spawn_listening(&["serve"]);
+    let before = proc_kb(p.pid(), "VmHWM:");
+    // 100 clients each send all but the last bytes of a 64 KiB body and wait: 6.4 MB
+    // if every connection held its body.
+    let mut part = b"POST /asns HTTP/1.1\r\nHost: x\r\nContent-Length: 65536\r\n\r\n".to_vec();
+    part.resize(part.len() + 60_000, b' ');
+    let held: Vec<TcpStream> = (0..100)
+        .map(|_| {
+            let mut s = connect(a);
+            let _ = s.write_all(&part);
+            s
+        })
+        .collect();
+    thread::sleep(Duration::from_secs(2));
+    let peak = proc_kb(p.pid(), "VmHWM:");
+    eprintln!("VmHWM {before} kB before, {peak} kB with 100 bodies of 64 KiB arriving");
+    // The body budget (1 MiB) and the connections' buffers (8 KiB each).
+    assert!(
+        peak - before < 3 * 1024,
+        "VmHWM grew by {} kB",
+        peak - before
+    );
+    // Meanwhile requests without a body go on.
+    assert_eq!(timed_health(a).0, 200);
+    drop(held);
+    // And one with a body gets its turn once the others are gone.
+    let answer = exchange(
+        a,
+        b"POST /asns HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\nConnection: close\r\n\r\n{\"asn\":\"1\"}",
+    );
+    assert_eq!(status(&answer), 201, "{answer}");
 }

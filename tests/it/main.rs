@@ -10,10 +10,14 @@ mod cli;
 #[cfg(feature = "collect")]
 mod collect;
 mod common;
+#[cfg(feature = "api")]
+mod config_limits;
 #[cfg(feature = "collect")]
 mod daemon;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod dnsmasq;
+#[cfg(feature = "collect")]
+mod fetching;
 mod formats_real;
 mod healthcheck;
 #[cfg(feature = "api")]
@@ -22,9 +26,13 @@ mod http_attacks;
 mod http_limits;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci;
+#[cfg(feature = "inspect")]
+mod migrate;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod netlink;
 mod openwrt;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+mod openwrt_run;
 mod review;
 mod snapshot;
 mod storage;

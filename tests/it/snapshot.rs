@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use ripe_cidr_collector::config::Paths;
 use ripe_cidr_collector::db;
 use ripe_cidr_collector::source::Kind;
-use rusqlite::{Connection, OpenFlags};
 
 use crate::common::*;
 
@@ -27,7 +26,9 @@ fn noshm_shim(dir: &Path) -> Option<PathBuf> {
     match built {
         Ok(s) if s.success() => Some(so),
         other => {
-            eprintln!("skipped: cannot build the LD_PRELOAD shim with `cc` ({other:?})");
+            cannot_run(&format!(
+                "cannot build the LD_PRELOAD shim with `cc` ({other:?})"
+            ));
             None
         }
     }
@@ -210,15 +211,17 @@ impl RamSetup {
     }
 }
 
-/// The values of the `addresses` table of a snapshot, opened read-only as `sqlite3`
-/// would.
-fn snapshot_values(f: &Path, source: &str) -> rusqlite::Result<Vec<String>> {
-    let c = Connection::open_with_flags(f, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
-    let mut st = c.prepare("SELECT value FROM addresses WHERE source = ?1 ORDER BY value")?;
-    let v = st
-        .query_map([source], |r| r.get(0))?
-        .collect::<rusqlite::Result<Vec<String>>>()?;
-    Ok(v)
+/// The values of one ASN in a snapshot, read back as a restore does (into a new
+/// database beside it, removed again).
+fn snapshot_values(f: &Path, source: &str) -> Result<Vec<String>, db::StoreError> {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("restored.db");
+    db::snapshot::restore_into(f, &copy)?;
+    let d = db::open(&Paths::new(dir.path(), Some(copy)))?;
+    Ok(d.rows(Kind::Asn, source)?
+        .into_iter()
+        .map(|r| r.value)
+        .collect())
 }
 
 #[cfg(feature = "collect")]
@@ -251,9 +254,9 @@ fn reboot_serves_the_snapshot_when_the_upstream_fails() {
         ["192.0.2.0/24", "2001:db8::/32"]
     );
     assert_eq!(
-        fs::read(s.snap()).unwrap()[18..20],
-        [1, 1],
-        "rollback journal"
+        &fs::read(s.snap()).unwrap()[..8],
+        b"RIPESNAP",
+        "the compact format"
     );
     let st = status_json(&mut s.cmd());
     assert!(st["last_snapshot"].is_string(), "{st}");
@@ -355,13 +358,16 @@ fn invalid_snapshot_is_moved_aside_and_start_goes_on_empty() {
     let s = RamSetup::new();
     fs::write(s.snap(), b"this is not a database, it is a text file\n").unwrap();
     let out = s.cmd().arg("export").output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    // The start goes on with an empty database, whose empty list is not handed out
+    // until a run has filled it.
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(out.stdout.is_empty());
     assert!(
         stderr(&out).contains("not a valid database"),
         "{}",
         stderr(&out)
     );
+    assert!(stderr(&out).contains("moved aside to"), "{}", stderr(&out));
     assert!(!s.snap().exists());
     let aside: Vec<String> = fs::read_dir(s.flash.path())
         .unwrap()
@@ -513,4 +519,68 @@ fn daemon_snapshots_after_changes_and_at_stop() {
         serde_json::from_slice(&fs::read(s.t.file("status.json")).unwrap()).unwrap();
     assert!(st["last_snapshot"].is_string(), "{st}");
     assert_ne!(st["snapshot_pending"], true, "{st}");
+}
+
+/// Issue 17: a purge by another process (the CLI) while the daemon runs is rendered
+/// at once, and the stop writes it into the snapshot: after a reboot the purged
+/// values do not come back.
+#[cfg(feature = "collect")]
+#[test]
+fn purge_by_the_cli_reaches_the_outputs_and_the_snapshot() {
+    let ripe = FakeServer::start(|seen| {
+        let n = resource_of(&seen.url).unwrap_or_default();
+        Reply::json(200, ripe_body(&[format!("192.0.{}.0/24", n.len())]))
+    });
+    let s = RamSetup::new();
+    let out = s.t.file("list.txt");
+    let mut cfg = ripe_config(&ripe, &["64496", "7"]);
+    cfg["storage"] = serde_json::json!({"snapshot_interval_hours": 24});
+    cfg["outputs"] = serde_json::json!([{"path": out, "format": "text", "type": "all"}]);
+    s.t.config(&cfg);
+    let spawn = || {
+        let child = s
+            .cmd()
+            .arg("daemon")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        Proc::drained(child, None)
+    };
+    let mut d = spawn();
+    let listed = |want: &str| fs::read_to_string(&out).is_ok_and(|t| t == want);
+    assert!(
+        eventually(Duration::from_secs(15), || listed(
+            "192.0.1.0/24\n192.0.5.0/24\n"
+        )),
+        "{}",
+        d.stderr()
+    );
+    // The first run's snapshot holds both sources.
+    assert!(eventually(Duration::from_secs(10), || snapshot_values(
+        &s.snap(),
+        "7"
+    )
+    .is_ok_and(|v| v.len() == 1)));
+    let o = s
+        .cmd()
+        .args(["asn", "remove", "7", "--purge"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    assert!(
+        eventually(Duration::from_secs(10), || listed("192.0.5.0/24\n")),
+        "the output is rendered again at once: {}",
+        d.stderr()
+    );
+    unsafe { libc::kill(d.pid() as i32, libc::SIGTERM) };
+    assert!(d.wait_exit(Duration::from_secs(10)).is_some(), "stopped");
+    assert!(snapshot_values(&s.snap(), "7").unwrap().is_empty());
+    // The reboot: the database comes back from the snapshot, without the purged values
+    // (the upstream is gone, so nothing is collected again).
+    s.reboot();
+    drop(ripe);
+    let d = db::open(&s.paths()).unwrap();
+    assert!(d.rows(Kind::Asn, "7").unwrap().is_empty());
+    assert_eq!(d.rows(Kind::Asn, "64496").unwrap().len(), 1);
 }
