@@ -99,3 +99,72 @@ pub fn legacy(text: &str) {
         let _ = crate::legacy::parse(kind, text, "data.json", "2026-01-01T00:00:00Z", &mut rows);
     }
 }
+
+/// An upstream's answer as the collect client reads it: status line, headers, framing
+/// (`Content-Length`, chunked, close) and the body, bounded.
+#[cfg(feature = "collect")]
+pub fn client_response(data: &[u8]) {
+    crate::collect::client::fuzz_response(data);
+}
+
+/// A RIPEstat `announced-prefixes` answer, read as it streams.
+#[cfg(feature = "collect")]
+pub fn ripestat(data: &[u8]) {
+    crate::collect::ripe::fuzz_answer(data);
+}
+
+/// A DoH JSON answer, read as it streams.
+#[cfg(feature = "collect")]
+pub fn doh(data: &[u8]) {
+    crate::collect::dns::fuzz_answer(data);
+}
+
+/// The netlink encoder against its own decoder: the ranges the input describes
+/// (sorted, not overlapping, as the loader gives them) come back from the encoded
+/// batch as nft's interval elements; and kernel acknowledgements of any shape parse
+/// without a panic.
+#[cfg(all(feature = "collect", target_os = "linux"))]
+pub fn nftnl(data: &[u8]) {
+    use crate::nftnl::msg::Batch;
+    let _ = crate::nftnl::parse_acks(data);
+    let (v6, rest) = match data.split_first() {
+        Some((b, rest)) => (b & 1 == 1, rest),
+        None => return,
+    };
+    let key_len = if v6 { 16 } else { 4 };
+    let top = u128::MAX >> (128 - 8 * key_len);
+    let mut ranges = Vec::new();
+    let mut next = 0u128;
+    for pair in rest.chunks_exact(2) {
+        let gap = u128::from(pair[0]) << (8 * key_len - 8);
+        let len = u128::from(pair[1]) << (8 * key_len - 16);
+        let Some(lo) = next.checked_add(gap) else {
+            break;
+        };
+        let Some(hi) = lo.checked_add(len) else { break };
+        if hi > top {
+            break;
+        }
+        ranges.push((lo, hi));
+        match hi.checked_add(2) {
+            Some(n) if n <= top => next = n,
+            _ => break,
+        }
+    }
+    let mut b = Batch::new(16, 1);
+    b.elements("t", "s", key_len, 0, &mut ranges.iter().copied());
+    let (bytes, _) = b.finish();
+    let got = crate::nftnl::decode::elements(&bytes);
+    let key = |k: u128| k.to_be_bytes()[16 - key_len..].to_vec();
+    let mut want = Vec::new();
+    for (i, &(lo, hi)) in ranges.iter().enumerate() {
+        if i == 0 && lo != 0 {
+            want.push((key(0), true));
+        }
+        want.push((key(lo), false));
+        if hi < top {
+            want.push((key(hi + 1), true));
+        }
+    }
+    assert_eq!(got, want);
+}

@@ -373,6 +373,18 @@ fn pick_message(errors: Vec<String>, others: Vec<String>) -> String {
     text
 }
 
+/// The fuzz target's way in: `data` as a RIPEstat answer body, read as `fetch` reads
+/// it, each prefix checked as it would be stored.
+#[cfg(fuzzing)]
+pub(crate) fn fuzz_answer(data: &[u8]) {
+    let mut keep = Keep::new("fuzz".into());
+    let mut sink = |item: Item<'_>| match item {
+        Ok(text) => keep.push(prefix(text, MinPrefix::default())),
+        Err(_) => Ok(()),
+    };
+    let _ = read_answer(&mut &data[..], &mut sink);
+}
+
 #[cfg(test)]
 #[path = "ripe_tests.rs"]
 mod tests;

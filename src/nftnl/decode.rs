@@ -59,4 +59,3 @@ pub(crate) fn elements(bytes: &[u8]) -> Vec<(Vec<u8>, bool)> {
     }
     out
 }
-

@@ -12,7 +12,7 @@
 //! one datagram, as the kernel requires.
 
 #[cfg(any(test, fuzzing))]
-mod decode;
+pub(crate) mod decode;
 mod dns;
 pub(crate) mod msg;
 mod sock;
@@ -167,7 +167,7 @@ fn transact(
 
 /// The acknowledgements (`NLMSG_ERROR`) in one datagram: the sequence number of the
 /// message they answer and its errno (0: done).
-fn parse_acks(mut data: &[u8]) -> Vec<(u32, i32)> {
+pub(crate) fn parse_acks(mut data: &[u8]) -> Vec<(u32, i32)> {
     const NLMSG_ERROR: u16 = 2;
     let mut out = Vec::new();
     while data.len() >= 20 {
