@@ -95,16 +95,17 @@ impl Db {
         filter: TypeFilter,
         mut f: impl FnMut(Row),
     ) -> Result<(), StoreError> {
-        let kind = match filter {
-            TypeFilter::All => "",
-            TypeFilter::Cidr => "asn",
-            TypeFilter::Fqdn => "fqdn",
-        };
+        // No kinds: every row (the empty word matches the first test).
+        let kinds = filter
+            .kinds()
+            .map_or(["", "", ""], super::read::kind_params);
         let mut run = || -> rusqlite::Result<()> {
             let mut st = self.conn.prepare(&format!(
-                "{COLUMNS} WHERE ?1 = '' OR kind = ?1 ORDER BY kind, source"
+                "{COLUMNS} WHERE ?1 = '' OR kind IN (?1, ?2, ?3) ORDER BY kind, source"
             ))?;
-            st.raw_bind_parameter(1, kind)?;
+            for (i, k) in kinds.iter().enumerate() {
+                st.raw_bind_parameter(i + 1, *k)?;
+            }
             each(&mut st, &mut |r| {
                 f(r);
                 true

@@ -48,7 +48,41 @@ pub struct SourceSummary {
     pub last_seen: String,
 }
 
+/// The kind words of a type filter as the three parameters of `kind IN (?1, ?2, ?3)`
+/// (the last repeated when there are fewer).
+pub(super) fn kind_params(kinds: &'static [&'static str]) -> [&'static str; 3] {
+    let at = |i: usize| kinds.get(i).or(kinds.last()).copied().unwrap_or("");
+    [at(0), at(1), at(2)]
+}
+
 impl Db {
+    /// Calls `f` with every stored value of the given sources (duplicates included,
+    /// sources not stored ignored): one range of the primary key per source, so a
+    /// group's list costs its own rows only.
+    pub fn for_each_value_of(
+        &self,
+        sources: &[(Kind, String)],
+        mut f: impl FnMut(&str),
+    ) -> Result<(), StoreError> {
+        let mut run = || -> rusqlite::Result<()> {
+            let mut st = self
+                .conn
+                .prepare("SELECT value FROM addresses WHERE kind = ?1 AND source = ?2")?;
+            for (kind, name) in sources {
+                let mut rows = st.query([kind.as_str(), name.as_str()])?;
+                while let Some(r) = rows.next()? {
+                    if let rusqlite::types::ValueRef::Text(t) = r.get_ref(0)? {
+                        if let Ok(v) = std::str::from_utf8(t) {
+                            f(v);
+                        }
+                    }
+                }
+            }
+            Ok(())
+        };
+        run().map_err(|e| self.err(e))
+    }
+
     /// The distinct values of the selected sources, sorted as strings.
     pub fn get_values(&self, filter: TypeFilter) -> Result<Vec<String>, StoreError> {
         let mut values = Vec::new();
@@ -66,24 +100,20 @@ impl Db {
         filter: TypeFilter,
         mut f: impl FnMut(&str),
     ) -> Result<(), StoreError> {
-        let kind = match filter {
-            TypeFilter::All => None,
-            TypeFilter::Cidr => Some("asn"),
-            TypeFilter::Fqdn => Some("fqdn"),
-        };
+        let kinds = filter.kinds().map(kind_params);
         let mut run = || -> rusqlite::Result<()> {
-            let mut st = match kind {
+            let mut st = match kinds {
                 // Both read a covering index, never the table.
                 None => self
                     .conn
                     .prepare("SELECT value FROM addresses INDEXED BY addresses_value")?,
                 Some(_) => self
                     .conn
-                    .prepare("SELECT value FROM addresses WHERE kind = ?1")?,
+                    .prepare("SELECT value FROM addresses WHERE kind IN (?1, ?2, ?3)")?,
             };
-            let mut rows = match kind {
+            let mut rows = match kinds {
                 None => st.query([])?,
-                Some(k) => st.query([k])?,
+                Some(k) => st.query(k)?,
             };
             while let Some(r) = rows.next()? {
                 if let rusqlite::types::ValueRef::Text(t) = r.get_ref(0)? {
