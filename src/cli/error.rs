@@ -35,7 +35,11 @@ impl fmt::Display for CliError {
 
 impl From<ConfigError> for CliError {
     fn from(e: ConfigError) -> Self {
-        CliError::Config(e)
+        match e {
+            // A group named on the command line that is not configured (exit 2).
+            ConfigError::UnknownGroup(e) => CliError::Usage(format!("--group: {e}")),
+            e => CliError::Config(e),
+        }
     }
 }
 
@@ -48,7 +52,7 @@ impl From<StoreError> for CliError {
 impl From<SourcesError> for CliError {
     fn from(e: SourcesError) -> Self {
         match e {
-            SourcesError::Config(e) => CliError::Config(e),
+            SourcesError::Config(e) => e.into(),
             SourcesError::Store(e) => CliError::Store(e),
             SourcesError::NotFound(m) => CliError::Other(m),
         }

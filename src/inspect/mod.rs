@@ -16,8 +16,12 @@ pub mod lookup;
 /// Which stored rows a selection (a group, or `*`) lists, and whether its exclusions
 /// hide part of their value. Rows are judged one by one as the database streams them.
 pub(crate) struct Judge {
-    parts: Vec<(Option<HashSet<(Kind, String)>>, bool, Exclusions)>,
+    parts: Vec<JudgedPart>,
 }
+
+/// One part of a selection: its sources (`None`: every source; `true`: every source
+/// but these) and its exclusions.
+type JudgedPart = (Option<HashSet<(Kind, String)>>, bool, Exclusions);
 
 impl Judge {
     /// The judge of `selection`.

@@ -17,6 +17,8 @@ mod daemon;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod dnsmasq;
 mod formats_real;
+#[cfg(all(feature = "api", feature = "collect"))]
+mod groups;
 mod healthcheck;
 #[cfg(feature = "api")]
 mod http_attacks;
