@@ -5,7 +5,6 @@
 //! "seen": {value: {"first_seen": .., "last_seen": ..}}}`; `seen` is optional and may
 //! cover only some values.
 
-use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
@@ -41,16 +40,45 @@ pub struct Batch {
 
 /// A legacy file that could not be read; nothing is imported until it is fixed or
 /// moved away.
-#[derive(Debug)]
-pub struct LegacyError(pub String);
-
-impl fmt::Display for LegacyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
+#[derive(Debug, thiserror::Error)]
+pub enum LegacyError {
+    /// The file exists but could not be read.
+    #[error("{}: {source}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: io::Error,
+    },
+    /// The file is not JSON.
+    #[error("{name}: invalid JSON at line {}, column {} ({}); the file is left as it is: fix or move it away", .source.line(), .source.column(), json_message(.source))]
+    Syntax {
+        /// The file.
+        name: String,
+        /// What the parser said.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The file is larger than [`MAX_LEGACY_BYTES`].
+    #[error("{}: larger than the limit of {MAX_LEGACY_BYTES} bytes for a legacy file; the file is left as it is: move it away or split it", .path.display())]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file is JSON but not an object.
+    #[error("{name}: expected an object mapping sources to entries")]
+    NotObject {
+        /// The file.
+        name: String,
+    },
 }
 
-impl std::error::Error for LegacyError {}
+/// serde_json's message without its " at line L column C" (given apart).
+fn json_message(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    text.split(" at line ").next().unwrap_or("").to_string()
+}
 
 /// The largest legacy file imported: 16 MiB, about 150,000 values with their times.
 /// Its parsed JSON takes many times the text in memory, so a larger file is refused
@@ -66,15 +94,9 @@ pub fn read_all(paths: &Paths, now: i64) -> Result<Batch, LegacyError> {
         let path = paths.legacy(kind);
         let text = match util::read_text_capped(&path, MAX_LEGACY_BYTES) {
             Ok(Some(t)) => t,
-            Ok(None) => {
-                return Err(LegacyError(format!(
-                    "{}: larger than the limit of {MAX_LEGACY_BYTES} bytes for a legacy file; \
-                     the file is left as it is: move it away or split it",
-                    path.display()
-                )))
-            }
+            Ok(None) => return Err(LegacyError::TooLarge { path }),
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(LegacyError(format!("{}: {e}", path.display()))),
+            Err(source) => return Err(LegacyError::Read { path, source }),
         };
         let name = path.display().to_string();
         parse(kind, &text, &name, &now, &mut batch.rows)?;
@@ -92,18 +114,14 @@ pub fn parse(
     now: &str,
     out: &mut Vec<LegacyRow>,
 ) -> Result<(), LegacyError> {
-    let doc: Value = serde_json::from_str(text).map_err(|e| {
-        LegacyError(format!(
-            "{name}: invalid JSON at line {}, column {} ({}); the file is left as it is: fix or move it away",
-            e.line(),
-            e.column(),
-            e.to_string().split(" at line ").next().unwrap_or("")
-        ))
+    let doc: Value = serde_json::from_str(text).map_err(|source| LegacyError::Syntax {
+        name: name.to_string(),
+        source,
     })?;
     let Some(map) = doc.as_object() else {
-        return Err(LegacyError(format!(
-            "{name}: expected an object mapping sources to entries"
-        )));
+        return Err(LegacyError::NotObject {
+            name: name.to_string(),
+        });
     };
     let list_key = match kind {
         Kind::Asn => "prefixes",
@@ -206,7 +224,14 @@ mod tests {
     fn bad_files_and_values() {
         let mut rows = Vec::new();
         let e = parse(Kind::Asn, "{\"1\": [", "data.json", "x", &mut rows).unwrap_err();
-        assert!(e.0.contains("data.json: invalid JSON at line 1"), "{e}");
+        assert!(
+            e.to_string().contains("data.json: invalid JSON at line 1"),
+            "{e}"
+        );
+        assert!(
+            std::error::Error::source(&e).is_some(),
+            "the parser's error is kept"
+        );
         assert!(parse(Kind::Asn, "[]", "data.json", "x", &mut rows).is_err());
         let text = r#"{"ASX": {"prefixes": ["1.0.0.0/8"]}, "7": {"prefixes": ["bogus", 5, "10.1.2.3/8"], "last_updated": "junk"}, "8": 5}"#;
         parse(

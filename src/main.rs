@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use ripe_cidr_collector::cli::{self, Verbosity};
+use ripe_cidr_collector::cli;
 
 fn main() -> ExitCode {
     let parsed = cli::parse(std::env::args_os().skip(1), |k| std::env::var_os(k));
@@ -14,12 +14,6 @@ fn main() -> ExitCode {
             return ExitCode::from(cli::USAGE_EXIT);
         }
     };
-    let level = match cli.verbosity {
-        Verbosity::Quiet => log::LevelFilter::Warn,
-        Verbosity::Normal => log::LevelFilter::Info,
-        Verbosity::Verbose => log::LevelFilter::Debug,
-    };
-    // Logs go to stderr (procd puts them into logread, which adds the time).
-    let _ = simple_logger::SimpleLogger::new().with_level(level).init();
+    cli::init_logging(&cli);
     ExitCode::from(cli::finish(cli::execute(&cli)))
 }

@@ -57,7 +57,9 @@ fn render_one(db: &db::Db, out: &OutputConfig) -> Result<(), String> {
             };
             let prepared =
                 crate::listing::prepare(db, &out.selection, &opts).map_err(|e| e.to_string())?;
-            crate::nftnl::load_logged(&out.render, &prepared, out.mark)?;
+            // (Recorded as text in status.json's `output_failures`.)
+            crate::nftnl::load_logged(&out.render, &prepared, out.mark)
+                .map_err(|e| e.to_string())?;
             // The sets a dnsmasq output fills: created if missing, never flushed.
             if let Some(timeout) = out.dns_sets {
                 let r = &out.render;

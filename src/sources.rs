@@ -2,45 +2,22 @@
 //! `fqdn` commands and the API's `/asns` and `/fqdns`, so both give the same outcome
 //! for the same request.
 
-use std::fmt;
-
 use crate::config::{self, ConfigError, Paths};
 use crate::db::{self, StoreError};
 use crate::source::{self, Kind};
 
 /// Why a change to the sources failed.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum SourcesError {
     /// `config.json` could not be read, validated or written.
-    Config(ConfigError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
     /// The database failed (on `purge`).
-    Store(StoreError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
     /// The source is neither configured nor (for a purge) stored; the text names it.
+    #[error("{0}")]
     NotFound(String),
-}
-
-impl fmt::Display for SourcesError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SourcesError::Config(e) => e.fmt(f),
-            SourcesError::Store(e) => e.fmt(f),
-            SourcesError::NotFound(m) => f.write_str(m),
-        }
-    }
-}
-
-impl std::error::Error for SourcesError {}
-
-impl From<ConfigError> for SourcesError {
-    fn from(e: ConfigError) -> Self {
-        SourcesError::Config(e)
-    }
-}
-
-impl From<StoreError> for SourcesError {
-    fn from(e: StoreError) -> Self {
-        SourcesError::Store(e)
-    }
 }
 
 /// " in group NAME" for a group other than `default`, for messages.

@@ -108,6 +108,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         // Best effort: WASI, for one, cannot set permissions.
         if let Ok(m) = fs::metadata(path) {
             let _ = f.set_permissions(m.permissions());
+            // And its owner: root editing config.json of a daemon that runs as its
+            // own user (OpenWrt) must not leave it a file that user cannot read.
+            // Only root may give a file away; for anyone else this changes nothing.
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::MetadataExt;
+                let _ = std::os::unix::fs::fchown(&f, Some(m.uid()), Some(m.gid()));
+            }
         }
         f.write_all(bytes)?;
         f.sync_all()?;
@@ -218,6 +226,26 @@ mod tests {
         );
         assert_eq!(parse_iso("2026-13-02T08:30:00"), None);
         assert_eq!(parse_iso("yesterday"), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn atomic_write_keeps_the_owner_when_root() {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: plain system call.
+        if unsafe { libc::geteuid() } != 0 {
+            let why = "only root can give a file away";
+            assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
+            eprintln!("skipped: {why}");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("config.json");
+        fs::write(&p, "{}").unwrap();
+        std::os::unix::fs::chown(&p, Some(3691), Some(3692)).unwrap();
+        write_atomic(&p, b"{\"asns\": []}").unwrap();
+        let m = fs::metadata(&p).unwrap();
+        assert_eq!((m.uid(), m.gid()), (3691, 3692));
     }
 
     #[test]

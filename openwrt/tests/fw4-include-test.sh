@@ -1,11 +1,12 @@
 #!/bin/sh
 # shellcheck shell=dash
-# shellcheck disable=SC2034,SC2317 # stubs and variables are used by the sourced include
-# Runs the fw4 include (files/fw4-include.sh) off-router against stub `uci`, `nft`,
-# `logger` and a stub binary, and checks what it runs: `render` over netlink when the
-# service is enabled, the `nft -f` fallback when it is not or when render fails.
-# Usage: openwrt/tests/fw4-include-test.sh (any POSIX sh; writes only to a temporary
-# directory). Prints one line per case; exits 1 on a failure.
+# shellcheck disable=SC2034 # the UCI_* variables are read by the uci stub
+# Runs the fw4 include (files/fw4-include.sh) the way firewall4 runs it, off-router:
+# the stub fw4 (stubs/fw4.sh) holds its lock while the include runs and kills it after
+# FW4_INCLUDE_TIMEOUT seconds, as fw4 does after 30; stub nft, uci and logger
+# (stubs/) and a stub ripe-cidr-collector record what is run.
+# Usage: openwrt/tests/fw4-include-test.sh (needs bash and flock; writes only to a
+# temporary directory). Prints one line per case; exits 1 on a failure.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 include="$here/../ripe-cidr-collector/files/fw4-include.sh"
@@ -13,40 +14,59 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failed=0
 
-# The stub binary records its arguments and exits with $STUB_RENDER_EXIT.
-cat > "$tmp/bin" <<'STUB'
+mkdir -p "$tmp/bin"
+for t in fw4 nft uci logger; do ln -s "$here/stubs/$t.sh" "$tmp/bin/$t"; done
+PATH="$tmp/bin:$PATH"
+STUB_LOG="$tmp/log"
+NFT_STATE="$tmp/nft"
+FW4_LOCK="$tmp/fw4.lock"
+FW4_INCLUDES="$include"
+RIPE_CIDR_BIN="$tmp/ripe-cidr-collector"
+export PATH STUB_LOG NFT_STATE FW4_LOCK FW4_INCLUDES RIPE_CIDR_BIN
+
+# The stub binary: `render --load-only` loads table inet ripe_cidr after a second (a
+# large list takes a moment; the firewall start must not wait for it); a plain
+# `render` also runs the outputs' command, as the real one does. Exit $STUB_RENDER_EXIT.
+cat > "$RIPE_CIDR_BIN" <<'STUB'
 #!/bin/sh
 echo "bin $*" >> "$STUB_LOG"
-echo "render said this"
+sleep 1
+case "$*" in
+*"render --load-only") printf 'ripe_v4\nripe_v6\n' > "$NFT_STATE/inet.ripe_cidr" ;;
+*render) fw4 -q reload-sets ;;
+esac
+echo "bin done" >> "$STUB_LOG"
 exit "${STUB_RENDER_EXIT:-0}"
 STUB
-chmod +x "$tmp/bin"
+chmod +x "$RIPE_CIDR_BIN"
 echo "add table inet ripe_cidr" > "$tmp/list.nft"
 
-# run ENABLED RENDER_EXIT: sources the include as fw4 does, with stubs.
-run() {
-	: > "$tmp/log"
-	(
-		STUB_LOG="$tmp/log"
-		STUB_RENDER_EXIT=$2
-		RIPE_CIDR_BIN="$tmp/bin"
-		export STUB_LOG STUB_RENDER_EXIT
-		enabled=$1
-		uci() {
-			case "$3" in
-			ripe-cidr-collector.main.enabled) echo "$enabled" ;;
-			ripe-cidr-collector.main.data_dir) echo /var/lib/rcc ;;
-			ripe-cidr-collector.main.db) echo /tmp/rcc/ripe.db ;;
-			ripe-cidr-collector.main.snapshot) echo /etc/rcc/snap.db ;;
-			ripe-cidr-collector.main.nft_file) echo "$tmp/list.nft" ;;
-			*) return 1 ;;
-			esac
-		}
-		nft() { echo "nft $*" >> "$STUB_LOG"; }
-		logger() { echo "logger $*" >> "$STUB_LOG"; }
-		# shellcheck source=/dev/null
-		. "$include"
-	)
+# The shipped settings, the database in place (the service ran since boot).
+setup() {
+	UCI_main_enabled=1 UCI_main_data_dir="$tmp/data" UCI_main_db="$tmp/data/ripe.db"
+	UCI_main_nft_file="$tmp/list.nft"
+	export UCI_main_enabled UCI_main_data_dir UCI_main_db UCI_main_nft_file
+	mkdir -p "$tmp/data"
+	: > "$tmp/data/ripe.db"
+	rm -rf "$NFT_STATE"
+	mkdir -p "$NFT_STATE"
+	STUB_RENDER_EXIT=0
+	export STUB_RENDER_EXIT
+}
+
+# fw4 ARGS, then waits (at most 10 s) for the include's background job to end.
+fw4_then_wait() {
+	: > "$STUB_LOG"
+	fw4 "$@" 2> "$tmp/fw4.err"
+	n=0
+	while [ "$n" -lt 100 ]; do
+		if ! grep -q '^bin ' "$STUB_LOG" || grep -q '^bin done' "$STUB_LOG"; then
+			break
+		fi
+		sleep 0.1
+		n=$((n + 1))
+	done
+	sleep 0.2 # the background job's last nft -f, if any
 }
 
 # check NAME PATTERN...: each pattern (grep -E) matches a line of the log; a pattern
@@ -57,28 +77,83 @@ check() {
 	ok=1
 	for p in "$@"; do
 		case "$p" in
-		!*) grep -qE -- "${p#!}" "$tmp/log" && ok=0 ;;
-		*) grep -qE -- "$p" "$tmp/log" || ok=0 ;;
+		!*) grep -qE -- "${p#!}" "$STUB_LOG" && ok=0 ;;
+		*) grep -qE -- "$p" "$STUB_LOG" || ok=0 ;;
 		esac
 	done
 	if [ "$ok" = 1 ]; then
 		echo "ok   $name"
 	else
 		echo "FAIL $name"
-		sed 's/^/     /' "$tmp/log"
+		sed 's/^/     /' "$STUB_LOG"
 		failed=1
 	fi
 }
 
-run 1 0
-check "enabled: render over netlink, no nft -f" \
-	"^bin -q --data-dir /var/lib/rcc --db /tmp/rcc/ripe.db --snapshot /etc/rcc/snap.db render$" \
-	"^logger -t ripe-cidr-collector firewall include: render said this$" \
-	"!^nft "
-run 1 1
-check "render failed: the rendered script is loaded" "^bin .* render$" "^nft -f $tmp/list.nft$"
-run 0 0
-check "disabled: only the rendered script" "!^bin " "^nft -f $tmp/list.nft$"
+# before NAME A B: the first line matching A comes before the first matching B.
+before() {
+	a=$(grep -nE -- "$2" "$STUB_LOG" | head -1 | cut -d: -f1)
+	b=$(grep -nE -- "$3" "$STUB_LOG" | head -1 | cut -d: -f1)
+	if [ -n "$a" ] && [ -n "$b" ] && [ "$a" -lt "$b" ]; then
+		echo "ok   $1"
+	else
+		echo "FAIL $1: '$2' (line ${a:-none}) not before '$3' (line ${b:-none})"
+		sed 's/^/     /' "$STUB_LOG"
+		failed=1
+	fi
+}
+
+# Boot: the firewall (START=19) starts before our service has made the database.
+setup
+rm -f "$tmp/data/ripe.db"
+fw4_then_wait start
+check "boot, no database yet: nothing run, nothing logged" \
+	"^fw4 start: done$" "!^bin " "!^logger " "!^nft -f" "!failed"
+
+# fw4 flush deleted our table: loaded again in the background, netlink loads only.
+setup
+fw4_then_wait start
+check "table missing: render --load-only, then the nft files" \
+	"^bin --syslog --data-dir $tmp/data --db $tmp/data/ripe.db render --load-only$" \
+	"^nft -f $tmp/list.nft$" "!reload-sets" "!failed" "!^logger "
+before "table missing: the firewall start does not wait for the load" \
+	"^fw4 start: done$" "^bin done$"
+[ -e "$NFT_STATE/inet.ripe_cidr" ] || { echo "FAIL table missing: not loaded"; failed=1; }
+
+# fw4 reload/restart: our table is still there with its sets: nothing to do.
+fw4_then_wait reload
+check "reload, table loaded: nothing run" "^nft -t list sets inet$" "!^bin " "!^nft -f" \
+	"^fw4 reload: done$"
+fw4_then_wait restart
+check "restart, table loaded: nothing run" "!^bin " "!^nft -f" "^fw4 restart: done$"
+
+# A table without sets (made by someone else, or half-deleted) counts as missing.
+setup
+touch "$NFT_STATE/inet.ripe_cidr"
+fw4_then_wait start
+check "table without sets: loaded again" "^bin .*render --load-only$"
+
+# Not enabled: the nft files only.
+setup
+UCI_main_enabled=0
+fw4_then_wait start
+check "disabled: only the nft files" "!^bin " "^nft -f $tmp/list.nft$"
+
+# A failing load is logged as an error.
+setup
+STUB_RENDER_EXIT=1
+fw4_then_wait start
+check "render failed: logged" "^logger -t ripe-cidr-collector -p daemon.err firewall include: render --load-only failed$"
+
+# The lock, as fw4 holds it: an include that waited for it (`fw4 reload-sets`, which an
+# output's command may run; what the include did before through `render`) hangs until
+# fw4 kills it. Here after 2 s instead of 30.
+setup
+printf '#!/bin/sh\nfw4 -q reload-sets\n' > "$tmp/deadlock.sh"
+FW4_INCLUDES="$tmp/deadlock.sh" FW4_INCLUDE_TIMEOUT=2 fw4_then_wait start
+check "the stub fw4 holds its lock during includes and kills them" \
+	"^fw4 Include '$tmp/deadlock.sh' failed with exit code -9$"
+before "  ...the reload-sets ran only after the start" "^fw4 start: done$" "^fw4 reload-sets: done$"
 
 if [ "$failed" = 0 ]; then
 	echo "fw4-include-test: all passed"

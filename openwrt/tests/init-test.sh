@@ -14,7 +14,10 @@ failed=0
 
 # The script keeps config.json in /etc/ripe-cidr-collector: point that at the
 # temporary directory (the only change made to the script under test).
-sed "s|^CONF_DIR=.*|CONF_DIR=$tmp/etc|" "$init" > "$tmp/init"
+sed -e "s|^CONF_DIR=.*|CONF_DIR=$tmp/etc|" -e "s|^UJAIL=.*|UJAIL=$tmp/ujail|" \
+	-e "s|^PASSWD=.*|PASSWD=$tmp/passwd|" "$init" > "$tmp/init"
+# A user for the jail cases (one that exists here, for chown).
+echo 'daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin' > "$tmp/passwd"
 
 # Runs "$@" (init script functions) in a subshell with the UCI variables that are
 # set in the caller; the log is left in $tmp/log.
@@ -60,7 +63,9 @@ absent() {
 
 reset_uci() {
 	unset UCI_main_enabled UCI_main_listen UCI_main_data_dir UCI_main_db \
-		UCI_main_snapshot UCI_main_trigger_interface UCI_main_log_level
+		UCI_main_snapshot UCI_main_trigger_interface UCI_main_log_level UCI_main_syslog \
+		UCI_main_user STUB_RUNNING
+	rm -f "$tmp/ujail"
 	rm -rf "${tmp:?}/data" "${tmp:?}/etc" "${tmp:?}/ram"
 	d="$tmp/data"
 }
@@ -73,9 +78,45 @@ check "enabled unset: logged" \
 	"logger -t ripe-cidr-collector not started: set enabled '1' in /etc/config/ripe-cidr-collector"
 
 reset_uci
-UCI_main_enabled=0
+UCI_main_enabled=0 UCI_main_data_dir="$d"
 run start_service
 absent "enabled 0: not started" '^instance'
+# The package's post-install (and every boot) runs `start`: the data directory and
+# its link to config.json on flash exist before the first real start, so `asn add`
+# edits the file the daemon will read.
+if [ -L "$d/config.json" ] && [ "$(readlink "$d/config.json")" = "$tmp/etc/config.json" ]; then
+	echo "ok   enabled 0: config.json already linked for the CLI"
+else
+	echo "FAIL enabled 0: no link: $(ls -l "$d" 2>&1)"
+	failed=1
+fi
+
+# Its own user, where ujail can keep CAP_NET_ADMIN for it; root otherwise.
+reset_uci
+UCI_main_enabled=1 UCI_main_data_dir="$d" UCI_main_user=daemon UCI_main_listen=127.0.0.1:8080
+printf '#!/bin/sh\n' > "$tmp/ujail" && chmod +x "$tmp/ujail"
+run start_service
+check "user with ujail: jailed, CAP_NET_ADMIN only" "jail ripe-cidr-collector" "param user daemon" \
+	"param group daemon" "param capabilities /usr/share/ripe-cidr-collector/capabilities.json" \
+	"param no_new_privs 1"
+[ "$(stat -c %U "$d")" = daemon ] || { echo "FAIL user: $d not chowned"; failed=1; }
+UCI_main_listen=0.0.0.0:80
+run start_service
+check "user, port 80: CAP_NET_BIND_SERVICE too" \
+	"param capabilities /usr/share/ripe-cidr-collector/capabilities-bind.json"
+rm -f "$tmp/ujail"
+run start_service
+absent "user without ujail: no jail" '^jail\|param user'
+check "user without ujail: root, logged" \
+	"logger -t ripe-cidr-collector running as root: user 'daemon' needs $tmp/ujail (procd-ujail) and an account"
+UCI_main_user=root
+run start_service
+absent "user root: no jail, no message" '^jail\|running as root'
+
+reset_uci
+UCI_main_enabled=1 UCI_main_data_dir="$d" UCI_main_syslog=0
+run start_service
+check "syslog 0: stderr" "command $P --data-dir $d --db $d/ripe.db daemon"
 
 # The shipped defaults (ripe-cidr-collector.config), with the data directory moved.
 reset_uci
@@ -84,7 +125,7 @@ UCI_main_db="$d/ripe.db" UCI_main_snapshot="$tmp/etc/ripe.db.snapshot"
 UCI_main_log_level=info
 run start_service
 check "defaults: command line" "instance collector" \
-	"command $P --data-dir $d --db $d/ripe.db --snapshot $tmp/etc/ripe.db.snapshot daemon --listen 127.0.0.1:8080"
+	"command $P --data-dir $d --db $d/ripe.db --snapshot $tmp/etc/ripe.db.snapshot --syslog daemon --listen 127.0.0.1:8080"
 check "defaults: respawn, logs, stop timeout" "param respawn 3600 5 5" \
 	"param stdout 1" "param stderr 1" "param term_timeout 30"
 if [ -L "$d/config.json" ] && [ "$(readlink "$d/config.json")" = "$tmp/etc/config.json" ] \
@@ -112,14 +153,14 @@ reset_uci
 UCI_main_enabled=yes UCI_main_data_dir="$d"
 run start_service
 check "listen empty, snapshot empty, db default" \
-	"command $P --data-dir $d --db $d/ripe.db daemon"
+	"command $P --data-dir $d --db $d/ripe.db --syslog daemon"
 
 reset_uci
 UCI_main_enabled=1 UCI_main_data_dir="$d" UCI_main_db="$tmp/ram/x.db" UCI_main_listen='[::1]:9000'
 mkdir -p "$d"
 echo '{}' > "$d/config.json"
 run start_service
-check "db elsewhere, IPv6 listen" "command $P --data-dir $d --db $tmp/ram/x.db daemon --listen [::1]:9000"
+check "db elsewhere, IPv6 listen" "command $P --data-dir $d --db $tmp/ram/x.db --syslog daemon --listen [::1]:9000"
 if [ "$(readlink "$d/ripe.db")" = "$tmp/ram/x.db" ] && [ -d "$tmp/ram" ] \
 	&& [ -f "$(echo "$d"/config.json.local-*)" ] && [ -L "$d/config.json" ]; then
 	echo "ok   db elsewhere: linked from the data directory; a local config.json kept aside"
@@ -132,13 +173,13 @@ for level in debug:-v warn:-q; do
 	reset_uci
 	UCI_main_enabled=1 UCI_main_data_dir="$d" UCI_main_log_level=${level%%:*}
 	run start_service
-	check "log_level ${level%%:*}" "command $P --data-dir $d --db $d/ripe.db ${level#*:} daemon"
+	check "log_level ${level%%:*}" "command $P --data-dir $d --db $d/ripe.db --syslog ${level#*:} daemon"
 done
 
 reset_uci
 UCI_main_enabled=1 UCI_main_data_dir="$d" UCI_main_log_level=loud
 run start_service
-check "log_level unknown: info, logged" "command $P --data-dir $d --db $d/ripe.db daemon" \
+check "log_level unknown: info, logged" "command $P --data-dir $d --db $d/ripe.db --syslog daemon" \
 	"logger -t ripe-cidr-collector unknown log_level 'loud' (info, debug, warn): using info"
 
 reset_uci
@@ -156,6 +197,17 @@ absent "no interfaces: no interface trigger" '^interface_trigger'
 reset_uci
 run collect
 check "collect: SIGUSR1 to the instance" "signal ripe-cidr-collector collector USR1"
+
+reset_uci
+STUB_RUNNING=0
+run collect 2> "$tmp/err"
+absent "collect, daemon stopped: no signal" '^signal'
+if grep -q "is not running" "$tmp/err"; then
+	echo "ok   collect, daemon stopped: says so"
+else
+	echo "FAIL collect, daemon stopped: said $(cat "$tmp/err")"
+	failed=1
+fi
 
 reset_uci
 UCI_main_enabled=1 UCI_main_data_dir="$d"

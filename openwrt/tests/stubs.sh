@@ -39,3 +39,8 @@ procd_close_instance() { echo "command $STUB_CMD" >> "$STUB_LOG"; }
 procd_add_reload_trigger() { echo "reload_trigger $*" >> "$STUB_LOG"; }
 procd_add_interface_trigger() { echo "interface_trigger $*" >> "$STUB_LOG"; }
 procd_send_signal() { echo "signal $*" >> "$STUB_LOG"; }
+# rc.common's, since OpenWrt 21.02.
+extra_command() { echo "extra_command $*" >> "$STUB_LOG"; }
+# procd.sh's asks ubus whether the instance runs; here STUB_RUNNING says.
+procd_running() { [ "${STUB_RUNNING:-1}" = 1 ]; }
+procd_add_jail() { echo "jail $*" >> "$STUB_LOG"; }

@@ -20,7 +20,8 @@ pub fn json_line<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
 /// them).
 #[derive(Debug, Serialize)]
 pub struct Health {
-    /// `ok`, or `error` when the database fails.
+    /// `ok`; `degraded` while `config.json` cannot be read (the daemon runs on the
+    /// last good one, or on none); `error` when the database fails.
     pub status: &'static str,
     /// The stored values per kind of source; left out on a storage error.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -31,9 +32,10 @@ pub struct Health {
     pub last_error: Option<String>,
     /// From the daemon's `status.json`.
     pub heartbeat: Option<String>,
-    /// The generic message of a 503 (set by [`ApiError::reply`]).
+    /// With `degraded`, what is wrong with `config.json`; with `error`, the
+    /// generic message of the 503 (set by [`ApiError::reply`]).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<&'static str>,
+    pub error: Option<String>,
 }
 
 /// Stored values per kind of source.

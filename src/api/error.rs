@@ -57,6 +57,10 @@ pub enum ApiError {
     /// The server is stopping and takes no more requests.
     #[error("shutting down")]
     ShuttingDown,
+    /// The answers already in memory for clients that have not read them take the
+    /// whole budget: 503 with `Retry-After`, rather than memory without bound.
+    #[error("too many large answers in flight")]
+    Busy,
 }
 
 impl From<crate::listing::ListingError> for ApiError {
@@ -145,7 +149,7 @@ impl ApiError {
             }
             ApiError::Unhealthy { error, mut health } => {
                 log::error!("api: health: {}", describe_store_error(&error));
-                health.error = Some("storage unavailable");
+                health.error = Some("storage unavailable".into());
                 return ErrorReply {
                     status: 503,
                     headers,
@@ -157,6 +161,10 @@ impl ApiError {
                 (503, "configuration unavailable".into())
             }
             ApiError::ShuttingDown => (503, "shutting down".into()),
+            ApiError::Busy => {
+                headers.push(("Retry-After", "1".to_string()));
+                (503, "too many large answers in flight; try again".into())
+            }
         };
         let body = json_line(&ErrorBody {
             error: clip(&message),
@@ -181,10 +189,10 @@ struct ErrorBody {
 fn describe_store_error(e: &StoreError) -> String {
     match e {
         StoreError::Corrupt {
-            message,
+            cause,
             moved_to: Some(p),
         } => format!(
-            "database corrupt ({message}); moved aside to {}, the next request starts a fresh database",
+            "database corrupt ({cause}); moved aside to {}, the next request starts a fresh database",
             p.display()
         ),
         other => other.to_string(),
@@ -223,6 +231,7 @@ mod tests {
                 503,
             ),
             (ApiError::ShuttingDown, 503),
+            (ApiError::Busy, 503),
         ];
         for (e, status) in cases {
             let r = e.reply();
@@ -234,7 +243,9 @@ mod tests {
         }
         let r = ApiError::MethodNotAllowed("DELETE").reply();
         assert_eq!(r.headers, vec![("Allow", "DELETE".to_string())]);
-        let r = ApiError::Storage(StoreError::Busy("locked".into())).reply();
+        let busy = rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY);
+        let r =
+            ApiError::Storage(StoreError::Busy(rusqlite::Error::SqliteFailure(busy, None))).reply();
         assert_eq!(r.headers, vec![("Retry-After", "1".to_string())]);
     }
 
@@ -264,8 +275,9 @@ mod tests {
 
     #[test]
     fn corrupt_database_message_fits_the_api() {
+        let notadb = rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_NOTADB);
         let e = ApiError::Storage(StoreError::Corrupt {
-            message: "file is not a database".into(),
+            cause: rusqlite::Error::SqliteFailure(notadb, None),
             moved_to: Some("/data/ripe.db.corrupt-1".into()),
         });
         let m = e.to_string();

@@ -7,6 +7,8 @@
 //! buffers more than [`MAX_HEAD`] bytes of a head, so a client cannot make a
 //! connection hold more than that whatever it sends.
 
+use std::sync::Arc;
+
 use super::routes::{Reply, RequestInfo};
 use super::MAX_BODY;
 use crate::http1::{ChunkError, LengthError};
@@ -242,13 +244,14 @@ fn origin_form(target: &str) -> String {
 }
 
 /// An answer on its way to the client: head and body kept apart (the body of a
-/// large listing is not copied), and how much of both is written.
+/// large listing is not copied, and may be shared with other clients of the same
+/// listing), and how much of both is written.
 #[derive(Debug, Default)]
 pub struct Out {
     /// Status line and headers.
     pub head: Vec<u8>,
     /// The body (empty for HEAD and 304).
-    pub body: Vec<u8>,
+    pub body: Arc<Vec<u8>>,
     /// Bytes of head, then body, already written.
     pub written: usize,
 }
@@ -295,7 +298,11 @@ fn reason(status: u16) -> &'static str {
 /// `Connection: close` when the connection ends after it.
 pub fn answer(reply: Reply, head_request: bool, close: bool, now: i64) -> Out {
     use std::fmt::Write;
-    let length = reply.length_without_body.unwrap_or(reply.body.len());
+    let body = match reply.shared {
+        Some(shared) => shared,
+        None => Arc::new(reply.body),
+    };
+    let length = reply.length_without_body.unwrap_or(body.len());
     let mut head = String::with_capacity(160);
     let _ = write!(
         head,
@@ -315,7 +322,7 @@ pub fn answer(reply: Reply, head_request: bool, close: bool, now: i64) -> Out {
     let keep_body = !head_request && reply.length_without_body.is_none();
     Out {
         head: head.into_bytes(),
-        body: if keep_body { reply.body } else { Vec::new() },
+        body: if keep_body { body } else { Arc::default() },
         written: 0,
     }
 }
@@ -457,6 +464,7 @@ mod tests {
             headers: vec![("ETag", "\"x\"".into())],
             body: Vec::new(),
             length_without_body: Some(42),
+            shared: None,
         };
         let out = answer(reply, false, true, 784_111_777);
         let head = String::from_utf8(out.head.clone()).unwrap();

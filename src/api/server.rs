@@ -202,12 +202,15 @@ fn describe_bind_error(e: &io::Error) -> String {
 /// connection, and 64 kept for everything else (the handlers' files, 5 each at most,
 /// the daemon's, logging). With the usual limit of 1024 that is 512.
 pub fn connection_cap() -> usize {
-    let soft = std::fs::read_to_string("/proc/self/limits")
-        .ok()
-        .and_then(|s| {
-            let line = s.lines().find(|l| l.starts_with("Max open files"))?;
-            line.split_whitespace().nth(3)?.parse::<usize>().ok()
-        });
+    cap_for_limits(std::fs::read_to_string("/proc/self/limits").ok().as_deref())
+}
+
+/// [`connection_cap`] for the text of `/proc/self/limits` (`None`: not Linux).
+fn cap_for_limits(limits: Option<&str>) -> usize {
+    let soft = limits.and_then(|s| {
+        let line = s.lines().find(|l| l.starts_with("Max open files"))?;
+        line.split_whitespace().nth(3)?.parse::<usize>().ok()
+    });
     match soft {
         Some(n) => MAX_CONNECTIONS.min(n.saturating_sub(64)).max(4),
         // "unlimited", or not Linux.

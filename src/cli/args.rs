@@ -39,10 +39,12 @@ pub fn parse(
     let mut a = read_flags(args)?;
     let paths = paths(&mut a, env)?;
     let verbosity = a.verbosity.unwrap_or(Verbosity::Normal);
+    let syslog = a.syslog;
     let done = |command| {
         Ok(Cli {
             paths: paths.clone(),
             verbosity,
+            syslog,
             command,
         })
     };
@@ -149,7 +151,9 @@ fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Comman
         Cmd::Healthcheck => {
             Command::Healthcheck(super::healthcheck::parse(rest, a.listen, a.max_age)?)
         }
-        Cmd::Render => Command::Render,
+        Cmd::Render => Command::Render {
+            load_only: a.load_only,
+        },
         Cmd::CollectNow => Command::CollectNow,
         Cmd::Snapshot => {
             if paths.snapshot.is_none() {

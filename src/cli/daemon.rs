@@ -15,7 +15,7 @@ pub fn run(_: &Paths, _: Option<SocketAddr>) -> Result<Outcome, CliError> {
 /// Runs the daemon until SIGTERM or SIGINT.
 #[cfg(feature = "collect")]
 pub fn run(paths: &Paths, listen: Option<SocketAddr>) -> Result<Outcome, CliError> {
-    let _claim = crate::daemon::claim(paths).map_err(|e| CliError::Other(e.to_string()))?;
+    let _claim = crate::daemon::claim(paths)?;
     // The API next: when its address is taken, fail before claiming status.json.
     #[cfg(feature = "api")]
     let _api = match listen {
@@ -30,7 +30,7 @@ pub fn run(paths: &Paths, listen: Option<SocketAddr>) -> Result<Outcome, CliErro
     if listen.is_some() {
         return Err(super::missing("daemon --listen", "api"));
     }
-    crate::daemon::run(paths).map_err(|e| CliError::Other(e.to_string()))?;
+    crate::daemon::run(paths)?;
     Ok(Outcome::Success)
 }
 
@@ -40,18 +40,11 @@ pub fn collect_now(_: &Paths) -> Result<Outcome, CliError> {
     Err(super::missing("collect-now", "collect"))
 }
 
-/// `collect-now`: SIGUSR1 to the daemon of this data directory, found through its
-/// lock (held, so it runs) and the pid in `status.json`.
+/// `collect-now`: SIGUSR1 to the daemon of this data directory: the process that holds
+/// its lock and that `status.json` names (never a group, whatever the file says).
 #[cfg(feature = "collect")]
 pub fn collect_now(paths: &Paths) -> Result<Outcome, CliError> {
-    let pid = crate::daemon::running_pid(paths).map_err(|e| CliError::Other(e.to_string()))?;
-    // SAFETY: kill(2) with a pid from status.json of a daemon that holds the lock.
-    if unsafe { libc::kill(pid as libc::pid_t, libc::SIGUSR1) } != 0 {
-        let e = std::io::Error::last_os_error();
-        return Err(CliError::Other(format!(
-            "signalling the daemon (pid {pid}): {e}"
-        )));
-    }
+    let pid = crate::daemon::signal_collect(paths)?;
     log::info!("asked the daemon (pid {pid}) to collect every source now");
     Ok(Outcome::Success)
 }

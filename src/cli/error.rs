@@ -1,58 +1,38 @@
 //! How commands fail and end, and the one place that maps both to exit codes.
 
-use std::fmt;
-
 use crate::config::ConfigError;
 use crate::db::StoreError;
 use crate::sources::SourcesError;
 
 /// A command that failed (exit code 1 unless it is a usage error).
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum CliError {
     /// Wrong arguments found late (exit 2).
+    #[error("{0}")]
     Usage(String),
     /// Bad or unreadable configuration.
-    Config(ConfigError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
     /// Storage failure.
-    Store(StoreError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The daemon could not run, or be found or signalled.
+    #[cfg(feature = "collect")]
+    #[error(transparent)]
+    Daemon(#[from] crate::daemon::DaemonError),
     /// Standard output was closed by its reader (`export | head -1`): the command
     /// ends quietly with exit 0, as a filter in a pipe should.
+    #[error("standard output closed")]
     ClosedStdout,
     /// Anything else (I/O, a server that cannot start, a source that is not there).
+    #[error("{0}")]
     Other(String),
-}
-
-impl fmt::Display for CliError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CliError::Usage(m) | CliError::Other(m) => f.write_str(m),
-            CliError::Config(e) => e.fmt(f),
-            CliError::Store(e) => e.fmt(f),
-            CliError::ClosedStdout => f.write_str("standard output closed"),
-        }
-    }
-}
-
-impl From<ConfigError> for CliError {
-    fn from(e: ConfigError) -> Self {
-        match e {
-            // A group named on the command line that is not configured (exit 2).
-            ConfigError::UnknownGroup(e) => CliError::Usage(format!("--group: {e}")),
-            e => CliError::Config(e),
-        }
-    }
-}
-
-impl From<StoreError> for CliError {
-    fn from(e: StoreError) -> Self {
-        CliError::Store(e)
-    }
 }
 
 impl From<SourcesError> for CliError {
     fn from(e: SourcesError) -> Self {
         match e {
-            SourcesError::Config(e) => e.into(),
+            SourcesError::Config(e) => CliError::Config(e),
             SourcesError::Store(e) => CliError::Store(e),
             SourcesError::NotFound(m) => CliError::Other(m),
         }
@@ -76,6 +56,8 @@ pub fn exit_code(result: &Result<Outcome, CliError>) -> (u8, bool) {
         Ok(Outcome::Success) | Err(CliError::ClosedStdout) => (0, false),
         Ok(Outcome::SourcesFailed) => (3, false),
         Err(CliError::Usage(_)) => (2, true),
+        // A group named on the command line or in a request that is not configured.
+        Err(CliError::Config(ConfigError::UnknownGroup(_))) => (2, true),
         Err(_) => (1, true),
     }
 }

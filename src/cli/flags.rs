@@ -34,6 +34,8 @@ pub(super) struct Parsed {
     pub group: Option<String>,
     /// Whether `--set` was given (else a group names its sets).
     pub set_given: bool,
+    pub load_only: bool,
+    pub syslog: bool,
     /// The command and its arguments, in order.
     pub words: Vec<String>,
     /// The flags given, for the check that each goes with the command.
@@ -192,6 +194,25 @@ pub(super) static FLAGS: &[Flag] = &[
         scope: Scope::Global,
         action: Switch(|a| a.verbosity = Some(Verbosity::Quiet)),
         help: "only warnings and errors",
+    },
+    Flag {
+        long: "syslog",
+        short: None,
+        scope: Scope::Global,
+        action: Switch(|a| a.syslog = true),
+        help: "log to the system log (/dev/log, facility daemon),\n\
+               each message with its priority, instead of to\n\
+               stderr (the OpenWrt package turns it on: procd\n\
+               files all of stderr as errors)",
+    },
+    Flag {
+        long: "load-only",
+        short: None,
+        scope: Scope::Only(&[Render]),
+        action: Switch(|a| a.load_only = true),
+        help: "only the netlink loads: no files written, no\n\
+               commands run (what the OpenWrt firewall include\n\
+               runs while fw4 holds its lock)",
     },
     Flag {
         long: "help",

@@ -155,7 +155,10 @@ fn judge(answer: &[u8]) -> Result<(), String> {
         .map_err(|e| format!("/health body is not JSON: {e}"))?;
     match body.get("status").and_then(|s| s.as_str()) {
         Some("ok") => Ok(()),
-        other => Err(format!("/health status is {other:?}, not \"ok\"")),
+        other => match body.get("error").and_then(|e| e.as_str()) {
+            Some(error) => Err(format!("/health status is {other:?}: {error}")),
+            None => Err(format!("/health status is {other:?}, not \"ok\"")),
+        },
     }
 }
 
@@ -180,6 +183,13 @@ fn daemon(paths: &Paths, max_age: u64) -> Result<String, CliError> {
             "last heartbeat {hb} is {age} s old (more than {max_age} s; pid {pid})"
         )));
     }
+    // A daemon alive on a broken config.json collects on the last good one (or
+    // nothing): not healthy, as `/health` says `degraded` (contract, "HTTP API").
+    config::load(&paths.config()).map_err(|e| {
+        unhealthy(format!(
+            "{e}; the daemon (pid {pid}) runs on the last good configuration, or on none"
+        ))
+    })?;
     Ok(format!("daemon pid {pid}, heartbeat {hb} ({age} s ago)"))
 }
 

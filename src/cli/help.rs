@@ -161,11 +161,12 @@ static TEXTS: &[Text] = &[
     Text {
         cmd: Cmd::Render,
         name: "render",
-        synopsis: "",
+        synopsis: "[--load-only]",
         summary: "write every configured output now from the stored\n\
                  data (files, netlink loads, commands), e.g. after\n\
                  a firewall restart flushed the sets",
-        about: "Writes each entry of \"outputs\" in config.json without collecting.",
+        about: "Writes each entry of \"outputs\" in config.json without collecting.\n\
+                --load-only: only the netlink loads, no files, no commands.",
     },
     Text {
         cmd: Cmd::Healthcheck,

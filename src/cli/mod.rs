@@ -17,6 +17,8 @@ mod serve;
 mod snapshot;
 mod sources;
 mod status;
+#[cfg(unix)]
+mod syslog;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -40,6 +42,31 @@ pub enum Verbosity {
     Verbose,
 }
 
+/// Sets up logging for `cli`: to stderr (procd or a terminal adds the time), or with
+/// `--syslog` to the system log, each record with its priority. Without a system log
+/// to write to, stderr it is, and the first line says why.
+pub fn init_logging(cli: &Cli) {
+    let level = match cli.verbosity {
+        Verbosity::Quiet => log::LevelFilter::Warn,
+        Verbosity::Normal => log::LevelFilter::Info,
+        Verbosity::Verbose => log::LevelFilter::Debug,
+    };
+    #[cfg(unix)]
+    if cli.syslog {
+        let path = std::path::Path::new(syslog::DEV_LOG);
+        if let Some(logger) = syslog::Syslog::connect(path, level) {
+            if log::set_boxed_logger(Box::new(logger)).is_ok() {
+                log::set_max_level(level);
+            }
+            return;
+        }
+    }
+    let _ = simple_logger::SimpleLogger::new().with_level(level).init();
+    if cli.syslog {
+        log::warn!("--syslog: no system log at /dev/log; logging to stderr");
+    }
+}
+
 /// A parsed command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cli {
@@ -47,6 +74,8 @@ pub struct Cli {
     pub paths: Paths,
     /// Log level.
     pub verbosity: Verbosity,
+    /// Log to syslog instead of stderr.
+    pub syslog: bool,
     /// What to do.
     pub command: Command,
 }
@@ -133,7 +162,10 @@ pub enum Command {
     /// Write the snapshot file now.
     Snapshot,
     /// Write every configured output now.
-    Render,
+    Render {
+        /// Only the netlink loads: no files written, no commands run.
+        load_only: bool,
+    },
     /// Signal the running daemon to collect now.
     CollectNow,
 }
@@ -172,7 +204,7 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
             | Command::Status { .. }
             | Command::Sources(_, SourceAction::List(_))
             | Command::Snapshot
-            | Command::Render
+            | Command::Render { .. }
             | Command::CollectNow
             | Command::Lookup { .. }
             | Command::Changes { .. }
@@ -213,7 +245,7 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
         Command::Serve { listen } => serve::run(paths, *listen),
         Command::Healthcheck(check) => healthcheck::run(paths, check),
         Command::Snapshot => snapshot::run(paths),
-        Command::Render => render::run(paths),
+        Command::Render { load_only } => render::run(paths, *load_only),
         Command::CollectNow => daemon::collect_now(paths),
     }
 }

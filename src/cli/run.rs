@@ -91,6 +91,7 @@ mod imp {
     /// The `run` command: collect every source once, store, render the outputs when
     /// anything changed. `Outcome::SourcesFailed` (exit 3) when a source failed.
     pub fn run(paths: &Paths) -> Result<Outcome, CliError> {
+        crate::daemon::refuse_if_running(paths)?;
         let cfg = config::load_logged(&paths.config())?;
         if cfg.asns.is_empty() && cfg.fqdns.is_empty() {
             log::warn!(

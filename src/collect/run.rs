@@ -98,27 +98,14 @@ impl RunReport {
 }
 
 /// Why a run as a whole failed.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// Storage failed; nothing of this run was stored.
-    Store(StoreError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
     /// The run was asked to stop before it wrote anything.
+    #[error("stopped before storing anything")]
     Stopped,
-}
-
-impl std::fmt::Display for RunError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RunError::Store(e) => e.fmt(f),
-            RunError::Stopped => f.write_str("stopped before storing anything"),
-        }
-    }
-}
-
-impl From<StoreError> for RunError {
-    fn from(e: StoreError) -> Self {
-        RunError::Store(e)
-    }
 }
 
 /// Fetches one source.

@@ -10,10 +10,13 @@
 //! commit.
 
 mod backoff;
+mod lock;
 pub mod schedule;
 
-use std::fmt;
+pub use lock::{claim, refuse_if_running, running_pid, signal_collect, Claim};
+
 use std::fs;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
@@ -38,82 +41,69 @@ const STOP_GRACE: Duration = Duration::from_secs(3);
 /// The job's phase while it renders the outputs (after its commit).
 const PHASE_OUTPUTS: u8 = 3;
 
-/// Why the daemon could not run.
-#[derive(Debug)]
+/// Why the daemon could not run, or could not be found or signalled.
+#[derive(Debug, thiserror::Error)]
 pub enum DaemonError {
     /// The signal handlers could not be installed.
-    Signals(std::io::Error),
+    #[error("cannot handle signals: {0}")]
+    Signals(#[source] std::io::Error),
     /// Another daemon runs on the same data directory (its lock file is held).
-    Running(String),
-    /// The lock file could not be opened.
-    Lock(String),
+    #[error("another daemon{} already runs on {}; stop it first", pid_note(*.pid), .dir.display())]
+    Running {
+        /// The data directory.
+        dir: PathBuf,
+        /// Its pid, as `status.json` records it.
+        pid: Option<u32>,
+    },
+    /// `run` beside the daemon of the same data directory.
+    #[error(
+        "the daemon{} of {} is running and collects on its own; `collect-now` makes it collect now",
+        pid_note(.pid.and_then(|p| u32::try_from(p).ok())),
+        .dir.display()
+    )]
+    Collecting {
+        /// The data directory.
+        dir: PathBuf,
+        /// The daemon's pid, when it could be told.
+        pid: Option<libc::pid_t>,
+    },
+    /// No daemon holds the lock of this data directory.
+    #[error("no daemon runs on {}", .0.display())]
+    NotRunning(PathBuf),
+    /// The lock (this file) is held, but `status.json` names no pid yet.
+    #[error("a daemon holds {} but status.json has no pid yet; try again in a moment", .0.display())]
+    NoPid(PathBuf),
+    /// `status.json` names a pid that does not hold the lock: it is not signalled.
+    #[error("status.json names pid {pid}, which does not hold {}; not signalling it", .lock.display())]
+    NotHolder {
+        /// The pid recorded.
+        pid: u32,
+        /// The lock file.
+        lock: PathBuf,
+    },
+    /// The lock file could not be created, opened or locked.
+    #[error("{}: {source}", .path.display())]
+    Lock {
+        /// The lock file.
+        path: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// kill(2) failed.
+    #[error("signalling the daemon (pid {pid}): {source}")]
+    Signal {
+        /// The daemon's pid.
+        pid: libc::pid_t,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
-impl fmt::Display for DaemonError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DaemonError::Signals(e) => write!(f, "cannot handle signals: {e}"),
-            DaemonError::Running(m) | DaemonError::Lock(m) => f.write_str(m),
-        }
-    }
-}
-
-impl std::error::Error for DaemonError {}
-
-/// Held for the daemon's life: one daemon per data directory. Two would collect
-/// twice, fight over `status.json`, and the first to stop would take the other's pid
-/// out of it.
-pub struct Claim(#[allow(dead_code)] fs::File);
-
-/// Takes the data directory for this daemon (`.daemon.lock`, an `flock` that the
-/// kernel releases when the process ends, however it ends).
-pub fn claim(paths: &Paths) -> Result<Claim, DaemonError> {
-    let path = paths.data_dir.join(".daemon.lock");
-    let lock_err = |e: std::io::Error| DaemonError::Lock(format!("{}: {e}", path.display()));
-    fs::create_dir_all(&paths.data_dir).map_err(lock_err)?;
-    let f = fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(lock_err)?;
-    if !util::try_lock_exclusive(&f).map_err(lock_err)? {
-        let pid = recorded_pid(paths)
-            .map(|p| format!(" (pid {p})"))
-            .unwrap_or_default();
-        return Err(DaemonError::Running(format!(
-            "another daemon{pid} already runs on {}; stop it first",
-            paths.data_dir.display()
-        )));
-    }
-    Ok(Claim(f))
-}
-
-/// The pid `status.json` records for the daemon.
-fn recorded_pid(paths: &Paths) -> Option<u32> {
-    status::read(&paths.status())
-        .ok()
-        .flatten()
-        .and_then(|s| s.pid)
-}
-
-/// The pid of the daemon running on this data directory: its lock is held and
-/// `status.json` names it. An error says why there is none.
-pub fn running_pid(paths: &Paths) -> Result<u32, DaemonError> {
-    let path = paths.data_dir.join(".daemon.lock");
-    let not_running =
-        || DaemonError::Running(format!("no daemon runs on {}", paths.data_dir.display()));
-    let f = fs::File::open(&path).map_err(|_| not_running())?;
-    let lock_err = |e: std::io::Error| DaemonError::Lock(format!("{}: {e}", path.display()));
-    if util::try_lock_exclusive(&f).map_err(lock_err)? {
-        return Err(not_running()); // we got the lock: nobody holds it
-    }
-    recorded_pid(paths).ok_or_else(|| {
-        DaemonError::Running(format!(
-            "a daemon holds {} but status.json has no pid yet; try again in a moment",
-            path.display()
-        ))
-    })
+/// " (pid N)", or nothing.
+fn pid_note(pid: Option<u32>) -> String {
+    pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
 }
 
 /// What a job reports, once, as its last act.

@@ -120,6 +120,10 @@ pub struct Schedule {
     /// A run failed as a whole after storing part of its work: the next collection
     /// renders every output whatever it changes.
     render_next: bool,
+    /// The start-up render goes before the first collection: the store holds values
+    /// (a snapshot restored after a reboot), so the sets are loaded within seconds
+    /// even when the upstream hangs for minutes.
+    render_first: bool,
     /// A collection was stored since the last [`Action::Snapshot`].
     save: bool,
     busy: Option<Busy>,
@@ -150,6 +154,7 @@ impl Schedule {
             render: Some((now, Outputs::All)),
             render_backoff: Backoff::default(),
             render_next: false,
+            render_first: false,
             save: false,
             busy: None,
             stopped: false,
@@ -314,6 +319,9 @@ impl Schedule {
             0
         });
         let empty = has_sources && stored == 0;
+        // Only from a store that holds something: an empty one (a fresh database, one
+        // just moved aside) would flush live sets, so its outputs wait for the run.
+        self.render_first = stored > 0;
         self.next_run = match last_ok {
             // (A last success "in the future", after the clock was set back, is due.)
             Some(t) if t <= now && now - t < interval && !empty => t + interval,
@@ -389,7 +397,16 @@ impl Schedule {
         }
         let interval = self.interval();
         let render_due = self.render.as_ref().is_some_and(|r| now >= r.0);
-        let forced = if render_due { self.render.take() } else { None }.map(|r| r.1);
+        let mut forced = if render_due { self.render.take() } else { None }.map(|r| r.1);
+        if std::mem::take(&mut self.render_first) {
+            if let Some(which) = forced.take() {
+                log::info!("loading the outputs from the stored data before collecting");
+                self.render_now(which, actions);
+                if self.busy.is_some() {
+                    return; // the collection starts when the render is done
+                }
+            }
+        }
         if now >= self.next_run {
             self.pending.clear();
             self.retry_at = None;

@@ -1,11 +1,14 @@
-//! The `changes` table (schema version 2): one row per value added to or removed from a
-//! source, written by merge, sweep and purge inside their own transaction, pruned to
-//! `history_days` by every write, and read back oldest first.
+//! The record of changes: one per value added to or removed from a source, written by
+//! merge, sweep and purge inside their own transaction, pruned to `history_days` by
+//! every write, and read back oldest first. Version 2 kept them in the `changes` table;
+//! version 3 (see `schema`) reads additions from the rows themselves and keeps
+//! removals in `history`.
 
 use std::fmt;
 
-use rusqlite::Transaction;
+use rusqlite::{params, ToSql, Transaction};
 
+use super::codec::{sql_value_text, time_text, value_text};
 use super::write::WriteTx;
 use super::{Db, StoreError};
 use crate::source::Kind;
@@ -49,11 +52,21 @@ impl Change {
         }
     }
 
-    fn from_word(s: &str) -> Change {
-        match s {
-            "added" => Change::Added,
-            "expired" => Change::Expired,
-            "swept" => Change::Swept,
+    /// The code stored in `history.change`.
+    pub(super) fn code(self) -> i64 {
+        match self {
+            Change::Added => 0,
+            Change::Expired => 1,
+            Change::Swept => 2,
+            Change::Purged => 3,
+        }
+    }
+
+    fn from_code(c: i64) -> Change {
+        match c {
+            0 => Change::Added,
+            1 => Change::Expired,
+            2 => Change::Swept,
             _ => Change::Purged,
         }
     }
@@ -88,105 +101,74 @@ pub(super) fn kind_of(word: &str) -> Kind {
     }
 }
 
-/// Deletes the rows of `addresses` matching `cond` (SQL over `kind`, `source` and
-/// `last_seen`, with the parameters `?1`.. bound to `args`), first recording each as a
-/// change of `reason` at `time` when `record` is set. Returns how many were deleted.
+/// Deletes the rows of `entries` matching `cond` (SQL over `source` and `last_seen`,
+/// with the parameters `?1`.. bound to `args`), first recording each as a change of
+/// `reason` at `time` when `record` is set, in the order of their text (as version 2
+/// listed them). Returns how many were deleted.
 ///
-/// The copy is one `INSERT ... SELECT` over the same index range as the `DELETE`: no
+/// The copy is one `INSERT ... SELECT` over the same key range as the `DELETE`: no
 /// value passes through Rust, which keeps expiry as fast as before.
 pub(super) fn delete_recorded(
     tx: &Transaction<'_>,
     cond: &str,
-    args: &[&str],
+    args: &[&dyn ToSql],
     reason: Change,
-    time: &str,
+    time: i64,
     record: bool,
 ) -> rusqlite::Result<usize> {
-    let bind = |sql: &str, extra: &[&str]| -> rusqlite::Result<usize> {
+    let bind = |sql: &str, extra: &[&dyn ToSql]| -> rusqlite::Result<usize> {
         let mut st = tx.prepare(sql)?;
         for (i, a) in args.iter().chain(extra).enumerate() {
-            st.raw_bind_parameter(i + 1, *a)?;
+            st.raw_bind_parameter(i + 1, a)?;
         }
         st.raw_execute()
     };
     if record {
         let (t, r) = (args.len() + 1, args.len() + 2);
+        let text = sql_value_text("value");
         bind(
             &format!(
-                "INSERT INTO changes (time, kind, source, value, change)
-                 SELECT ?{t}, kind, source, value, ?{r} FROM addresses WHERE {cond}"
+                "INSERT INTO history (time, seq, source, value, change, first_seen)
+                 SELECT ?{t}, (SELECT coalesce(max(seq), 0) FROM history WHERE time = ?{t})
+                     + row_number() OVER (ORDER BY source, {text}),
+                     source, value, ?{r}, CASE added WHEN 1 THEN first_seen END
+                 FROM entries WHERE {cond}"
             ),
-            &[time, reason.as_str()],
+            &[&time, &reason.code()],
         )?;
     }
-    bind(&format!("DELETE FROM addresses WHERE {cond}"), &[])
+    bind(&format!("DELETE FROM entries WHERE {cond}"), &[])
 }
 
 impl WriteTx<'_> {
-    /// The largest rowid of `addresses` before `n` rows are inserted, when those rows
-    /// are to be recorded; see [`WriteTx::record_added`].
-    pub(super) fn rowid_top(&self, n: usize) -> rusqlite::Result<Option<i64>> {
-        if !self.records() || n == 0 {
-            return Ok(None);
-        }
-        self.tx
-            .query_row("SELECT coalesce(max(rowid), 0) FROM addresses", [], |r| {
-                r.get(0)
-            })
-            .map(Some)
-    }
-
-    /// Records `values`, just inserted for one source, as added at `time`. With `top`
-    /// (the largest rowid before they were inserted) the rows above it are copied in
-    /// one statement: SQLite gives a new row the largest rowid plus one unless that
-    /// would pass the largest integer, so these are exactly the new ones. Near that
-    /// limit (never reached in practice), one insert per value.
-    pub(super) fn record_added(
-        &self,
-        kind: Kind,
-        source: &str,
-        values: &[&str],
-        time: &str,
-        top: Option<i64>,
-    ) -> rusqlite::Result<()> {
-        if !self.records() || values.is_empty() {
-            return Ok(());
-        }
-        if let Some(top) = top.filter(|t| *t < i64::MAX / 2) {
-            self.tx
-                .prepare(
-                    "INSERT INTO changes (time, kind, source, value, change)
-                     SELECT ?1, kind, source, value, 'added' FROM addresses
-                     WHERE rowid > CAST(?2 AS INTEGER)",
-                )?
-                .execute([time, top.to_string().as_str()])?;
-            return Ok(());
-        }
-        let mut ins = self.tx.prepare(
-            "INSERT INTO changes (time, kind, source, value, change) VALUES (?1, ?2, ?3, ?4, 'added')",
-        )?;
-        for v in values {
-            ins.execute([time, kind.as_str(), source, v])?;
-        }
-        Ok(())
-    }
-
     /// Whether changes are recorded at all (`history_days` > 0).
     pub(super) fn records(&self) -> bool {
         self.history_days > 0
     }
 
-    /// Deletes the changes older than `history_days` before the newest time this
-    /// transaction wrote (or now), all of them when `history_days` is 0.
-    pub(super) fn prune(&self) -> rusqlite::Result<usize> {
+    /// Prunes the changes older than `history_days` before the newest time this
+    /// transaction wrote (or now), all of them when `history_days` is 0: removals are
+    /// deleted, and the floor below which `added` times of rows are not shown rises.
+    pub(super) fn prune(&self) -> rusqlite::Result<()> {
         let now = self.time.get().unwrap_or_else(util::unix_now);
-        let cut = util::iso(now - i64::from(self.history_days) * 86_400);
-        if self.history_days == 0 {
-            return self.tx.execute("DELETE FROM changes", []);
-        }
+        let cut = if self.history_days == 0 {
+            self.tx.execute("DELETE FROM history", [])?;
+            now + 1
+        } else {
+            let cut = now - i64::from(self.history_days) * 86_400;
+            // Two ranges of the key: times stored as seconds, then (scripts) as text.
+            self.tx
+                .prepare("DELETE FROM history WHERE time < ?1")?
+                .execute([cut])?;
+            self.tx
+                .prepare("DELETE FROM history WHERE time >= '' AND time < ?1")?
+                .execute([util::iso(cut)])?;
+            cut
+        };
         self.tx
-            .prepare("DELETE FROM changes WHERE time < ?1")?
-            .execute([cut])
+            .prepare("UPDATE meta SET value = max(value, ?1) WHERE key = 'history_floor'")?
+            .execute([cut])?;
+        Ok(())
     }
 }
 
@@ -197,9 +179,13 @@ pub const MAX_ROWS: usize = 10_000;
 
 impl Db {
     /// Calls `f` with the changes at or after `since` (`YYYY-MM-DDTHH:MM:SSZ`) of one
-    /// kind or all, oldest first (in the order written within one second), at most
-    /// `limit` of them, streaming through the `changes_time` index. Returns whether
-    /// more rows were left out.
+    /// kind or all, oldest first, at most `limit` of them. Returns whether more rows
+    /// were left out.
+    ///
+    /// Within one second, values added come before values removed, added ones by kind,
+    /// source and value, removed ones in the order written (version 2 interleaved them
+    /// per source when several sources changed in the same second). The sort keeps at
+    /// most `limit + 1` rows (SQLite's sorter with a `LIMIT`).
     pub fn for_each_change(
         &self,
         since: &str,
@@ -207,30 +193,56 @@ impl Db {
         limit: usize,
         mut f: impl FnMut(&ChangeRow),
     ) -> Result<bool, StoreError> {
-        let mut run = || -> rusqlite::Result<bool> {
-            let mut st = self.conn.prepare(
-                "SELECT time, kind, source, value, change FROM changes
-                 WHERE time >= ?1 AND (?2 = '' OR kind = ?2) ORDER BY time, rowid",
+        let from = util::parse_iso(since).unwrap_or(0).max(0);
+        let text = sql_value_text("c.value");
+        let sql = format!(
+            "SELECT c.time, s.kind, s.name, c.value, c.change FROM (
+                 SELECT first_seen AS time, 0 AS cls, 0 AS seq, source, value, 0 AS change
+                 FROM entries WHERE added = 1 AND first_seen >= ?1
+                 UNION ALL SELECT first_seen, 0, 0, source, value, 0 FROM history
+                 WHERE first_seen >= ?1
+                 UNION ALL SELECT time, 1, seq, source, value, change FROM history
+                 WHERE time >= ?2 AND (typeof(time) <> 'text' OR time >= ?3)
+             ) c JOIN sources s ON s.id = c.source
+             WHERE ?4 = '' OR s.kind = ?4
+             ORDER BY c.time, c.cls, CASE c.cls WHEN 0 THEN s.kind END,
+                 CASE c.cls WHEN 0 THEN s.name END, CASE c.cls WHEN 0 THEN {text} END, c.seq
+             LIMIT ?5"
+        );
+        let mut more = false;
+        self.run(|c| {
+            let floor: i64 = c.query_row(
+                "SELECT coalesce((SELECT value FROM meta WHERE key = 'history_floor'), 0)",
+                [],
+                |r| r.get(0),
             )?;
-            let mut rows = st.query([since, kind.map_or("", Kind::as_str)])?;
+            let mut st = c.prepare(&sql)?;
+            let lim = i64::try_from(limit).unwrap_or(i64::MAX - 1) + 1;
+            let mut rows = st.query(params![
+                from.max(floor),
+                from,
+                since,
+                kind.map_or("", Kind::as_str),
+                lim
+            ])?;
             let mut n = 0;
             while let Some(r) = rows.next()? {
                 if n == limit {
-                    return Ok(true);
+                    more = true;
+                    break;
                 }
                 n += 1;
-                let row = ChangeRow {
-                    time: r.get(0)?,
+                f(&ChangeRow {
+                    time: time_text(r.get_ref(0)?),
                     kind: kind_of(r.get_ref(1)?.as_str()?),
                     source: r.get(2)?,
-                    value: r.get(3)?,
-                    change: Change::from_word(r.get_ref(4)?.as_str()?),
-                };
-                f(&row);
+                    value: value_text(r.get_ref(3)?),
+                    change: Change::from_code(r.get(4)?),
+                });
             }
-            Ok(false)
-        };
-        run().map_err(|e| self.err(e))
+            Ok(())
+        })?;
+        Ok(more)
     }
 
     /// Every change, oldest first (for tests and inspection).

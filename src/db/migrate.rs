@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use rusqlite::{params, OptionalExtension, Transaction, TransactionBehavior};
 
-use super::{Db, SetupError, StoreError, SCHEMA_VERSION};
+use super::{Db, StoreError, SCHEMA_VERSION};
 use crate::config::Paths;
 use crate::legacy::{self, LegacyRow};
 use crate::util;
@@ -29,7 +29,7 @@ CREATE INDEX addresses_value ON addresses (value);
 ";
 
 /// Brings the database up to [`SCHEMA_VERSION`].
-pub(super) fn migrate(db: &mut Db, paths: &Paths) -> Result<(), SetupError> {
+pub(super) fn migrate(db: &mut Db, paths: &Paths) -> Result<(), StoreError> {
     // A large legacy import on a slow router may hold the lock a while.
     db.conn.busy_timeout(Duration::from_secs(120))?;
     let result = steps(db, paths);
@@ -37,9 +37,12 @@ pub(super) fn migrate(db: &mut Db, paths: &Paths) -> Result<(), SetupError> {
     result
 }
 
-fn steps(db: &mut Db, paths: &Paths) -> Result<(), SetupError> {
+fn steps(db: &mut Db, paths: &Paths) -> Result<(), StoreError> {
     let path = db.path.clone();
     let mut imported = Vec::new();
+    // A database that had rows before version 3: its old tables' pages are free now,
+    // and only VACUUM gives them back (the database lives in RAM on a router).
+    let mut compacted = false;
     loop {
         let tx = db
             .conn
@@ -47,10 +50,10 @@ fn steps(db: &mut Db, paths: &Paths) -> Result<(), SetupError> {
         // Read again under the lock: another process may have migrated meanwhile.
         let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         if version > SCHEMA_VERSION {
-            return Err(SetupError::Store(StoreError::NewerSchema {
+            return Err(StoreError::NewerSchema {
                 path,
                 found: version,
-            }));
+            });
         }
         if version == SCHEMA_VERSION {
             break;
@@ -59,6 +62,10 @@ fn steps(db: &mut Db, paths: &Paths) -> Result<(), SetupError> {
         match next {
             1 => imported = to_v1(&tx, paths)?,
             2 => to_v2(&tx)?,
+            3 => {
+                super::schema::to_v3(&tx)?;
+                compacted = true;
+            }
             _ => unreachable_step(next)?,
         }
         tx.pragma_update(None, "user_version", next)?;
@@ -68,21 +75,27 @@ fn steps(db: &mut Db, paths: &Paths) -> Result<(), SetupError> {
     // between commit and rename leaves them unrenamed but never re-imports: the
     // version is set.)
     rename_imported(imported);
+    if compacted {
+        // Only space: a failure (another process reading at this moment) changes no row.
+        if let Err(e) = db.conn.execute_batch("VACUUM") {
+            log::warn!("{}: VACUUM after the migration: {e}", path.display());
+        }
+    }
     Ok(())
 }
 
 /// A step this binary lacks: only reachable if [`SCHEMA_VERSION`] was raised without
 /// adding its step, which the tests catch.
-fn unreachable_step(version: i64) -> Result<(), SetupError> {
-    Err(SetupError::Store(StoreError::Other(format!(
+fn unreachable_step(version: i64) -> Result<(), StoreError> {
+    Err(StoreError::Other(format!(
         "no migration to schema version {version}"
-    ))))
+    )))
 }
 
 /// 0 → 1: creates `addresses` and imports the legacy JSON files of the data directory
 /// (a database of version 0 that already has the table only gets its version set).
 /// Returns the files imported.
-fn to_v1(tx: &Transaction<'_>, paths: &Paths) -> Result<Vec<PathBuf>, SetupError> {
+fn to_v1(tx: &Transaction<'_>, paths: &Paths) -> Result<Vec<PathBuf>, StoreError> {
     let has_table = tx
         .query_row(
             "SELECT 1 FROM sqlite_master WHERE type='table' AND name='addresses'",
@@ -95,8 +108,7 @@ fn to_v1(tx: &Transaction<'_>, paths: &Paths) -> Result<Vec<PathBuf>, SetupError
         return Ok(Vec::new());
     }
     tx.execute_batch(SCHEMA_V1)?;
-    let batch = legacy::read_all(paths, util::unix_now())
-        .map_err(|e| SetupError::Store(StoreError::Legacy(e.to_string())))?;
+    let batch = legacy::read_all(paths, util::unix_now()).map_err(StoreError::Legacy)?;
     insert_imported(tx, &batch.rows)?;
     if !batch.files.is_empty() {
         let names: Vec<String> = batch

@@ -14,44 +14,57 @@ use crate::config::Paths;
 use crate::source::Kind;
 use crate::util;
 
+mod codec;
 mod history;
 mod journal;
 mod lookup;
 mod migrate;
 mod read;
+mod schema;
 pub mod snapshot;
 #[cfg(test)]
 mod tests;
+mod values;
 mod write;
 
 pub use history::{Change, ChangeRow, DEFAULT_HISTORY_DAYS, MAX_ROWS};
 pub use journal::JournalMode;
 pub use read::{Row, SourceSummary};
+pub use values::Values;
 pub use write::{MergeStats, WriteTx};
 
 /// Whether the warning about legacy files beside an existing database was given.
 static LEGACY_WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The schema version this binary writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Page cache per connection, in KiB: small, because a router has little memory and the
 /// API opens a connection per request.
 const CACHE_KIB: i64 = 2048;
 
 /// A storage failure, classified so that callers can tell a passing lock from damage.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// The database stayed locked by another process longer than the busy timeout.
-    Busy(String),
-    /// The database is damaged; its files were moved aside to `moved_to`.
+    #[error("database busy: {0}")]
+    Busy(#[source] rusqlite::Error),
+    /// The database is damaged; its files were moved aside to `moved_to` (see
+    /// [`Db::fail`], the one place that decides it).
+    #[error("{}", corrupt_text(cause, moved_to.as_deref()))]
     Corrupt {
         /// What SQLite said.
-        message: String,
+        #[source]
+        cause: rusqlite::Error,
         /// The new name of the main file, when moving it aside worked.
         moved_to: Option<PathBuf>,
     },
     /// The database was written by a newer version of this program.
+    #[error(
+        "{}: schema version {found} is newer than this program knows ({SCHEMA_VERSION}); \
+         upgrade ripe-cidr-collector or use another --db",
+        path.display()
+    )]
     NewerSchema {
         /// The database file.
         path: PathBuf,
@@ -59,41 +72,69 @@ pub enum StoreError {
         found: i64,
     },
     /// A legacy JSON file could not be read; nothing was imported or changed.
-    Legacy(String),
-    /// Any other failure (I/O, full disk, permissions).
+    #[error("legacy import: {0}")]
+    Legacy(#[from] crate::legacy::LegacyError),
+    /// Any other SQLite failure (full disk, permissions, a constraint).
+    #[error("database error: {0}")]
+    Sql(#[source] rusqlite::Error),
+    /// A file of the store (directory, snapshot) could not be read or written.
+    #[error("{}: {cause}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        cause: std::io::Error,
+    },
+    /// A snapshot that is not one (bad magic, checksum or layout).
+    #[error("{}: not a valid snapshot ({why})", path.display())]
+    BadSnapshot {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A failure without a cause of its own (a missing setting).
+    #[error("{0}")]
     Other(String),
 }
 
-impl fmt::Display for StoreError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StoreError::Busy(m) => write!(f, "database busy: {m}"),
-            StoreError::Corrupt { message, moved_to } => match moved_to {
-                Some(p) => write!(
-                    f,
-                    "database corrupt ({message}); moved aside to {}; the next run or request starts a fresh database",
-                    p.display()
-                ),
-                None => write!(f, "database corrupt ({message}); could not move it aside"),
-            },
-            StoreError::NewerSchema { path, found } => write!(
-                f,
-                "{}: schema version {found} is newer than this program knows ({SCHEMA_VERSION}); \
-                 upgrade ripe-cidr-collector or use another --db",
-                path.display()
-            ),
-            StoreError::Legacy(m) => write!(f, "legacy import: {m}"),
-            StoreError::Other(m) => write!(f, "database error: {m}"),
-        }
+fn corrupt_text(cause: &rusqlite::Error, moved_to: Option<&Path>) -> String {
+    match moved_to {
+        Some(p) => format!(
+            "database corrupt ({cause}); moved aside to {}; the next run or request starts a fresh database",
+            p.display()
+        ),
+        None => format!("database corrupt ({cause}); could not move it aside"),
     }
 }
-
-impl std::error::Error for StoreError {}
 
 impl StoreError {
     /// True for damage that moved the database aside.
     pub fn is_corrupt(&self) -> bool {
         matches!(self, StoreError::Corrupt { .. })
+    }
+
+    pub(crate) fn io(path: &Path, cause: std::io::Error) -> StoreError {
+        StoreError::Io {
+            path: path.to_path_buf(),
+            cause,
+        }
+    }
+}
+
+/// Classifies a SQLite error, without side effects: damage is [`StoreError::Corrupt`]
+/// with nothing moved yet; [`fail`] acts on it.
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        match e.sqlite_error_code() {
+            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Busy(e),
+            Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => StoreError::Corrupt {
+                cause: e,
+                moved_to: None,
+            },
+            _ => StoreError::Sql(e),
+        }
     }
 }
 
@@ -130,31 +171,29 @@ pub fn quarantine(db: &Path) -> std::io::Result<PathBuf> {
     Ok(target)
 }
 
-/// Classifies a SQLite error; damage moves the database files aside at once, so that
-/// the next open starts fresh instead of failing for ever.
-pub(crate) fn classify(db: &Path, e: rusqlite::Error) -> StoreError {
-    let code = e.sqlite_error_code();
-    match code {
-        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
-            StoreError::Busy(e.to_string())
-        }
-        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => {
+/// The one step that acts on a failed use of the database at `db`: the error is
+/// classified, and damage moves the database files aside at once, so that the next
+/// open starts fresh instead of failing for ever. Every SQL failure of the store
+/// passes here (through [`Db::run`], [`open`] and the write transaction).
+pub(crate) fn fail(db: &Path, e: impl Into<StoreError>) -> StoreError {
+    match e.into() {
+        StoreError::Corrupt {
+            cause,
+            moved_to: None,
+        } => {
             let moved_to = match quarantine(db) {
                 Ok(p) => {
-                    log::error!("{}: {e}; moved aside to {}", db.display(), p.display());
+                    log::error!("{}: {cause}; moved aside to {}", db.display(), p.display());
                     Some(p)
                 }
                 Err(err) => {
-                    log::error!("{}: {e}; moving it aside failed: {err}", db.display());
+                    log::error!("{}: {cause}; moving it aside failed: {err}", db.display());
                     None
                 }
             };
-            StoreError::Corrupt {
-                message: e.to_string(),
-                moved_to,
-            }
+            StoreError::Corrupt { cause, moved_to }
         }
-        _ => StoreError::Other(e.to_string()),
+        other => other,
     }
 }
 
@@ -201,37 +240,22 @@ impl fmt::Debug for Db {
 pub fn open(paths: &Paths) -> Result<Db, StoreError> {
     let path = paths.db.clone();
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fs::create_dir_all(dir)
-            .map_err(|e| StoreError::Other(format!("{}: {e}", dir.display())))?;
+        fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
     }
     snapshot::restore_if_missing(paths)?;
     let mode = journal::mode_for(&path);
     if mode == JournalMode::Delete {
-        journal::leave_wal(&path).map_err(|e| classify(&path, e))?;
+        journal::leave_wal(&path).map_err(|e| fail(&path, e))?;
     }
-    let conn = Connection::open(&path).map_err(|e| classify(&path, e))?;
+    let conn = Connection::open(&path).map_err(|e| fail(&path, e))?;
     let mut db = Db {
         conn,
         path,
         mode,
         history_days: DEFAULT_HISTORY_DAYS,
     };
-    db.setup(paths).map_err(|e| match e {
-        SetupError::Sql(e) => classify(&db.path, e),
-        SetupError::Store(s) => s,
-    })?;
+    db.setup(paths).map_err(|e| fail(&db.path, e))?;
     Ok(db)
-}
-
-pub(crate) enum SetupError {
-    Sql(rusqlite::Error),
-    Store(StoreError),
-}
-
-impl From<rusqlite::Error> for SetupError {
-    fn from(e: rusqlite::Error) -> Self {
-        SetupError::Sql(e)
-    }
 }
 
 impl Db {
@@ -251,20 +275,24 @@ impl Db {
         self.history_days = days;
     }
 
-    pub(crate) fn err(&self, e: rusqlite::Error) -> StoreError {
-        classify(&self.path, e)
+    /// Runs `f` on the connection; a failure passes [`fail`].
+    pub(crate) fn run<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, StoreError> {
+        f(&self.conn).map_err(|e| fail(&self.path, e))
     }
 
-    fn setup(&mut self, paths: &Paths) -> Result<(), SetupError> {
+    fn setup(&mut self, paths: &Paths) -> Result<(), StoreError> {
         let c = &self.conn;
         c.busy_timeout(Duration::from_millis(5000))?;
         // Read the version before anything writes: a newer database stays untouched.
         let version: i64 = c.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         if version > SCHEMA_VERSION {
-            return Err(SetupError::Store(StoreError::NewerSchema {
+            return Err(StoreError::NewerSchema {
                 path: self.path.clone(),
                 found: version,
-            }));
+            });
         }
         let mut mode = self.mode;
         let want = mode.as_str();
@@ -315,12 +343,13 @@ impl Db {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| classify(path, e))?;
+            .map_err(|e| fail(path, e))?;
         Ok(WriteTx {
             tx,
             path,
             history_days: self.history_days,
             time: std::cell::Cell::new(None),
+            changed: std::cell::Cell::new(false),
         })
     }
 

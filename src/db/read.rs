@@ -2,7 +2,10 @@
 
 use crate::format::TypeFilter;
 use crate::source::Kind;
+use crate::util;
 
+use super::codec::{time_text, value_text, with_value_text};
+use super::history::kind_of;
 use super::{Db, StoreError};
 
 /// One stored row.
@@ -21,21 +24,21 @@ pub struct Row {
 }
 
 impl Row {
-    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
-        let kind: String = r.get(0)?;
+    /// A row of `SELECT kind, name, value, first_seen, last_seen`.
+    pub(super) fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
         Ok(Row {
-            kind: if kind == "fqdn" {
-                Kind::Fqdn
-            } else {
-                Kind::Asn
-            },
+            kind: kind_of(r.get_ref(0)?.as_str()?),
             source: r.get(1)?,
-            value: r.get(2)?,
-            first_seen: r.get(3)?,
-            last_seen: r.get(4)?,
+            value: value_text(r.get_ref(2)?),
+            first_seen: time_text(r.get_ref(3)?),
+            last_seen: time_text(r.get_ref(4)?),
         })
     }
 }
+
+/// The columns of a [`Row`], from `entries e JOIN sources s`.
+pub(super) const ROW: &str = "SELECT s.kind, s.name, e.value, e.first_seen, e.last_seen \
+                              FROM sources s JOIN entries e ON e.source = s.id";
 
 /// Summary of one stored source.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,33 +59,6 @@ pub(super) fn kind_params(kinds: &'static [&'static str]) -> [&'static str; 3] {
 }
 
 impl Db {
-    /// Calls `f` with every stored value of the given sources (duplicates included,
-    /// sources not stored ignored): one range of the primary key per source, so a
-    /// group's list costs its own rows only.
-    pub fn for_each_value_of(
-        &self,
-        sources: &[(Kind, String)],
-        mut f: impl FnMut(&str),
-    ) -> Result<(), StoreError> {
-        let mut run = || -> rusqlite::Result<()> {
-            let mut st = self
-                .conn
-                .prepare("SELECT value FROM addresses WHERE kind = ?1 AND source = ?2")?;
-            for (kind, name) in sources {
-                let mut rows = st.query([kind.as_str(), name.as_str()])?;
-                while let Some(r) = rows.next()? {
-                    if let rusqlite::types::ValueRef::Text(t) = r.get_ref(0)? {
-                        if let Ok(v) = std::str::from_utf8(t) {
-                            f(v);
-                        }
-                    }
-                }
-            }
-            Ok(())
-        };
-        run().map_err(|e| self.err(e))
-    }
-
     /// The distinct values of the selected sources, sorted as strings.
     pub fn get_values(&self, filter: TypeFilter) -> Result<Vec<String>, StoreError> {
         let mut values = Vec::new();
@@ -101,30 +77,47 @@ impl Db {
         mut f: impl FnMut(&str),
     ) -> Result<(), StoreError> {
         let kinds = filter.kinds().map(kind_params);
-        let mut run = || -> rusqlite::Result<()> {
+        self.run(|c| {
             let mut st = match kinds {
-                // Both read a covering index, never the table.
-                None => self
-                    .conn
-                    .prepare("SELECT value FROM addresses INDEXED BY addresses_value")?,
-                Some(_) => self
-                    .conn
-                    .prepare("SELECT value FROM addresses WHERE kind IN (?1, ?2, ?3)")?,
+                // A covering index, never the table.
+                None => c.prepare("SELECT value FROM entries INDEXED BY entries_value")?,
+                Some(_) => c.prepare(
+                    "SELECT e.value FROM sources s JOIN entries e ON e.source = s.id \
+                     WHERE s.kind IN (?1, ?2, ?3)",
+                )?,
             };
             let mut rows = match kinds {
                 None => st.query([])?,
                 Some(k) => st.query(k)?,
             };
             while let Some(r) = rows.next()? {
-                if let rusqlite::types::ValueRef::Text(t) = r.get_ref(0)? {
-                    if let Ok(v) = std::str::from_utf8(t) {
-                        f(v);
-                    }
+                with_value_text(r.get_ref(0)?, &mut f);
+            }
+            Ok(())
+        })
+    }
+
+    /// Calls `f` with every stored value of the given sources (duplicates included,
+    /// sources not stored ignored): one range of the key per source, so a group's list
+    /// costs its own rows only.
+    pub fn for_each_value_of(
+        &self,
+        sources: &[(Kind, String)],
+        mut f: impl FnMut(&str),
+    ) -> Result<(), StoreError> {
+        self.run(|c| {
+            let mut st = c.prepare(
+                "SELECT e.value FROM sources s JOIN entries e ON e.source = s.id \
+                 WHERE s.kind = ?1 AND s.name = ?2",
+            )?;
+            for (kind, name) in sources {
+                let mut rows = st.query([kind.as_str(), name.as_str()])?;
+                while let Some(r) = rows.next()? {
+                    with_value_text(r.get_ref(0)?, &mut f);
                 }
             }
             Ok(())
-        };
-        run().map_err(|e| self.err(e))
+        })
     }
 
     /// The number of stored rows (source, value pairs) of a kind.
@@ -137,81 +130,86 @@ impl Db {
     }
 
     /// The number of stored rows of each kind, `(asn, fqdn)`, in one pass over the
-    /// primary-key index.
+    /// key (counted per source, no sort).
     pub fn counts(&self) -> Result<(u64, u64), StoreError> {
-        let run = || -> rusqlite::Result<(u64, u64)> {
-            let mut st = self
-                .conn
-                .prepare("SELECT kind, COUNT(*) FROM addresses GROUP BY kind")?;
+        self.run(|c| {
+            let mut st = c.prepare(
+                "SELECT s.kind, sum(x.n) FROM (SELECT source, count(*) AS n FROM entries \
+                 GROUP BY source) x JOIN sources s ON s.id = x.source GROUP BY s.kind",
+            )?;
             let mut rows = st.query([])?;
             let mut out = (0, 0);
             while let Some(r) = rows.next()? {
                 let n = r.get::<_, i64>(1)? as u64;
                 match r.get_ref(0)?.as_str()? {
-                    "asn" => out.0 = n,
-                    _ => out.1 = n,
+                    "fqdn" => out.1 += n,
+                    _ => out.0 += n,
                 }
             }
             Ok(out)
-        };
-        run().map_err(|e| self.err(e))
+        })
     }
 
     /// Every stored source of a kind with its count and newest `last_seen`.
     pub fn sources(&self, kind: Kind) -> Result<Vec<SourceSummary>, StoreError> {
-        let run = || -> rusqlite::Result<Vec<SourceSummary>> {
-            let mut st = self.conn.prepare(
-                "SELECT source, COUNT(*), MAX(last_seen) FROM addresses WHERE kind = ?1
-                 GROUP BY source ORDER BY source",
+        self.run(|c| {
+            // Times kept as text (legacy) compare as text, as in version 2.
+            let mut st = c.prepare(
+                "SELECT s.name, count(*),
+                     max(CASE typeof(e.last_seen) WHEN 'integer' THEN e.last_seen END),
+                     max(CASE typeof(e.last_seen) WHEN 'text' THEN e.last_seen END)
+                 FROM sources s JOIN entries e ON e.source = s.id WHERE s.kind = ?1
+                 GROUP BY s.id ORDER BY s.name",
             )?;
             let rows = st.query_map([kind.as_str()], |r| {
+                let secs: Option<i64> = r.get(2)?;
+                let text: Option<String> = r.get(3)?;
+                let last_seen = match (secs.map(util::iso), text) {
+                    (Some(a), Some(b)) => a.max(b),
+                    (a, b) => a.or(b).unwrap_or_default(),
+                };
                 Ok(SourceSummary {
                     source: r.get(0)?,
                     count: r.get::<_, i64>(1)? as u64,
-                    last_seen: r.get(2)?,
+                    last_seen,
                 })
             })?;
             rows.collect()
-        };
-        run().map_err(|e| self.err(e))
+        })
     }
 
     /// Every row of one source, ordered by value (for inspection and tests).
     pub fn rows(&self, kind: Kind, source: &str) -> Result<Vec<Row>, StoreError> {
-        let run = || -> rusqlite::Result<Vec<Row>> {
-            let mut st = self.conn.prepare(
-                "SELECT kind, source, value, first_seen, last_seen FROM addresses
-                 WHERE kind = ?1 AND source = ?2 ORDER BY value",
-            )?;
+        let mut rows = self.run(|c| {
+            let mut st = c.prepare(&format!("{ROW} WHERE s.kind = ?1 AND s.name = ?2"))?;
             let rows = st.query_map([kind.as_str(), source], Row::from_row)?;
-            rows.collect()
-        };
-        run().map_err(|e| self.err(e))
+            rows.collect::<rusqlite::Result<Vec<Row>>>()
+        })?;
+        rows.sort_by(|a, b| a.value.cmp(&b.value));
+        Ok(rows)
     }
 
     /// Every row, ordered by kind, source and value.
     pub fn all_rows(&self) -> Result<Vec<Row>, StoreError> {
-        let run = || -> rusqlite::Result<Vec<Row>> {
-            let mut st = self.conn.prepare(
-                "SELECT kind, source, value, first_seen, last_seen FROM addresses
-                 ORDER BY kind, source, value",
-            )?;
+        let mut rows = self.run(|c| {
+            let mut st = c.prepare(ROW)?;
             let rows = st.query_map([], Row::from_row)?;
-            rows.collect()
-        };
-        run().map_err(|e| self.err(e))
+            rows.collect::<rusqlite::Result<Vec<Row>>>()
+        })?;
+        rows.sort_by(|a, b| (a.kind, &a.source, &a.value).cmp(&(b.kind, &b.source, &b.value)));
+        Ok(rows)
     }
 
     /// A value for a single pragma (for tests and diagnostics).
     pub fn pragma(&self, name: &str) -> Result<String, StoreError> {
-        self.conn
-            .query_row(&format!("PRAGMA {name}"), [], |r| {
+        self.run(|c| {
+            c.query_row(&format!("PRAGMA {name}"), [], |r| {
                 r.get_ref(0).map(|v| match v {
                     rusqlite::types::ValueRef::Integer(i) => i.to_string(),
                     rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
                     other => format!("{other:?}"),
                 })
             })
-            .map_err(|e| self.err(e))
+        })
     }
 }

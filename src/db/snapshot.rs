@@ -28,7 +28,7 @@ fn sibling(file: &Path, suffix: &str) -> PathBuf {
 }
 
 fn io_err(what: &Path, e: io::Error) -> StoreError {
-    StoreError::Other(format!("{}: {e}", what.display()))
+    StoreError::io(what, e)
 }
 
 /// When the snapshot was last written (its modification time), if there is one.
@@ -110,9 +110,7 @@ pub fn write(paths: &Paths) -> Result<i64, StoreError> {
     journal.push("-journal");
     let _ = fs::remove_file(&journal);
     let target = tmp.to_string_lossy().into_owned();
-    db.conn
-        .execute("VACUUM INTO ?1", [&target])
-        .map_err(|e| db.err(e))?;
+    db.run(|c| c.execute("VACUUM INTO ?1", [&target]))?;
     drop(db);
     lock.sync_all().map_err(|e| io_err(&tmp, e))?;
     let size = lock.metadata().map(|m| m.len()).unwrap_or(0);
@@ -167,7 +165,7 @@ fn copy_checked(snap: &Path, copy: &Path) -> Result<bool, StoreError> {
         {
             Ok(false)
         }
-        Err(e) => Err(StoreError::Other(format!("{}: {e}", snap.display()))),
+        Err(e) => Err(StoreError::Sql(e)),
     }
 }
 

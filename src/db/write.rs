@@ -1,15 +1,20 @@
-//! Writes: merge, sweep and purge, inside one write transaction, each recording what
-//! it added or removed in `changes` (see `history`).
+//! Writes: merge, sweep and purge, inside one write transaction. Each records what it
+//! removed in `history` (see `history`); what a merge adds is recorded by the row
+//! itself (`entries.added`).
 
 use std::cell::Cell;
-use std::collections::HashMap;
 use std::path::Path;
+
+use rusqlite::types::{Value, ValueRef};
+use rusqlite::{OptionalExtension, ToSql};
 
 use crate::source::Kind;
 use crate::util;
 
+use super::codec::Stored;
 use super::history::{delete_recorded, Change};
-use super::{classify, StoreError};
+use super::values::Values;
+use super::{fail, StoreError};
 
 /// What one merge did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -22,9 +27,14 @@ pub struct MergeStats {
     pub removed: usize,
 }
 
+/// The condition of an expired row of source `?1`: `last_seen` before `?2` (Unix
+/// seconds), or, for a time kept as text (legacy), before `?3` as text.
+pub(super) const EXPIRED: &str =
+    "source = ?1 AND (last_seen < ?2 OR (typeof(last_seen) = 'text' AND last_seen < ?3))";
+
 /// The `last_seen` below which values expire, or `None` when nothing expires.
-fn cutoff(now: i64, ttl_days: u32) -> Option<String> {
-    (ttl_days > 0).then(|| util::iso(now - i64::from(ttl_days) * 86_400))
+fn cutoff(now: i64, ttl_days: u32) -> Option<i64> {
+    (ttl_days > 0).then(|| now - i64::from(ttl_days) * 86_400)
 }
 
 /// A write transaction. Dropped without [`WriteTx::commit`], it rolls back: a failure
@@ -37,23 +47,58 @@ pub struct WriteTx<'a> {
     /// The newest time a write of this transaction used: the pruning of `changes` is
     /// relative to it, so that a merge "at" a given time prunes consistently.
     pub(super) time: Cell<Option<i64>>,
+    /// Whether a stored value changed (counted in `meta.generation` at commit).
+    pub(super) changed: Cell<bool>,
+}
+
+/// How the stored rows of a source compare with an answer (see [`WriteTx::join`]).
+struct Join {
+    /// For each value of the answer, in order: stored already.
+    known: Vec<bool>,
+    /// How many are.
+    seen: usize,
+    /// The stored rows not in the answer: value and `last_seen`.
+    unseen: Vec<(Value, Value)>,
 }
 
 impl WriteTx<'_> {
-    fn err(&self, e: rusqlite::Error) -> StoreError {
-        classify(self.path, e)
+    fn fail(&self, e: rusqlite::Error) -> StoreError {
+        fail(self.path, e)
     }
 
-    /// Prunes `changes` to `history_days` and commits.
+    /// Prunes `changes` to `history_days`, counts the change, and commits.
     pub fn commit(self) -> Result<(), StoreError> {
         let path = self.path;
-        self.prune().map_err(|e| classify(path, e))?;
-        self.tx.commit().map_err(|e| classify(path, e))
+        self.prune().map_err(|e| fail(path, e))?;
+        if self.changed.get() {
+            self.tx
+                .execute_batch(super::schema::BUMP)
+                .map_err(|e| fail(path, e))?;
+        }
+        self.tx.commit().map_err(|e| fail(path, e))
     }
 
     fn at(&self, now: i64) {
         self.time
             .set(Some(self.time.get().map_or(now, |t| t.max(now))));
+    }
+
+    /// The id of a stored source.
+    pub(super) fn source_id(&self, kind: Kind, source: &str) -> rusqlite::Result<Option<i64>> {
+        self.tx
+            .prepare("SELECT id FROM sources WHERE kind = ?1 AND name = ?2")?
+            .query_row([kind.as_str(), source], |r| r.get(0))
+            .optional()
+    }
+
+    fn ensure_source(&self, kind: Kind, source: &str) -> rusqlite::Result<i64> {
+        if let Some(id) = self.source_id(kind, source)? {
+            return Ok(id);
+        }
+        self.tx
+            .prepare("INSERT INTO sources (kind, name) VALUES (?1, ?2)")?
+            .execute([kind.as_str(), source])?;
+        Ok(self.tx.last_insert_rowid())
     }
 
     /// Merges what one source answered now: every value (already normalised) is
@@ -67,130 +112,190 @@ impl WriteTx<'_> {
         now: i64,
         ttl_days: u32,
     ) -> Result<MergeStats, StoreError> {
-        self.at(now);
-        self.merge_inner(kind, source, values, &util::iso(now), cutoff(now, ttl_days))
-            .map_err(|e| self.err(e))
+        self.merge_values(kind, source, values.iter().collect(), now, ttl_days)
     }
 
-    fn merge_inner(
+    /// [`WriteTx::merge_source`] of values collected into [`Values`].
+    pub fn merge_values(
         &self,
         kind: Kind,
         source: &str,
-        values: &[String],
-        now: &str,
-        cutoff: Option<String>,
-    ) -> rusqlite::Result<MergeStats> {
-        let k = kind.as_str();
-        let tx = &self.tx;
-        // What the source has now, with each value's last_seen: it tells new values from
-        // known ones without one query per value.
-        // `Some(last_seen)` until the value is seen in this answer, then `None`.
-        let mut stored: HashMap<String, Option<String>> = HashMap::new();
-        {
-            let mut st = tx.prepare(
-                "SELECT value, last_seen FROM addresses WHERE kind = ?1 AND source = ?2",
-            )?;
-            let mut rows = st.query([k, source])?;
-            while let Some(r) = rows.next()? {
-                stored.insert(r.get(0)?, Some(r.get(1)?));
+        mut values: Values,
+        now: i64,
+        ttl_days: u32,
+    ) -> Result<MergeStats, StoreError> {
+        self.at(now);
+        values.finish();
+        let run = || -> rusqlite::Result<MergeStats> {
+            let id = self.ensure_source(kind, source)?;
+            let join = self.join(id, &values)?;
+            self.refresh(id, &values, &join, now)?;
+            let added = self.insert_fresh(id, &values, &join.known, now)?;
+            let mut removed = 0;
+            // Only values known before this merge can have expired: new ones are `now`.
+            if let Some(cut) = cutoff(now, ttl_days).filter(|_| !join.unseen.is_empty()) {
+                removed = self.remove(id, Some(cut), Change::Expired, now)?;
             }
-        }
-        let mut stats = MergeStats::default();
-        let mut fresh: Vec<&str> = Vec::new();
-        let mut seen_known = 0usize;
-        for v in values {
-            match stored.get_mut(v.as_str()) {
-                Some(last) => {
-                    // A value listed twice counts once.
-                    if last.take().is_some() {
-                        seen_known += 1;
-                    }
-                }
-                None => fresh.push(v),
-            }
-        }
-        fresh.sort_unstable();
-        fresh.dedup();
-        if seen_known > 0 {
-            let mut one = tx.prepare(
-                "UPDATE addresses SET last_seen = ?4 WHERE kind = ?1 AND source = ?2 AND value = ?3",
-            )?;
-            let unseen = stored.len() - seen_known;
-            if unseen < seen_known {
-                // Most of the source was seen again (the usual case): one UPDATE of the
-                // whole source and a restore of the few unseen values beats one UPDATE
-                // per value.
-                tx.prepare("UPDATE addresses SET last_seen = ?3 WHERE kind = ?1 AND source = ?2")?
-                    .execute([k, source, now])?;
-                for (v, last) in &stored {
-                    if let Some(last) = last {
-                        one.execute([k, source, v.as_str(), last.as_str()])?;
-                    }
-                }
-            } else {
-                for (v, last) in &stored {
-                    if last.is_none() {
-                        one.execute([k, source, v.as_str(), now])?;
-                    }
-                }
-            }
-        }
-        stats.refreshed = seen_known;
-        // New rows get rowids above the largest one now (no AUTOINCREMENT, nothing is
-        // deleted before they are in), so that they are recorded afterwards by one
-        // `INSERT ... SELECT` instead of one statement per value.
-        let top = self.rowid_top(fresh.len())?;
-        {
-            // Rows go in BATCH at a time through one multi-row statement (a large first
-            // merge spends most of its time stepping statements, one per row
-            // otherwise), the rest one by one. Kind, source and time are bound once
-            // per statement (bindings outlive each step): ?1, ?2 and ?3, the values
-            // from ?4 on.
-            let sql = |rows: usize| {
-                let mut q = String::from(
-                    "INSERT INTO addresses (kind, source, value, first_seen, last_seen) VALUES ",
-                );
-                for i in 0..rows {
-                    let sep = if i == 0 { "" } else { "," };
-                    q.push_str(&format!("{sep}(?1, ?2, ?{}, ?3, ?3)", i + 4));
-                }
-                q
+            let stats = MergeStats {
+                added,
+                refreshed: join.seen,
+                removed,
             };
-            let mut chunks = fresh.chunks_exact(BATCH);
-            if fresh.len() >= BATCH {
-                let mut many = tx.prepare(&sql(BATCH))?;
-                bind_constants(&mut many, k, source, now)?;
-                for chunk in chunks.by_ref() {
-                    for (i, v) in chunk.iter().enumerate() {
-                        many.raw_bind_parameter(i + 4, v)?;
+            if stats != MergeStats::default() {
+                self.changed.set(true);
+            }
+            Ok(stats)
+        };
+        run().map_err(|e| self.fail(e))
+    }
+
+    /// Reads the source's rows in key order beside the sorted answer: which values are
+    /// known, and the stored rows the answer lacks. The stored rows are never all in
+    /// memory at once.
+    fn join(&self, id: i64, values: &Values) -> rusqlite::Result<Join> {
+        let (v4, text) = (&values.v4, &values.text);
+        let mut join = Join {
+            known: vec![false; values.len()],
+            seen: 0,
+            unseen: Vec::new(),
+        };
+        let mut st = self
+            .tx
+            .prepare("SELECT value, last_seen FROM entries WHERE source = ?1")?;
+        let mut rows = st.query([id])?;
+        let mut i = 0;
+        while let Some(r) = rows.next()? {
+            let found = match r.get_ref(0)? {
+                ValueRef::Integer(x) => {
+                    while i < v4.len() && v4[i] < x {
+                        i += 1;
                     }
-                    many.raw_execute()?;
+                    i < v4.len() && v4[i] == x
                 }
+                ValueRef::Text(t) => {
+                    i = i.max(v4.len());
+                    while i < join.known.len() && text[i - v4.len()].as_bytes() < t {
+                        i += 1;
+                    }
+                    i < join.known.len() && text[i - v4.len()].as_bytes() == t
+                }
+                _ => false,
+            };
+            if found {
+                join.known[i] = true;
+                join.seen += 1;
+                i += 1;
+            } else {
+                join.unseen.push((r.get(0)?, r.get(1)?));
             }
-            let rest = chunks.remainder();
-            if !rest.is_empty() {
-                let mut one = tx.prepare(&sql(1))?;
-                bind_constants(&mut one, k, source, now)?;
-                for v in rest {
-                    one.raw_bind_parameter(4, v)?;
-                    one.raw_execute()?;
+        }
+        Ok(join)
+    }
+
+    /// Moves `last_seen` of the values seen again to `now`.
+    fn refresh(&self, id: i64, values: &Values, join: &Join, now: i64) -> rusqlite::Result<()> {
+        if join.seen == 0 {
+            return Ok(());
+        }
+        let mut one = self
+            .tx
+            .prepare("UPDATE entries SET last_seen = ?3 WHERE source = ?1 AND value = ?2")?;
+        if join.unseen.len() < join.seen {
+            // Most of the source was seen again (the usual case): one UPDATE of the
+            // whole source and a restore of the few unseen values beats one UPDATE
+            // per value.
+            self.tx
+                .prepare("UPDATE entries SET last_seen = ?2 WHERE source = ?1")?
+                .execute(rusqlite::params![id, now])?;
+            for (v, last) in &join.unseen {
+                one.execute(rusqlite::params![id, v, last])?;
+            }
+        } else {
+            for (v, known) in values.stored().zip(&join.known) {
+                if *known {
+                    one.execute(rusqlite::params![id, v, now])?;
                 }
             }
         }
-        stats.added = fresh.len();
-        self.record_added(kind, source, &fresh, now, top)?;
-        // Only values known before this merge can have expired: new ones are `now`.
-        if let Some(cut) = cutoff.filter(|_| seen_known < stored.len()) {
-            stats.removed = delete_recorded(
-                tx,
-                "kind = ?1 AND source = ?2 AND last_seen < ?3",
-                &[k, source, cut.as_str()],
-                Change::Expired,
-                now,
-                self.records(),
-            )?;
+        Ok(())
+    }
+
+    /// Inserts the values not stored yet; returns how many. Their `added` mark records
+    /// them in `changes` (when changes are kept at all).
+    fn insert_fresh(
+        &self,
+        id: i64,
+        values: &Values,
+        known: &[bool],
+        now: i64,
+    ) -> rusqlite::Result<usize> {
+        let fresh: Vec<Stored> = values
+            .stored()
+            .zip(known)
+            .filter(|(_, k)| !**k)
+            .map(|(v, _)| v)
+            .collect();
+        // Rows go in BATCH at a time through one multi-row statement (a large first
+        // merge spends most of its time stepping statements, one per row otherwise),
+        // the rest one by one. Source, time and mark are bound once per statement
+        // (bindings outlive each step): ?1, ?2 and ?3, the values from ?4 on.
+        let sql = |rows: usize| {
+            let mut q = String::from(
+                "INSERT INTO entries (source, value, first_seen, last_seen, added) VALUES ",
+            );
+            for i in 0..rows {
+                let sep = if i == 0 { "" } else { "," };
+                q.push_str(&format!("{sep}(?1, ?{}, ?2, ?2, ?3)", i + 4));
+            }
+            q
+        };
+        let mark = i64::from(self.records());
+        let constants: [&dyn ToSql; 3] = [&id, &now, &mark];
+        let mut chunks = fresh.chunks_exact(BATCH);
+        if fresh.len() >= BATCH {
+            let mut many = self.tx.prepare(&sql(BATCH))?;
+            for (i, c) in constants.iter().enumerate() {
+                many.raw_bind_parameter(i + 1, c)?;
+            }
+            for chunk in chunks.by_ref() {
+                for (i, v) in chunk.iter().enumerate() {
+                    many.raw_bind_parameter(i + 4, v)?;
+                }
+                many.raw_execute()?;
+            }
         }
-        Ok(stats)
+        let mut one = self.tx.prepare(&sql(1))?;
+        for (i, c) in constants.iter().enumerate() {
+            one.raw_bind_parameter(i + 1, c)?;
+        }
+        for v in chunks.remainder() {
+            one.raw_bind_parameter(4, v)?;
+            one.raw_execute()?;
+        }
+        Ok(fresh.len())
+    }
+
+    /// Deletes the rows of source `id` (only those expired before `cut`, when given),
+    /// recording each as `reason` at `now`. Returns how many.
+    fn remove(
+        &self,
+        id: i64,
+        cut: Option<i64>,
+        reason: Change,
+        now: i64,
+    ) -> rusqlite::Result<usize> {
+        let n = match cut {
+            Some(cut) => {
+                let text = util::iso(cut);
+                let args: [&dyn ToSql; 3] = [&id, &cut, &text];
+                delete_recorded(&self.tx, EXPIRED, &args, reason, now, self.records())?
+            }
+            None => delete_recorded(&self.tx, "source = ?1", &[&id], reason, now, self.records())?,
+        };
+        if n > 0 {
+            self.changed.set(true);
+        }
+        Ok(n)
     }
 
     /// Deletes the expired rows of sources of `kind` that are not in `configured`;
@@ -206,44 +311,34 @@ impl WriteTx<'_> {
         let Some(cut) = cutoff(now, ttl_days) else {
             return Ok(0);
         };
-        let time = util::iso(now);
         let run = || -> rusqlite::Result<usize> {
-            let stored: Vec<String> = {
+            let stored: Vec<(i64, String)> = {
                 let mut st = self
                     .tx
-                    .prepare("SELECT DISTINCT source FROM addresses WHERE kind = ?1")?;
-                let rows = st.query_map([kind.as_str()], |r| r.get(0))?;
+                    .prepare("SELECT id, name FROM sources WHERE kind = ?1 ORDER BY name")?;
+                let rows = st.query_map([kind.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))?;
                 rows.collect::<rusqlite::Result<_>>()?
             };
             let mut n = 0;
-            for s in stored.iter().filter(|s| !configured.contains(s)) {
-                n += delete_recorded(
-                    &self.tx,
-                    "kind = ?1 AND source = ?2 AND last_seen < ?3",
-                    &[kind.as_str(), s.as_str(), cut.as_str()],
-                    Change::Swept,
-                    &time,
-                    self.records(),
-                )?;
+            for (id, _) in stored.iter().filter(|(_, s)| !configured.contains(s)) {
+                n += self.remove(*id, Some(cut), Change::Swept, now)?;
             }
             Ok(n)
         };
-        run().map_err(|e| self.err(e))
+        run().map_err(|e| self.fail(e))
     }
 
     /// Deletes every row of one source now; returns how many.
     pub fn purge_source(&self, kind: Kind, source: &str) -> Result<usize, StoreError> {
         let now = util::unix_now();
         self.at(now);
-        delete_recorded(
-            &self.tx,
-            "kind = ?1 AND source = ?2",
-            &[kind.as_str(), source],
-            Change::Purged,
-            &util::iso(now),
-            self.records(),
-        )
-        .map_err(|e| self.err(e))
+        let run = || -> rusqlite::Result<usize> {
+            match self.source_id(kind, source)? {
+                Some(id) => self.remove(id, None, Change::Purged, now),
+                None => Ok(0),
+            }
+        };
+        run().map_err(|e| self.fail(e))
     }
 }
 
@@ -251,15 +346,3 @@ impl WriteTx<'_> {
 /// few enough to keep the statement small (and within SQLite's 999-parameter limit of
 /// older builds).
 const BATCH: usize = 64;
-
-/// Binds kind, source and time (?1, ?2, ?3) of a merge's insert.
-fn bind_constants(
-    st: &mut rusqlite::Statement<'_>,
-    kind: &str,
-    source: &str,
-    now: &str,
-) -> rusqlite::Result<()> {
-    st.raw_bind_parameter(1, kind)?;
-    st.raw_bind_parameter(2, source)?;
-    st.raw_bind_parameter(3, now)
-}

@@ -89,16 +89,9 @@ pub enum Family {
 }
 
 /// A word that is not one of the accepted values; the message names the value and the choices.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct BadValue(pub String);
-
-impl fmt::Display for BadValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for BadValue {}
 
 macro_rules! word_enum {
     ($ty:ident, $what:literal, $($word:literal => $var:ident),+) => {

@@ -1,22 +1,17 @@
 //! `lookup`: every stored row whose value contains an address, or overlaps a prefix.
 //!
-//! Stored values are canonical text (`91.108.4.0/22`, `2001:b28:f23d::/48`, bare
-//! `93.184.216.34`), indexed by `addresses_value`. The search never parses every row:
+//! Stored values are canonical (`91.108.4.0/22`, `2001:b28:f23d::/48`, bare
+//! `93.184.216.34`), indexed by value (the store's `entries_value`). The search never
+//! parses every row:
 //!
 //! * **Values containing the query** (its supernets and itself) are the at most 33
 //!   (IPv4) or 129 (IPv6) prefixes `addr/len` with host bits cleared, `len` from 0 to
 //!   the query's length, plus the bare address for a single address: one `IN` of
 //!   exact strings, one index probe each.
-//! * **Values inside a prefix query** are found by text ranges of the index. IPv4 text
-//!   is decimal octets separated by dots, so the values inside `91.108.4.0/22` are
-//!   exactly those starting with `91.108.4.`, `91.108.5.`, `91.108.6.` or `91.108.7.`:
-//!   one range per value of the partly fixed octet (at most 256, for `/0`), or one range
-//!   when the prefix ends at an octet boundary. IPv6 text is compressed (`::`), so only
-//!   the leading non-zero groups fixed by the prefix make a safe text prefix
-//!   (`2001:b28:` for `2001:b28:f23d::/48`); a first group that is zero gives the two
-//!   ranges `0:` and `::`, and a prefix shorter than 16 bits scans every value. The
-//!   rows of a range are checked numerically, so a coarse range costs time, never a
-//!   wrong answer.
+//! * **Values inside a prefix query** are found by ranges of the index: one integer
+//!   range for IPv4, text ranges for IPv6 (`db::Db::for_each_row_within` says how).
+//!   The rows of a range are checked numerically, so a coarse range costs time, never
+//!   a wrong answer.
 //!
 //! Cost: O(candidates × log n) probes plus the rows in the ranges. With 100,000 stored
 //! values an address lookup is a few dozen index probes (`benches/lookup.rs`).
@@ -77,62 +72,6 @@ impl Query {
         }
         out
     }
-
-    /// Text ranges `[lo, hi)` of the index that hold every stored value inside the
-    /// query (and possibly more, checked afterwards). None for a single address.
-    pub fn ranges(&self) -> Vec<(String, String)> {
-        // The string just after every string starting with `p` (p ends in '.' or ':').
-        fn range(p: String) -> (String, String) {
-            let mut hi = p.clone().into_bytes();
-            if let Some(last) = hi.last_mut() {
-                *last += 1;
-            }
-            (p, String::from_utf8(hi).unwrap_or_default())
-        }
-        let len = self.net.prefix_len();
-        match self.net {
-            IpNet::V4(n) => {
-                if len == 32 {
-                    return Vec::new();
-                }
-                let o = n.addr().octets();
-                let k = usize::from(len / 8);
-                let fixed: String = o[..k].iter().map(|x| format!("{x}.")).collect();
-                if len % 8 == 0 && k > 0 {
-                    return vec![range(fixed)];
-                }
-                let count = 1u16 << (8 - len % 8);
-                (0..count)
-                    .map(|i| {
-                        let x = u16::from(o[k]) + i;
-                        if k == 3 {
-                            // The last octet: the value itself or with a length after it.
-                            let s = format!("{fixed}{x}");
-                            (s.clone(), format!("{s}0"))
-                        } else {
-                            range(format!("{fixed}{x}."))
-                        }
-                    })
-                    .collect()
-            }
-            IpNet::V6(n) => {
-                if len == 128 {
-                    return Vec::new();
-                }
-                let g = n.addr().segments();
-                let k = usize::from(len / 16);
-                let j = g[..k].iter().take_while(|x| **x != 0).count();
-                if j > 0 {
-                    vec![range(g[..j].iter().map(|x| format!("{x:x}:")).collect())]
-                } else if k > 0 {
-                    vec![range("0:".into()), range("::".into())]
-                } else {
-                    // Every string that starts with a hex digit or ':'.
-                    vec![("0".into(), "g".into())]
-                }
-            }
-        }
-    }
 }
 
 /// What a lookup found.
@@ -152,7 +91,7 @@ pub fn find(db: &Db, q: &Query) -> Result<Found, StoreError> {
     db.for_each_row_with_value(&q.covering(), |r| rows.push(r))?;
     let mut truncated = rows.len() > MAX_ROWS;
     if !truncated {
-        db.for_each_row_in_ranges(&q.ranges(), |r| {
+        db.for_each_row_within(&q.net, |r| {
             // Strictly inside: what contains the query came from the probe already.
             let inside = parse_value(&r.value)
                 .is_some_and(|e| e.net.prefix_len() > q.net.prefix_len() && q.net.contains(&e.net));
@@ -278,29 +217,5 @@ mod tests {
         assert_eq!(c[33], "149.154.167.99");
         assert_eq!(q("2001:db8::1").covering().len(), 130);
         assert_eq!(q("10.0.0.0/8").covering().last().unwrap(), "10.0.0.0/8");
-    }
-
-    #[test]
-    fn ranges_follow_the_text() {
-        let r = |s: &str| q(s).ranges();
-        assert_eq!(r("91.108.0.0/16"), [("91.108.".into(), "91.108/".into())]);
-        let x = r("91.108.4.0/22");
-        assert_eq!(x.len(), 4);
-        assert_eq!(x[3], ("91.108.7.".into(), "91.108.7/".into()));
-        assert_eq!(
-            r("1.2.3.4/31"),
-            [
-                ("1.2.3.4".into(), "1.2.3.40".into()),
-                ("1.2.3.5".into(), "1.2.3.50".into())
-            ]
-        );
-        assert_eq!(r("0.0.0.0/0").len(), 256);
-        assert!(r("1.2.3.4").is_empty());
-        assert_eq!(
-            r("2001:b28:f23d::/48"),
-            [("2001:b28:f23d:".into(), "2001:b28:f23d;".into())]
-        );
-        assert_eq!(r("::ffff:0:0/96").len(), 2);
-        assert_eq!(r("2000::/3"), [("0".into(), "g".into())]);
     }
 }

@@ -55,6 +55,9 @@ pub enum LoadError {
     /// Any other refusal: what was being done and the kernel's error.
     #[error("{0}: {1}")]
     Kernel(String, #[source] io::Error),
+    /// The values could not be read from the database.
+    #[error(transparent)]
+    Store(#[from] crate::db::StoreError),
 }
 
 /// Loads `p` into the sets of table `inet <table>`: `<set>_v4` and `<set>_v6`, or
@@ -241,9 +244,8 @@ pub fn load_logged(
     opts: &RenderOptions,
     prepared: &Prepared,
     mark: Option<Mark>,
-) -> Result<LoadStats, String> {
-    let stats = load_marked(&opts.table, &opts.set, prepared, opts.family, mark)
-        .map_err(|e| e.to_string())?;
+) -> Result<LoadStats, LoadError> {
+    let stats = load_marked(&opts.table, &opts.set, prepared, opts.family, mark)?;
     log::info!(
         "loaded {} IPv4 and {} IPv6 prefixes into table inet {} ({} elements, {} bytes)",
         stats.v4,

@@ -95,8 +95,13 @@ pub fn render(out: &OutputConfig, d: &DnsmasqOutput) -> Result<Written, DnsmasqO
         }
     })?;
     if let Some(cmd) = &out.command {
-        super::run_shell(cmd, Duration::from_secs(out.timeout_seconds))
-            .map_err(DnsmasqOutputError::Command)?;
+        if let Err(e) = super::run_shell(cmd, Duration::from_secs(out.timeout_seconds)) {
+            // The command did not take the new file (dnsmasq not restarted, or the
+            // drop-in refused): without the file, the retry of this output sees a
+            // change and runs the command again, instead of an unchanged file.
+            let _ = fs::remove_file(&d.path);
+            return Err(DnsmasqOutputError::Command(e));
+        }
     }
     Ok(Written::Changed)
 }

@@ -421,10 +421,11 @@ fn daemon_catch_up_only_when_due() {
     .unwrap();
     {
         let d = t.spawn(&["daemon"]);
+        // The render at start: a collection due would have fetched before it (a
+        // render alone is what the schedule starts when no run is due).
         assert!(eventually(Duration::from_secs(10), || t
             .file("out.txt")
             .exists()));
-        std::thread::sleep(Duration::from_secs(2));
         assert!(
             ripe.requests().is_empty(),
             "no collection when the last one is recent"
@@ -465,7 +466,6 @@ fn daemon_with_broken_config_at_start_touches_nothing() {
         ["last_error"]
         .as_str()
         .is_some_and(|e| e.contains("config.json"))));
-    std::thread::sleep(Duration::from_secs(3));
     assert!(ripe.requests().is_empty(), "nothing collected");
     assert_eq!(rows(&t, Kind::Asn, "62041"), []);
     assert_eq!(rows(&t, Kind::Asn, "64496"), before, "nothing swept");
@@ -480,6 +480,14 @@ fn daemon_with_broken_config_at_start_touches_nothing() {
     )
     .is_empty()));
     assert_eq!(rows(&t, Kind::Asn, "64496"), before, "ttl_days 0: kept");
+    // Whatever the daemon did before the fix, it did before this run.
+    assert!(
+        !ripe
+            .requests()
+            .iter()
+            .any(|r| resource_of(&r.url).as_deref() == Some("64496")),
+        "nothing collected from the broken configuration"
+    );
 }
 
 #[test]
@@ -611,7 +619,7 @@ fn daemon_keeps_its_config_when_the_file_goes_or_changes_quietly() {
     cfg["schedule"] = json!({"interval_seconds": 3600});
     cfg["ttl_days"] = json!(0);
     t.config(&cfg);
-    let _d = t.spawn(&["daemon"]);
+    let mut d = t.spawn(&["daemon"]);
     assert!(eventually(Duration::from_secs(10), || !values(
         &t,
         Kind::Asn,
@@ -625,13 +633,21 @@ fn daemon_keeps_its_config_when_the_file_goes_or_changes_quietly() {
         ["last_error"]
         .as_str()
         .is_some_and(|e| e.contains("config.json"))));
-    let before = ripe.requests().len();
     t.config(&cfg);
-    std::thread::sleep(Duration::from_secs(3));
-    assert_eq!(
-        ripe.requests().len(),
-        before,
-        "restored sources are not new"
+    // The daemon starts a collection of new sources in the same turn of its loop as
+    // it reloads; SIGUSR1 is read at the start of a later turn, so once it is logged
+    // that turn is over.
+    assert!(eventually(Duration::from_secs(10), || d
+        .stderr()
+        .contains("changed; reloaded")));
+    send_signal(d.pid(), "USR1");
+    assert!(eventually(Duration::from_secs(10), || d
+        .stderr()
+        .contains("collection asked for")));
+    assert!(
+        !d.stderr().contains("collecting new sources"),
+        "restored sources are not new: {}",
+        d.stderr()
     );
     // A change that keeps the size and the modification time is still noticed.
     let text = fs::read_to_string(t.file("config.json")).unwrap();
@@ -686,7 +702,7 @@ fn daemon_retries_only_the_failed_output() {
     let good = t.file("good.log");
     cfg["outputs"] = json!([
         {"path": t.file("good.txt").to_str().unwrap(), "command": format!("echo x >> {}", good.display())},
-        {"path": t.file("bad.txt").to_str().unwrap(), "command": "exit 1"}
+        {"path": t.file("bad.txt").to_str().unwrap(), "command": format!("echo y >> {}; exit 1", t.file("bad.log").display())}
     ]);
     t.config(&cfg);
     let _d = t.spawn(&["daemon"]);
@@ -695,7 +711,10 @@ fn daemon_retries_only_the_failed_output() {
         ["output_failures"]
         .as_object()
         .is_some_and(|m| m.len() == 1)));
-    std::thread::sleep(Duration::from_secs(5));
+    assert!(eventually(Duration::from_secs(15), || fs::read_to_string(
+        t.file("bad.log")
+    )
+    .is_ok_and(|l| l.lines().count() >= 3)));
     // ...but the good one's command ran once.
     assert_eq!(fs::read_to_string(&good).unwrap().lines().count(), 1);
     assert!(read_status(&t)["output_failures"]

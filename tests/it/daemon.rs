@@ -159,3 +159,93 @@ fn collect_now_makes_the_daemon_collect() {
     stop(d);
     assert_eq!(t.run(&["collect-now"]).status.code(), Some(1));
 }
+
+/// `collect-now` signals only the process that holds the daemon's lock: a pid in
+/// `status.json` that does not hold it (an old or forged file) is refused, never
+/// signalled (SIGUSR1 would end it).
+#[test]
+fn collect_now_signals_only_the_lock_holder() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Command;
+    let t = TestDir::new();
+    // The lock held by another process (`flock` and its `sleep`), as a daemon holds it.
+    let lock = t.file(".daemon.lock");
+    let mut holder = Command::new("flock")
+        .arg("-x")
+        .arg(&lock)
+        .args(["sleep", "60"])
+        .spawn()
+        .expect("flock (util-linux)");
+    let mut bystander = Command::new("sleep").arg("60").spawn().unwrap();
+    std::fs::write(
+        t.file("status.json"),
+        format!(r#"{{"pid": {}}}"#, bystander.id()),
+    )
+    .unwrap();
+    assert!(eventually(Duration::from_secs(10), || {
+        let out = t.run(&["collect-now"]);
+        String::from_utf8_lossy(&out.stderr).contains("does not hold")
+    }));
+    let out = t.run(&["collect-now"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("pid {}", bystander.id())), "{err}");
+    // Had it been signalled, its SIGUSR1 would be pending before our SIGTERM, and
+    // lower signals are delivered first: it ends by SIGTERM only if it was spared.
+    bystander.kill().unwrap(); // SIGKILL: delivered first whatever is pending
+    let _ = bystander.wait();
+    let mut spared = Command::new("sleep").arg("60").spawn().unwrap();
+    std::fs::write(
+        t.file("status.json"),
+        format!(r#"{{"pid": {}}}"#, spared.id()),
+    )
+    .unwrap();
+    assert_eq!(t.run(&["collect-now"]).status.code(), Some(1));
+    Command::new("kill")
+        .args(["-TERM", &spared.id().to_string()])
+        .status()
+        .unwrap();
+    let status = spared.wait().unwrap();
+    assert_eq!(
+        status.signal(),
+        Some(15),
+        "the bystander got another signal first"
+    );
+    // Forged pids that kill(2) reads as every process (-1) or our group (0).
+    for pid in ["4294967295", "0"] {
+        std::fs::write(t.file("status.json"), format!(r#"{{"pid": {pid}}}"#)).unwrap();
+        let out = t.run(&["collect-now"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("not signalling"), "{err}");
+    }
+    holder.kill().unwrap();
+    let _ = holder.wait();
+}
+
+/// `run` beside the daemon of the same data directory would collect twice and fight
+/// over `status.json`: it exits 1 naming the daemon's pid.
+#[test]
+fn run_refuses_while_the_daemon_runs() {
+    let ripe = FakeServer::start(|_| Reply::json(200, AS62041));
+    let t = TestDir::new();
+    config(&t, &ripe, &["62041"]);
+    let d = t.spawn(&["daemon"]);
+    assert!(eventually(Duration::from_secs(10), || {
+        std::fs::read(t.file("status.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .is_some_and(|st| st["pid"].is_number())
+    }));
+    let out = t.run(&["run"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("(pid {})", d.pid())), "{err}");
+    stop(d);
+    let out = t.run(&["run"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -258,16 +258,18 @@ fn dnsmasq_fills_the_dns_sets_and_our_reloads_keep_them() {
     std::fs::create_dir(&confdir).unwrap();
     let drop_in = confdir.join("ripe-cidr-collector.conf");
     let ran = dir.file("restarts");
-    let config = |fqdns: &[&str]| {
+    let restart = format!("echo restart >> {}", ran.display());
+    let config_with = |fqdns: &[&str], command: &str| {
         json!({
             "asns": ["64500"],
             "fqdns": fqdns,
             "outputs": [
                 {"load": "nft", "type": "all"},
-                {"dnsmasq": drop_in, "command": format!("echo restart >> {}", ran.display())},
+                {"dnsmasq": drop_in, "command": command},
             ],
         })
     };
+    let config = |fqdns: &[&str]| config_with(fqdns, &restart);
     dir.config(&config(&["video.example"]));
     store(&dir, Kind::Asn, "64500", &["198.51.100.0/25"]);
     render(&dir);
@@ -375,6 +377,23 @@ add rule inet ripe_cidr out ip6 daddr @ripe_dns_v6 counter meta mark set 0x100
         "{ 203.0.113.7 }",
     ]);
     drop((router, upstream));
+
+    // A failed command is run again by the next render, though the names are the
+    // same: the file it did not take is not left behind as "unchanged".
+    dir.config(&config_with(
+        &["video.example"],
+        &format!("{restart}; exit 1"),
+    ));
+    for n in [3, 4] {
+        let o = dir.cmd().arg("render").output().unwrap();
+        assert!(!o.status.success());
+        assert_eq!(runs(&ran), n);
+        assert!(!drop_in.exists());
+    }
+    dir.config(&config(&["video.example"]));
+    render(&dir);
+    render(&dir);
+    assert_eq!(runs(&ran), 5);
 }
 
 /// The dns sets are created once and then left alone: neither a second creation nor
@@ -457,4 +476,23 @@ fn dns_sets_are_created_once_and_never_flushed() {
         "video_dns_v4",
         "{ 192.0.2.7 }",
     ]);
+}
+
+/// The OpenWrt package's command for the dnsmasq output, against stubs
+/// (`openwrt/tests/dnsmasq-drop-in-test.sh`).
+#[test]
+fn openwrt_drop_in_against_stub_uci_and_dnsmasq() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let Ok(out) = Command::new("sh")
+        .arg(root.join("openwrt/tests/dnsmasq-drop-in-test.sh"))
+        .output()
+    else {
+        return cannot_run("no `sh` to run openwrt/tests/dnsmasq-drop-in-test.sh");
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("dnsmasq-drop-in-test: all passed"),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

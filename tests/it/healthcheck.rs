@@ -135,3 +135,38 @@ fn usage_errors_exit_2() {
         assert_eq!(code(&t.run(args)), 2, "{args:?}");
     }
 }
+
+/// A broken `config.json` under a running daemon and API: `/health` says
+/// `degraded` with the problem named, and both health checks fail (contract, "HTTP
+/// API"); fixing the file makes all three healthy again.
+#[cfg(all(feature = "api", feature = "collect"))]
+#[test]
+fn broken_config_is_degraded_and_unhealthy() {
+    let t = TestDir::new();
+    t.config(&json!({"asns": []}));
+    let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let listen = addr.to_string();
+    let _daemon = t.spawn(&["daemon", "--listen", &listen]);
+    assert!(wait_listening(addr, Duration::from_secs(10)));
+    let api = || t.run(&["healthcheck", "api", "--listen", &listen]);
+    assert!(eventually(Duration::from_secs(10), || code(
+        &t.run(&["healthcheck", "daemon"])
+    ) == 0));
+    assert_eq!(code(&api()), 0, "{}", stderr(&api()));
+    std::fs::write(t.file("config.json"), "{\"asns\": [").unwrap();
+    let (status, body) = http_get(addr, "/health");
+    assert_eq!(status, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["status"], "degraded", "{v}");
+    assert!(v["error"].as_str().unwrap().contains("config.json"), "{v}");
+    let out = api();
+    assert_eq!(code(&out), 1);
+    assert!(stderr(&out).contains("degraded"), "{}", stderr(&out));
+    let out = t.run(&["healthcheck", "daemon"]);
+    assert_eq!(code(&out), 1);
+    assert!(stderr(&out).contains("config.json"), "{}", stderr(&out));
+    t.config(&json!({"asns": []}));
+    assert_eq!(http_get(addr, "/health").0, 200);
+    assert!(eventually(Duration::from_secs(5), || code(&api()) == 0));
+    assert_eq!(code(&t.run(&["healthcheck", "daemon"])), 0);
+}

@@ -233,3 +233,47 @@ fn health_answers_while_listings_are_held_open() {
     }
     drop(held);
 }
+
+/// A `/proc/<pid>/status` field in kB.
+fn proc_kb(pid: u32, name: &str) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = s.lines().find(|l| l.starts_with(name)).unwrap();
+    line[name.len()..]
+        .trim()
+        .trim_end_matches(" kB")
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn answers_in_flight_keep_memory_bounded() {
+    let t = TestDir::new();
+    // The biggest listing: every value with its sources and times.
+    store_values(&t, 100_000);
+    // Clients share a listing read from database files that have settled (unchanged
+    // for a second), as they have once a run is over.
+    thread::sleep(Duration::from_millis(1100));
+    let (p, a) = t.spawn_listening(&["serve"]);
+    let before = proc_kb(p.pid(), "VmHWM:");
+    let target = b"GET /addresses?format=json&details=1 HTTP/1.1\r\nHost: x\r\n\r\n";
+    // 32 clients that ask and never read.
+    let held: Vec<TcpStream> = (0..32)
+        .map(|_| {
+            let mut s = connect(a);
+            s.write_all(target).unwrap();
+            s
+        })
+        .collect();
+    // Until every answer has been started (or the server gave up on them).
+    thread::sleep(Duration::from_secs(8));
+    let peak = proc_kb(p.pid(), "VmHWM:");
+    eprintln!("VmHWM {before} kB before, {peak} kB with 32 unread listings of 100,000 values");
+    assert!(peak < 32 * 1024, "VmHWM {peak} kB");
+    // The answers are whole: one client that reads gets all 100,000 values.
+    let (code, body) = http_get(a, "/addresses?format=json&details=1");
+    assert_eq!(code, 200);
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["count"], 100_000);
+    drop(held);
+}

@@ -171,7 +171,9 @@ fn idle_connections_are_cheap_and_health_answers() {
     let (p, a) = serve(&t);
     let pid = p.pid();
     let idle: Vec<TcpStream> = (0..256).map(|_| TcpStream::connect(a).unwrap()).collect();
-    thread::sleep(Duration::from_millis(300));
+    // Until the server has accepted them all (a descriptor each).
+    let fds = || std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count());
+    assert!(eventually(Duration::from_secs(10), || fds() > 256));
     let h = exchange(a, b"GET /health HTTP/1.1\r\nConnection: close\r\n\r\n");
     assert_eq!(status(&h), 200, "{h}");
     let threads = proc_field(pid, "Threads:") as usize;

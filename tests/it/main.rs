@@ -26,9 +26,13 @@ mod http_attacks;
 mod http_limits;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci;
+#[cfg(feature = "inspect")]
+mod migrate;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod netlink;
 mod openwrt;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+mod openwrt_run;
 mod review;
 mod snapshot;
 mod storage;

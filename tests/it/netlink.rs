@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use ripe_cidr_collector::format::{prepare, render, Family, Format, RenderOptions};
 use ripe_cidr_collector::nftnl;
 
-use crate::common::{ripe_body, FakeServer, Reply, TestDir};
+use crate::common::{cannot_run, ripe_body, FakeServer, Reply, TestDir};
 
 pub(crate) fn find(name: &str) -> Option<PathBuf> {
     ["/usr/local/sbin", "/usr/sbin", "/sbin", "/usr/bin", "/bin"]
@@ -46,10 +46,7 @@ macro_rules! ns_or_skip {
     () => {
         match namespace() {
             Ok(nft) => Nft(nft),
-            Err(why) => {
-                eprintln!("skipped: {why}");
-                return;
-            }
+            Err(why) => return $crate::common::cannot_run(&why),
         }
     };
 }
@@ -263,8 +260,7 @@ pub(crate) fn loopback(routes: &[&str]) -> Result<(), String> {
 fn a_rule_keeps_matching_across_reloads() {
     let nft = ns_or_skip!();
     if let Err(why) = loopback(&["198.51.100.0/24", "203.0.113.0/24"]) {
-        eprintln!("skipped: {why}");
-        return;
+        return cannot_run(&why);
     }
     load(&values(&["198.51.100.0/24"]), None).unwrap();
     nft.script(
@@ -331,8 +327,7 @@ fn many(n: u32) -> Vec<String> {
 fn daemon_loads_100000_prefixes_in_bounded_memory() {
     let nft = ns_or_skip!();
     if let Err(why) = loopback(&[]) {
-        eprintln!("skipped: {why}");
-        return;
+        return cannot_run(&why);
     }
     let prefixes = many(100_000);
     let body = ripe_body(&prefixes);

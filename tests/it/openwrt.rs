@@ -1,6 +1,8 @@
 //! The OpenWrt package's shell parts, off-router: the procd init script against stub
-//! procd/UCI functions (`openwrt/tests/init-test.sh`), and shellcheck on every shell
-//! file of the repository. Each skips with a message when its tool is missing.
+//! procd/UCI functions (`openwrt/tests/init-test.sh`), the fw4 include under a stub
+//! fw4 that holds its lock (`fw4-include-test.sh`), the .ipk and .apk that mkpkg.sh
+//! makes (`apk-test.sh`), and shellcheck on every shell file of the repository. Each
+//! says why it cannot run when a tool is missing (and fails under CI=true).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,8 +22,7 @@ fn has(tool: &str, probe: &[&str]) -> bool {
 #[test]
 fn init_script_against_stub_procd_and_uci() {
     if !has("sh", &["-c", ":"]) {
-        eprintln!("skipping: no `sh` to run openwrt/tests/init-test.sh");
-        return;
+        return crate::common::cannot_run("no `sh` to run openwrt/tests/init-test.sh");
     }
     let out = Command::new("sh")
         .arg(root().join("openwrt/tests/init-test.sh"))
@@ -36,10 +37,11 @@ fn init_script_against_stub_procd_and_uci() {
 }
 
 #[test]
-fn fw4_include_against_stub_uci_and_nft() {
-    if !has("sh", &["-c", ":"]) {
-        eprintln!("skipping: no `sh` to run openwrt/tests/fw4-include-test.sh");
-        return;
+fn fw4_include_against_stub_fw4_uci_and_nft() {
+    if !has("sh", &["-c", ":"]) || !has("bash", &["-c", ":"]) || !has("flock", &["-V"]) {
+        return crate::common::cannot_run(
+            "openwrt/tests/fw4-include-test.sh needs sh, bash and flock (the stub fw4's lock)",
+        );
     }
     let out = Command::new("sh")
         .arg(root().join("openwrt/tests/fw4-include-test.sh"))
@@ -51,6 +53,49 @@ fn fw4_include_against_stub_uci_and_nft() {
         "fw4-include-test.sh failed:\n{text}{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn apk_layout_and_scripts_follow_package_pack_mk() {
+    if !has("sh", &["-c", ":"]) || !has("tar", &["--version"]) || !has("sha256sum", &["--version"])
+    {
+        return crate::common::cannot_run("openwrt/tests/apk-test.sh needs sh, tar and sha256sum");
+    }
+    let out = Command::new("sh")
+        .arg(root().join("openwrt/tests/apk-test.sh"))
+        .output()
+        .expect("run sh");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("apk-test: all passed"),
+        "apk-test.sh failed:\n{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The lines of a script that do something (no comments, no blank lines).
+fn code_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim_start().starts_with('#') && !l.trim().is_empty())
+        .map(String::from)
+        .collect()
+}
+
+/// The SDK's package (the Makefile's prerm) and mkpkg.sh's (files/prerm.sh) remove
+/// the same things.
+#[test]
+fn makefile_prerm_is_files_prerm() {
+    let mk = std::fs::read_to_string(root().join("openwrt/ripe-cidr-collector/Makefile")).unwrap();
+    let body = mk
+        .split("define Package/ripe-cidr-collector/prerm\n")
+        .nth(1)
+        .and_then(|b| b.split("\nendef").next())
+        .expect("prerm in the Makefile")
+        .replace("$$", "$");
+    let file =
+        std::fs::read_to_string(root().join("openwrt/ripe-cidr-collector/files/prerm.sh")).unwrap();
+    assert_eq!(code_lines(&body), code_lines(&file));
 }
 
 /// The shell files: `*.sh`, `.ci/run`, the init script, the uci-defaults script and
@@ -80,8 +125,9 @@ fn shell_files(dir: &Path, out: &mut Vec<PathBuf>) {
 #[test]
 fn shellcheck_clean() {
     if !has("shellcheck", &["--version"]) {
-        eprintln!("skipping: shellcheck is not installed (apt-get install shellcheck)");
-        return;
+        return crate::common::cannot_run(
+            "shellcheck is not installed (apt-get install shellcheck)",
+        );
     }
     let mut files = Vec::new();
     shell_files(root(), &mut files);
@@ -102,8 +148,7 @@ fn shellcheck_clean() {
 #[test]
 fn mkpkg_builds_an_ipk_that_unpacks_to_the_package_tree() {
     if !has("sh", &["-c", ":"]) || !has("tar", &["--version"]) || !has("gzip", &["--version"]) {
-        eprintln!("skipping: openwrt/mkpkg.sh needs sh, tar and gzip");
-        return;
+        return crate::common::cannot_run("openwrt/mkpkg.sh needs sh, tar and gzip");
     }
     let dir = tempfile::tempdir().unwrap();
     // Any file does for packaging; the real one comes from cross/build.sh.
@@ -145,7 +190,8 @@ fn mkpkg_builds_an_ipk_that_unpacks_to_the_package_tree() {
         "Package: ripe-cidr-collector\n",
         "Version: 0.1.0-r1\n",
         "Architecture: mipsel_24kc\n",
-        "Depends: ca-bundle, nftables\n",
+        "Depends: ca-bundle, nftables, kmod-nft-core, firewall4, uclient-fetch\n",
+        "Require-User: ripe-cidr=3691:ripe-cidr=3691\n",
         "License: MIT\n",
     ] {
         assert!(control.contains(field), "{field:?} not in\n{control}");
@@ -163,6 +209,7 @@ fn mkpkg_builds_an_ipk_that_unpacks_to_the_package_tree() {
         "./etc/ripe-cidr-collector/config.json",
         "./etc/uci-defaults/90-ripe-cidr-collector",
         "./usr/share/ripe-cidr-collector/fw4-include.sh",
+        "./usr/share/ripe-cidr-collector/dnsmasq-drop-in.sh",
     ] {
         assert!(data.lines().any(|l| l == path), "{path} not in\n{data}");
     }

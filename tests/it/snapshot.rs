@@ -27,7 +27,9 @@ fn noshm_shim(dir: &Path) -> Option<PathBuf> {
     match built {
         Ok(s) if s.success() => Some(so),
         other => {
-            eprintln!("skipped: cannot build the LD_PRELOAD shim with `cc` ({other:?})");
+            cannot_run(&format!(
+                "cannot build the LD_PRELOAD shim with `cc` ({other:?})"
+            ));
             None
         }
     }

@@ -1,36 +1,57 @@
 #!/bin/sh
-# fw4 script include (firewall.ripe_cidr, added by uci-defaults): fw4 sources this
-# after every firewall start and reload. `fw4 flush` (and `/etc/init.d/firewall stop`)
-# delete every nftables table, ours too. `ripe-cidr-collector render` writes every
-# configured output again from the stored data: a `"load": "nft"` output refills the
-# sets over netlink (no `nft` process and its memory), a script output is rewritten
-# and its command run. Without the service enabled, or where render fails, the last
-# rendered scripts of the UCI list ripe-cidr-collector.main.nft_file are loaded with
-# `nft -f` instead (a missing one, no render yet since boot, is skipped).
+# fw4 script include (firewall.ripe_cidr, added by uci-defaults). fw4 runs it after
+# every firewall start, reload and restart, as `sh -c 'exec 1000>&-; . THIS'` while it
+# holds its lock (/var/run/fw4.lock), and kills it after 30 s (firewall4's main.uc,
+# run_includes; ucode's system() with a timeout). So it must be quick and must never
+# run anything that waits for that lock: not `fw4` itself, and not an output's
+# command (which may be `fw4 -q reload-sets`): that would stall every firewall start
+# for 30 s and fail the include.
+#
+# What it does: our table `inet ripe_cidr` survives `fw4 reload`, `restart` and `stop`
+# (fw4 deletes only `inet fw4` there); only `fw4 flush` (also `/etc/init.d/firewall
+# stop`) deletes every table. So when the table still has its sets, nothing is done.
+# When it is missing or empty, the sets are loaded again in the background (detached,
+# so the firewall start never waits for it): `ripe-cidr-collector render --load-only`
+# (the netlink loads of config.json, from the stored data; no files, no commands),
+# then `nft -f` of each file in the UCI list ripe-cidr-collector.main.nft_file (the
+# rendered scripts of outputs that are not loaded over netlink).
+#
+# At boot the firewall (START=19) runs before our service (START=95), which makes the
+# data directory and the database and loads the sets itself: with no database yet
+# there is nothing to load and nothing to complain about.
 
-# Sourced by fw4's shell: no `local` needed, names kept to a prefix of our own.
-ripe_cidr_done=
-# RIPE_CIDR_BIN: another binary, for the package's off-router test.
-ripe_cidr_bin=${RIPE_CIDR_BIN:-/usr/bin/ripe-cidr-collector}
-if [ "$(uci -q get ripe-cidr-collector.main.enabled)" = 1 ] && [ -x "$ripe_cidr_bin" ]; then
-	ripe_cidr_dir=$(uci -q get ripe-cidr-collector.main.data_dir) || ripe_cidr_dir=/var/lib/ripe-cidr-collector
+# Sourced by fw4's shell: names kept to a prefix of our own, unset at the end.
+ripe_cidr_include() {
+	# RIPE_CIDR_BIN: another binary, for the package's off-router test.
+	ripe_cidr_bin=${RIPE_CIDR_BIN:-/usr/bin/ripe-cidr-collector}
+	ripe_cidr_dir=$(uci -q get ripe-cidr-collector.main.data_dir) \
+		|| ripe_cidr_dir=/var/lib/ripe-cidr-collector
 	ripe_cidr_db=$(uci -q get ripe-cidr-collector.main.db) || ripe_cidr_db="$ripe_cidr_dir/ripe.db"
-	ripe_cidr_snap=$(uci -q get ripe-cidr-collector.main.snapshot) || ripe_cidr_snap=
-	# (Its output is captured, not piped: ash has no pipefail, and the exit code
-	# decides whether the fallback below runs.)
-	if ripe_cidr_out=$("$ripe_cidr_bin" -q --data-dir "$ripe_cidr_dir" \
-		--db "$ripe_cidr_db" ${ripe_cidr_snap:+--snapshot "$ripe_cidr_snap"} render 2>&1); then
-		ripe_cidr_done=1
+	[ -e "$ripe_cidr_db" ] || return 0
+	# `-t list sets` names the sets without their elements: a few milliseconds and KB
+	# whatever their size (`list tables` and `list set` fetch every element first).
+	nft -t list sets inet 2>/dev/null \
+		| awk '$1 == "table" { t = ($3 == "ripe_cidr") } t && $1 == "set" { f = 1 } END { exit !f }' \
+		&& return 0
+	ripe_cidr_files=$(uci -q get ripe-cidr-collector.main.nft_file) || ripe_cidr_files=
+	ripe_cidr_load=
+	if [ "$(uci -q get ripe-cidr-collector.main.enabled)" = 1 ] && [ -x "$ripe_cidr_bin" ]; then
+		ripe_cidr_load=1
 	fi
-	[ -n "$ripe_cidr_out" ] && logger -t ripe-cidr-collector "firewall include: $ripe_cidr_out"
-fi
-if [ -z "$ripe_cidr_done" ]; then
-	ripe_cidr_files=$(uci -q get ripe-cidr-collector.main.nft_file) || ripe_cidr_files=/tmp/ripe-cidr.nft
-	for ripe_cidr_f in $ripe_cidr_files; do
-		[ -s "$ripe_cidr_f" ] || continue
-		nft -f "$ripe_cidr_f" \
-			|| logger -t ripe-cidr-collector "firewall include: nft -f $ripe_cidr_f failed"
-	done
-fi
-unset ripe_cidr_done ripe_cidr_bin ripe_cidr_out ripe_cidr_dir ripe_cidr_db ripe_cidr_snap ripe_cidr_files ripe_cidr_f
+	(
+		if [ -n "$ripe_cidr_load" ]; then
+			"$ripe_cidr_bin" --syslog --data-dir "$ripe_cidr_dir" --db "$ripe_cidr_db" \
+				render --load-only \
+				|| logger -t ripe-cidr-collector -p daemon.err "firewall include: render --load-only failed"
+		fi
+		for ripe_cidr_f in $ripe_cidr_files; do
+			[ -s "$ripe_cidr_f" ] || continue
+			nft -f "$ripe_cidr_f" \
+				|| logger -t ripe-cidr-collector -p daemon.err "firewall include: nft -f $ripe_cidr_f failed"
+		done
+	) </dev/null >/dev/null 2>&1 &
+}
+ripe_cidr_include
+unset -f ripe_cidr_include
+unset ripe_cidr_bin ripe_cidr_dir ripe_cidr_db ripe_cidr_files ripe_cidr_load
 true

@@ -1,16 +1,19 @@
-//! `GET /health`: counts and the daemon's last times; 503 when storage fails.
+//! `GET /health`: counts and the daemon's last times; `degraded` while
+//! `config.json` is broken; 503 when storage fails.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use super::{Context, Reply};
 use crate::api::body::{json_line, Counts, Health};
 use crate::api::error::ApiError;
-use crate::config::Paths;
+use crate::config::{self, Paths};
 use crate::db;
 use crate::db::StoreError;
 use crate::status;
+
+use super::files::{file_key, stat, FileKey, Stat, QUIET};
 
 pub(super) fn health(ctx: &Context) -> Result<Reply, ApiError> {
     // status.json is the daemon's (rewritten at least every minute); a broken one
@@ -22,13 +25,21 @@ pub(super) fn health(ctx: &Context) -> Result<Reply, ApiError> {
         })
         .unwrap_or_default();
     let counts = cached_counts(&ctx.paths).map(|(asn, fqdn)| Counts { asn, fqdn });
+    // A broken config.json leaves the daemon on its last good configuration (or on
+    // none, collecting nothing): the lists go stale while everything else looks fine,
+    // which a monitor must see (contract, "HTTP API").
+    let config_error = config_problem(&ctx.paths);
     let mut h = Health {
-        status: "ok",
+        status: if config_error.is_some() {
+            "degraded"
+        } else {
+            "ok"
+        },
         counts: None,
         last_success: st.last_success,
         last_error: st.last_error,
         heartbeat: st.heartbeat,
-        error: None,
+        error: config_error,
     };
     match counts {
         Ok(counts) => {
@@ -45,41 +56,32 @@ pub(super) fn health(ctx: &Context) -> Result<Reply, ApiError> {
     }
 }
 
-/// What identifies the database's content on disk without opening it: device, inode,
-/// size and modification time of the main file and of the WAL (absent: `None`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct FileKey {
-    main: (u64, u64, u64, SystemTime),
-    wal: Option<(u64, u64, u64, SystemTime)>,
-}
+/// What `config.json` at the time of its file `Stat` gave: its problem, if any.
+type ConfigSeen = (PathBuf, Stat, Option<String>);
 
-#[cfg(unix)]
-fn stat(path: &Path) -> Option<(u64, u64, u64, SystemTime)> {
-    use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(path).ok()?;
-    Some((m.dev(), m.ino(), m.len(), m.modified().ok()?))
-}
+/// The last verdict on `config.json` kept.
+static CONFIG_SEEN: Mutex<Option<ConfigSeen>> = Mutex::new(None);
 
-#[cfg(not(unix))]
-fn stat(_: &Path) -> Option<(u64, u64, u64, SystemTime)> {
-    None
+/// What is wrong with `config.json`, if anything (a missing file is the empty
+/// configuration, so fine). Kept while the file stays as it was, as the counts are:
+/// a large configuration takes a while to check, and monitors ask often.
+fn config_problem(paths: &Paths) -> Option<String> {
+    let path = paths.config();
+    let key = stat(&path);
+    if let Some(key) = &key {
+        let seen = CONFIG_SEEN.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((p, k, problem)) = seen.as_ref() {
+            if *p == path && k == key {
+                return problem.clone();
+            }
+        }
+    }
+    let problem = config::load(&path).err().map(|e| e.to_string());
+    let quiet = key.filter(|k| k.3.elapsed().is_ok_and(|d| d >= QUIET));
+    *CONFIG_SEEN.lock().unwrap_or_else(PoisonError::into_inner) =
+        quiet.map(|k| (path, k, problem.clone()));
+    problem
 }
-
-fn file_key(db: &Path) -> Option<FileKey> {
-    let mut wal = db.as_os_str().to_owned();
-    wal.push("-wal");
-    Some(FileKey {
-        main: stat(db)?,
-        // An empty WAL (each connection creates one, the last one deletes it) holds
-        // nothing: the same content as none, so open connections do not defeat the cache.
-        wal: stat(Path::new(&wal)).filter(|w| w.2 > 0),
-    })
-}
-
-/// How long the files must have been unchanged before counts taken from them are
-/// kept: a write within the same tick of the file system's clock could leave the
-/// modification time as it was, one a second later cannot.
-const QUIET: Duration = Duration::from_secs(1);
 
 /// Counts taken from the database at `PathBuf` while its files had `FileKey`.
 type Cached = (PathBuf, FileKey, (u64, u64));

@@ -6,6 +6,7 @@
 
 mod addresses;
 mod changes;
+mod files;
 mod health;
 mod lookup;
 mod page;
@@ -63,12 +64,21 @@ pub struct Reply {
     pub headers: Vec<(&'static str, String)>,
     /// The body.
     pub body: Vec<u8>,
+    /// A body shared with other clients of the same answer (a large listing kept
+    /// once however many clients read it); sent instead of `body` when set.
+    pub shared: Option<std::sync::Arc<Vec<u8>>>,
     /// For `304 Not Modified`: the length of the body a 200 would have had, sent as
     /// `Content-Length` without a body, as RFC 9110 allows (never a wrong `0`).
     pub length_without_body: Option<usize>,
 }
 
 impl Reply {
+    /// The body as sent: the shared one when set.
+    #[cfg(test)]
+    pub fn bytes(&self) -> &[u8] {
+        self.shared.as_deref().unwrap_or(&self.body)
+    }
+
     fn json(status: u16, body: Vec<u8>) -> Reply {
         Reply {
             status,
@@ -76,6 +86,7 @@ impl Reply {
             headers: Vec::new(),
             body,
             length_without_body: None,
+            shared: None,
         }
     }
 }
@@ -89,6 +100,7 @@ impl From<ApiError> for Reply {
             headers: r.headers,
             body: r.body,
             length_without_body: None,
+            shared: None,
         }
     }
 }

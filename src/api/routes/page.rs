@@ -40,6 +40,7 @@ pub(super) fn page(req: &RequestInfo) -> Reply {
         headers,
         body: if gzip { PAGE_GZ } else { PAGE }.to_vec(),
         length_without_body: None,
+        shared: None,
     }
 }
 

@@ -54,7 +54,33 @@ fn limit_counts() {
     assert_eq!(l.in_use(), 2);
     drop(a);
     assert_eq!(l.in_use(), 1);
-    assert!(connection_cap() >= 4);
+}
+
+#[test]
+fn connection_cap_follows_the_descriptor_limit() {
+    let limits = |soft: &str| {
+        format!(
+            "Limit                     Soft Limit           Hard Limit           Units\n\
+             Max cpu time              unlimited            unlimited            seconds\n\
+             Max open files            {soft:<20} 1048576              files\n"
+        )
+    };
+    assert_eq!(super::cap_for_limits(Some(&limits("1024"))), 512);
+    assert_eq!(
+        super::cap_for_limits(Some(&limits("100000"))),
+        MAX_CONNECTIONS
+    );
+    // 64 descriptors kept for the rest of the process; never fewer than 4.
+    assert_eq!(super::cap_for_limits(Some(&limits("200"))), 136);
+    assert_eq!(super::cap_for_limits(Some(&limits("50"))), 4);
+    assert_eq!(
+        super::cap_for_limits(Some(&limits("unlimited"))),
+        MAX_CONNECTIONS
+    );
+    assert_eq!(super::cap_for_limits(None), MAX_CONNECTIONS);
+    // This process: what its own limits say.
+    let own = std::fs::read_to_string("/proc/self/limits").ok();
+    assert_eq!(connection_cap(), super::cap_for_limits(own.as_deref()));
 }
 
 #[test]

@@ -89,7 +89,7 @@ fn stop_starts_no_snapshot_job() {
 #[test]
 fn stop_starts_nothing_and_clears_the_pid() {
     let mut sim = Sim::start(&config_json(&["62041"], &hourly_with_outputs()));
-    assert_eq!(sim.tick(), [Action::CollectAll]);
+    assert_eq!(sim.past_start_render(), [Action::CollectAll]);
     assert_eq!(sim.s.stop(sim.now), [Action::WriteStatus]);
     assert_eq!(sim.status().pid, None);
     assert_eq!(sim.status().next_run, None);

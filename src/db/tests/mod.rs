@@ -34,7 +34,7 @@ fn schema_and_pragmas() {
     assert_eq!(db.pragma("synchronous").unwrap(), "1");
     assert_eq!(db.pragma("temp_store").unwrap(), "2");
     assert_eq!(db.pragma("cache_size").unwrap(), format!("-{CACHE_KIB}"));
-    assert_eq!(db.pragma("user_version").unwrap(), "2");
+    assert_eq!(db.pragma("user_version").unwrap(), "3");
     // The build leaves out the schema pragmas (table_info): read the columns of a
     // `SELECT *` and the stored CREATE statement instead.
     let cols: Vec<String> = db
@@ -46,32 +46,41 @@ fn schema_and_pragmas() {
         .map(String::from)
         .collect();
     assert_eq!(cols, ["kind", "source", "value", "first_seen", "last_seen"]);
-    let table: String = db
+    let cols: Vec<String> = db
+        .conn
+        .prepare("SELECT * FROM changes")
+        .unwrap()
+        .column_names()
+        .into_iter()
+        .map(String::from)
+        .collect();
+    assert_eq!(cols, ["time", "kind", "source", "value", "change"]);
+    let sql = |name: &str| -> String {
+        db.conn
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE name = ?1",
+                [name],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    assert!(sql("entries").contains("WITHOUT ROWID"));
+    assert!(sql("history").contains("WITHOUT ROWID"));
+    assert!(sql("entries_value").contains("(value)"));
+    assert!(sql("addresses").starts_with("CREATE VIEW"));
+    // Only the indexes that queries use: the value index and the sources' key.
+    let indexes: i64 = db
         .conn
         .query_row(
-            "SELECT sql FROM sqlite_master WHERE name='addresses'",
+            "SELECT count(*) FROM sqlite_master WHERE type = 'index'",
             [],
             |r| r.get(0),
         )
         .unwrap();
-    assert!(
-        table.contains("PRIMARY KEY (kind, source, value)"),
-        "{table}"
-    );
-    let idx: String = db
-        .conn
-        .query_row(
-            "SELECT sql FROM sqlite_master WHERE name='addresses_value'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert!(idx.contains("(value)"));
-    // The CHECK constraint holds.
-    assert!(db
-        .conn
-        .execute("INSERT INTO addresses VALUES ('x','s','v','a','b')", [])
-        .is_err());
+    assert_eq!(indexes, 2);
+    // The CHECK of `change` holds through the view.
+    let bad = "INSERT INTO changes VALUES ('2026-01-01T00:00:00Z', 'asn', '1', '1.0.0.0/8', 'x')";
+    assert!(db.conn.execute(bad, []).is_err());
 }
 
 #[test]
@@ -187,10 +196,11 @@ fn failed_merge_leaves_rows_untouched() {
     let before = db.all_rows().unwrap();
     // Inject a failure in the middle of the next merge: inserting this value aborts.
     db.conn
-        .execute_batch(
-            "CREATE TRIGGER poison BEFORE INSERT ON addresses WHEN NEW.value = '66.0.0.0/8'
+        .execute_batch(&format!(
+            "CREATE TRIGGER poison BEFORE INSERT ON entries WHEN NEW.value = {}
                  BEGIN SELECT RAISE(ABORT, 'injected'); END;",
-        )
+            codec::v4_code("66.0.0.0/8").unwrap()
+        ))
         .unwrap();
     let err = db
         .merge_source(

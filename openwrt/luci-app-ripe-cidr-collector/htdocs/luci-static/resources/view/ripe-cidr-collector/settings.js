@@ -42,8 +42,17 @@ return view.extend({
 		o.value('warn', _('warnings and errors'));
 		o.default = 'info';
 
+		o = s.option(form.Flag, 'syslog', _('Log to syslog'),
+			_('Each log line with its own priority (daemon.info, daemon.warn, daemon.err); off: everything on stderr, which procd logs as daemon.err.'));
+		o.default = '1';
+		o.rmempty = false;
+
+		o = s.option(form.Value, 'user', _('Run as user'),
+			_('The daemon\'s own user, with only CAP_NET_ADMIN (and CAP_NET_BIND_SERVICE for a port below 1024), where procd-ujail is installed; root otherwise. root for output commands that need root.'));
+		o.placeholder = 'ripe-cidr';
+
 		o = s.option(form.DynamicList, 'nft_file', _('nft files for the firewall'),
-			_('Rendered nft scripts the firewall include loads after every firewall start; keep in step with the outputs of config.json.'));
+			_('nft scripts the firewall include loads with nft -f after fw4 flush deleted the table, once the sets are loaded again: rendered scripts of outputs without "load", your own chain.'));
 
 		return m.render();
 	}

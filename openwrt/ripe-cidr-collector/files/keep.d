@@ -1,0 +1,2 @@
+/etc/ripe-cidr-collector/config.json
+/etc/ripe-cidr-collector/ripe.db.snapshot

@@ -1,0 +1,119 @@
+#!/bin/sh
+# shellcheck shell=dash
+# shellcheck disable=SC2015,SC2016 # ok and fail always succeed; ${IPKG_INSTROOT} is searched for as text
+# Checks the .apk that openwrt/mkpkg.sh lays out (its file tree and scripts, kept by
+# MKPKG_APK_TREE) against what OpenWrt's include/package-pack.mk makes for apk-tools
+# 3, and runs its scripts against a stub /lib/functions.sh (stubs/functions.sh, the
+# logic of default_postinst/default_prerm): apk runs them without arguments, so only
+# the exported `pkgname` finds /lib/apk/packages/NAME.list, and with it the uci-defaults
+# script, the user and the init script. The .ipk's postinst, run the way opkg runs it
+# (as /usr/lib/opkg/info/NAME.postinst), is checked the same way.
+# Usage: openwrt/tests/apk-test.sh (sh, tar, gzip, sha256sum; a temporary directory).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failed=0
+name=ripe-cidr-collector
+STUB_LOG="$tmp/log"
+STUB_ROOT="$tmp/router"
+export STUB_LOG STUB_ROOT
+
+fail() { echo "FAIL $*"; failed=1; }
+ok() { echo "ok   $*"; }
+
+printf '#!/bin/sh\n' > "$tmp/bin"
+MKPKG_APK_TREE="$tmp/apk" SOURCE_DATE_EPOCH=0 sh "$here/../mkpkg.sh" mipsel_24kc "$tmp/bin" "$tmp/dist" \
+	> "$tmp/mkpkg.out" 2>&1 || { cat "$tmp/mkpkg.out"; exit 1; }
+files="$tmp/apk/files"
+meta="$files/lib/apk/packages"
+
+# The file list: every file and link of the package, /-rooted, sorted, without the
+# list itself and the conffiles lists (package-pack.mk writes it before moving those
+# in).
+(cd "$files" && find . \( -type f -o -type l \) | sed 's|^\.||' | LC_ALL=C sort) \
+	| grep -v "^/lib/apk/packages/$name\.\(list\|conffiles\|conffiles_static\)$" > "$tmp/expected"
+if cmp -s "$tmp/expected" "$meta/$name.list"; then ok ".list: every file"; else
+	fail ".list: $(diff "$tmp/expected" "$meta/$name.list")"; fi
+grep -qx "/usr/bin/$name" "$meta/$name.list" && grep -qx "/etc/init.d/$name" "$meta/$name.list" \
+	&& grep -qx "/etc/uci-defaults/90-$name" "$meta/$name.list" && ok ".list: binary, init, uci-defaults" \
+	|| fail ".list: entries missing"
+# conffiles and conffiles_static: `path sha256` of each conffile as shipped.
+printf '/etc/config/%s\n/etc/%s/config.json\n' "$name" "$name" > "$tmp/conf"
+cmp -s "$tmp/conf" "$meta/$name.conffiles" && ok ".conffiles" || fail ".conffiles"
+while read -r f sum; do
+	[ "$(sha256sum < "$files$f" | cut -d' ' -f1)" = "$sum" ] || fail ".conffiles_static: $f"
+done < "$meta/$name.conffiles_static"
+[ "$(wc -l < "$meta/$name.conffiles_static")" = 2 ] && ok ".conffiles_static: path and sha256" \
+	|| fail ".conffiles_static: $(cat "$meta/$name.conffiles_static")"
+grep -qx "ripe-cidr=3691:ripe-cidr=3691" "$meta/$name.rusers" && ok ".rusers" || fail ".rusers"
+grep -qx "/etc/$name/ripe.db.snapshot" "$files/lib/upgrade/keep.d/$name" \
+	&& grep -qx "/etc/$name/config.json" "$files/lib/upgrade/keep.d/$name" \
+	&& ok "keep.d: snapshot and config.json survive sysupgrade" || fail "keep.d"
+
+# The router: the package installed, the stub functions.sh instead of OpenWrt's.
+mkdir -p "$STUB_ROOT"
+cp -a "$files/." "$STUB_ROOT/"
+# run SCRIPT [ARGS]: as apk (or opkg) runs it on the router (IPKG_INSTROOT empty),
+# reading the stub functions.sh instead of /lib/functions.sh.
+run() {
+	: > "$STUB_LOG"
+	sed "s|\${IPKG_INSTROOT}/lib/functions.sh|$here/stubs/functions.sh|g" "$1" > "$tmp/script"
+	shift
+	(cd "$tmp" && IPKG_INSTROOT='' sh ./script "$@") >> "$STUB_LOG" 2>&1
+}
+expect() {
+	what=$1
+	shift
+	for line in "$@"; do
+		grep -qxF -- "$line" "$STUB_LOG" || { fail "$what: no '$line' in: $(cat "$STUB_LOG")"; return; }
+	done
+	ok "$what"
+}
+s="$tmp/apk/scripts"
+for x in post-install post-upgrade pre-deinstall; do
+	grep -qx 'export pkgname="ripe-cidr-collector"' "$s/$x" && grep -qx 'export root="${IPKG_INSTROOT}"' "$s/$x" \
+		|| fail "$x: does not export pkgname and root"
+done
+run "$s/post-install"
+expect "apk post-install: user, uci-defaults, enable, start" \
+	"filelist /lib/apk/packages/$name.list" "user_add ripe-cidr=3691:ripe-cidr=3691" \
+	"uci-defaults /etc/uci-defaults/90-$name" "/etc/init.d/$name enable" "/etc/init.d/$name start"
+run "$s/post-upgrade"
+expect "apk post-upgrade: the new binary started" "/etc/init.d/$name start"
+grep -q "enable" "$STUB_LOG" && fail "post-upgrade: enabled again"
+# Without the exports (what mkpkg.sh wrote before): default_postinst, with no $1,
+# finds no file list, and nothing happens.
+grep -v '^export pkgname' "$s/post-install" > "$tmp/old-post-install"
+run "$tmp/old-post-install"
+grep -q "uci-defaults\|enable" "$STUB_LOG" && fail "stub: runs without pkgname" \
+	|| ok "stub: without pkgname nothing is enabled (the bug it models)"
+# pre-deinstall: default_prerm, then the package's own lines (uci, nft on PATH).
+mkdir -p "$tmp/path"
+printf '#!/bin/sh\necho "uci $*"\n' > "$tmp/path/uci"
+printf '#!/bin/sh\necho "nft $*"\n' > "$tmp/path/nft"
+chmod +x "$tmp/path/uci" "$tmp/path/nft"
+sed "s|/etc/init.d/$name stop|echo $name stopped|" "$s/pre-deinstall" > "$tmp/pre-deinstall"
+PATH="$tmp/path:$PATH" run "$tmp/pre-deinstall"
+expect "apk pre-deinstall: disabled, stopped, include and table removed" \
+	"/etc/init.d/$name disable" "/etc/init.d/$name stop" "uci -q delete firewall.ripe_cidr" \
+	"nft delete table inet ripe_cidr"
+
+# The .ipk's postinst as opkg runs it: $0 names the package.
+mkdir -p "$tmp/ipk" "$STUB_ROOT/usr/lib/opkg/info"
+tar -xzf "$tmp/dist/${name}_0.1.0-r1_mipsel_24kc.ipk" -C "$tmp/ipk"
+tar -xzf "$tmp/ipk/control.tar.gz" -C "$tmp/ipk"
+rm -f "$STUB_ROOT/lib/apk/packages/$name.list" "$STUB_ROOT/lib/apk/packages/$name.rusers"
+cp "$meta/$name.list" "$STUB_ROOT/usr/lib/opkg/info/$name.list"
+cp "$tmp/ipk/control" "$STUB_ROOT/usr/lib/opkg/info/$name.control"
+sed "s|\${IPKG_INSTROOT}/lib/functions.sh|$here/stubs/functions.sh|g" "$tmp/ipk/postinst" \
+	> "$tmp/$name.postinst"
+: > "$STUB_LOG"
+(cd "$tmp" && IPKG_INSTROOT='' sh "./$name.postinst" configure) >> "$STUB_LOG" 2>&1
+expect "ipk postinst: user from Require-User, uci-defaults, enable" \
+	"filelist /usr/lib/opkg/info/$name.list" "user_add ripe-cidr=3691:ripe-cidr=3691" \
+	"uci-defaults /etc/uci-defaults/90-$name" "/etc/init.d/$name enable"
+cmp -s "$tmp/ipk/prerm-pkg" "$here/../$name/files/prerm.sh" && ok "ipk prerm-pkg: the package's prerm" \
+	|| fail "ipk prerm-pkg"
+
+if [ "$failed" = 0 ]; then echo "apk-test: all passed"; else exit 1; fi

@@ -1,0 +1,191 @@
+//! Schema version 3, the compact store: the tables, the compatibility views
+//! `addresses` and `changes` (the contract's columns, ISO times) with their
+//! `INSTEAD OF` triggers, and the migration step 2 → 3.
+//!
+//! * `sources (id, kind, name)`: each source once; a new kind is a new word, no schema
+//!   change.
+//! * `entries (source, value, first_seen, last_seen, added)`, `WITHOUT ROWID` on
+//!   `(source, value)`, values and times in the compact forms of `codec`; `added` = 1
+//!   when the row's `first_seen` is a recorded `added` change (a merge stored it; not a
+//!   legacy import or a script).
+//! * `entries_value` on `(value)`: `lookup` and the listing of every value.
+//! * `history (time, seq, source, value, change, first_seen)`, `WITHOUT ROWID` on
+//!   `(time, seq)`: what cannot be read from `entries`: removals (the row is gone; its
+//!   recorded `added` time rides along in `first_seen`), and changes written by scripts
+//!   or migrated from version 2. `change`: 0 added, 1 expired, 2 swept, 3 purged.
+//! * `meta (key, value)`: `history_floor` (changes before it are pruned: the `added`
+//!   times in `entries` are hidden below it instead of deleted), `generation` (counts
+//!   the writes that changed stored values; the snapshot records the one it saved).
+//!
+//! So history costs what changed: the first run of a big source writes its rows and
+//! nothing else.
+
+use rusqlite::Transaction;
+
+use super::codec::{sql_time_code, sql_time_text, sql_value_code, sql_value_text};
+
+/// The tables of version 3.
+const TABLES: &str = "
+CREATE TABLE sources (
+    id   INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    UNIQUE (kind, name)
+);
+CREATE TABLE entries (
+    source     INTEGER NOT NULL,
+    value      NOT NULL,
+    first_seen NOT NULL,
+    last_seen  NOT NULL,
+    added      INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (source, value)
+) WITHOUT ROWID;
+CREATE TABLE history (
+    time       NOT NULL,
+    seq        INTEGER NOT NULL,
+    source     INTEGER NOT NULL,
+    value      NOT NULL,
+    change     INTEGER NOT NULL,
+    first_seen,
+    PRIMARY KEY (time, seq)
+) WITHOUT ROWID;
+CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+INSERT INTO meta VALUES ('history_floor', 0), ('generation', 1), ('saved_generation', 0);
+";
+
+/// The index behind `lookup` (created after a bulk copy: built sorted, densely packed).
+const INDEX: &str = "CREATE INDEX entries_value ON entries (value);";
+
+/// SQL: the `added` times below this are pruned.
+const FLOOR: &str = "coalesce((SELECT value FROM meta WHERE key = 'history_floor'), 0)";
+
+/// SQL: counts one more change of the stored values (see `meta` in the module doc).
+pub(super) const BUMP: &str = "UPDATE meta SET value = value + 1 WHERE key = 'generation';";
+
+/// SQL: the id of the source `(k, n)` (two expressions).
+fn source_id(k: &str, n: &str) -> String {
+    format!("(SELECT id FROM sources WHERE kind = {k} AND name = {n})")
+}
+
+/// SQL: adds the source `(k, n)` unless it is there (no conflict clause, so that a
+/// script's `INSERT OR REPLACE` cannot renumber it).
+fn ensure_source(k: &str, n: &str) -> String {
+    format!(
+        "INSERT INTO sources (kind, name) SELECT {k}, {n} WHERE NOT EXISTS \
+         (SELECT 1 FROM sources WHERE kind = {k} AND name = {n});"
+    )
+}
+
+/// SQL: the word of a change code `x`.
+fn change_word(x: &str) -> String {
+    format!(
+        "CASE {x} WHEN 0 THEN 'added' WHEN 1 THEN 'expired' WHEN 2 THEN 'swept' ELSE 'purged' END"
+    )
+}
+
+/// The views and triggers through which scripts written for versions 1 and 2 read and
+/// write.
+fn views() -> String {
+    let vt = sql_value_text;
+    let tt = sql_time_text;
+    let (vc, tc) = (sql_value_code, sql_time_code);
+    let new_sid = source_id("NEW.kind", "NEW.source");
+    let old_sid = source_id("OLD.kind", "OLD.source");
+    format!(
+        "CREATE VIEW addresses (kind, source, value, first_seen, last_seen) AS
+         SELECT s.kind, s.name, {val}, {first}, {last}
+         FROM entries e JOIN sources s ON s.id = e.source;
+         CREATE VIEW changes (time, kind, source, value, change) AS
+         SELECT {ctime}, s.kind, s.name, {cval}, {word} FROM (
+             SELECT first_seen AS time, 0 AS cls, 0 AS seq, source, value, 0 AS change
+             FROM entries WHERE added = 1 AND first_seen >= {FLOOR}
+             UNION ALL SELECT first_seen, 0, 0, source, value, 0 FROM history
+             WHERE first_seen >= {FLOOR}
+             UNION ALL SELECT time, 1, seq, source, value, change FROM history
+         ) c JOIN sources s ON s.id = c.source
+         ORDER BY c.time, c.cls, CASE c.cls WHEN 0 THEN s.kind END,
+             CASE c.cls WHEN 0 THEN s.name END, CASE c.cls WHEN 0 THEN {cval} END, c.seq;
+         CREATE TRIGGER addresses_insert INSTEAD OF INSERT ON addresses BEGIN
+             {ens_new}
+             INSERT INTO entries (source, value, first_seen, last_seen, added)
+             VALUES ({new_sid}, {vnew}, {tnew_first}, {tnew_last}, 0);
+             {BUMP}
+         END;
+         CREATE TRIGGER addresses_update INSTEAD OF UPDATE ON addresses BEGIN
+             SELECT RAISE(ABORT, 'only first_seen and last_seen of addresses can be changed')
+             WHERE NEW.kind IS NOT OLD.kind OR NEW.source IS NOT OLD.source
+                OR NEW.value IS NOT OLD.value;
+             UPDATE entries SET first_seen = {tnew_first}, last_seen = {tnew_last}
+             WHERE source = {old_sid} AND value = {vold};
+             {BUMP}
+         END;
+         CREATE TRIGGER addresses_delete INSTEAD OF DELETE ON addresses BEGIN
+             DELETE FROM entries WHERE source = {old_sid} AND value = {vold};
+             {BUMP}
+         END;
+         CREATE TRIGGER changes_insert INSTEAD OF INSERT ON changes BEGIN
+             SELECT RAISE(ABORT, 'CHECK constraint failed: change')
+             WHERE NEW.change IS NULL OR NEW.change NOT IN ('added', 'expired', 'swept', 'purged');
+             {ens_new}
+             INSERT INTO history (time, seq, source, value, change) VALUES ({tnew_time},
+                 (SELECT coalesce(max(seq), 0) + 1 FROM history WHERE time = {tnew_time}),
+                 {new_sid}, {vnew},
+                 CASE NEW.change WHEN 'added' THEN 0 WHEN 'expired' THEN 1 WHEN 'swept' THEN 2 ELSE 3 END);
+         END;
+         CREATE TRIGGER changes_delete INSTEAD OF DELETE ON changes BEGIN
+             DELETE FROM history WHERE time = {told_time} AND source = {old_sid}
+                 AND value = {vold} AND {oldword} = OLD.change;
+             UPDATE history SET first_seen = NULL WHERE OLD.change = 'added'
+                 AND first_seen = {told_time} AND source = {old_sid} AND value = {vold};
+             UPDATE entries SET added = 0 WHERE OLD.change = 'added'
+                 AND first_seen = {told_time} AND source = {old_sid} AND value = {vold};
+         END;",
+        val = vt("e.value"),
+        first = tt("e.first_seen"),
+        last = tt("e.last_seen"),
+        ctime = tt("c.time"),
+        cval = vt("c.value"),
+        word = change_word("c.change"),
+        ens_new = ensure_source("NEW.kind", "NEW.source"),
+        vnew = vc("NEW.value"),
+        vold = vc("OLD.value"),
+        tnew_first = tc("NEW.first_seen"),
+        tnew_last = tc("NEW.last_seen"),
+        tnew_time = tc("NEW.time"),
+        told_time = tc("OLD.time"),
+        oldword = change_word("change"),
+    )
+}
+
+/// A new database of version 3 (the steps before it made the version-2 tables).
+/// 2 → 3: the rows of `addresses` and `changes` move into the compact tables, every
+/// row, time and change as it was, and the old names become views. Every change of
+/// version 2 is kept as written (in `history`, in its order): only changes written from
+/// now on are derived from the rows. A version-2 binary refuses the result (newer
+/// version); there is no way back but a snapshot or backup taken before.
+pub(super) fn to_v3(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(TABLES)?;
+    let (vc, tc) = (sql_value_code, sql_time_code);
+    tx.execute_batch(&format!(
+        "INSERT INTO sources (kind, name)
+             SELECT kind, source FROM addresses UNION SELECT kind, source FROM changes
+             ORDER BY 1, 2;
+         INSERT INTO entries (source, value, first_seen, last_seen, added)
+             SELECT s.id, {va}, {fa}, {la}, 0 FROM addresses a
+             JOIN sources s ON s.kind = a.kind AND s.name = a.source ORDER BY 1, 2;
+         INSERT INTO history (time, seq, source, value, change)
+             SELECT {tch}, row_number() OVER (PARTITION BY c.time ORDER BY c.rowid), s.id, {vch},
+                 CASE c.change WHEN 'added' THEN 0 WHEN 'expired' THEN 1
+                     WHEN 'swept' THEN 2 ELSE 3 END
+             FROM changes c JOIN sources s ON s.kind = c.kind AND s.name = c.source;
+         DROP TABLE addresses;
+         DROP TABLE changes;
+         {INDEX}",
+        va = vc("a.value"),
+        fa = tc("a.first_seen"),
+        la = tc("a.last_seen"),
+        tch = tc("c.time"),
+        vch = vc("c.value"),
+    ))?;
+    tx.execute_batch(&views())
+}
