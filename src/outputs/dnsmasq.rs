@@ -25,9 +25,10 @@ pub enum DnsmasqOutputError {
         table: String,
         /// The base set name.
         set: String,
-        /// What the kernel said.
+        /// What the kernel said (boxed: the error of a whole load is large, and this
+        /// one travels through every render).
         #[source]
-        source: crate::nftnl::LoadError,
+        source: Box<crate::nftnl::LoadError>,
     },
     /// nftables sets need Linux.
     #[error("the dns sets are nftables sets, which need Linux")]
@@ -127,7 +128,7 @@ fn nft_sets(
         DnsmasqOutputError::Sets {
             table: table.into(),
             set: set.into(),
-            source,
+            source: Box::new(source),
         }
     })
 }

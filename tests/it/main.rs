@@ -17,6 +17,8 @@ mod daemon;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod dnsmasq;
 mod formats_real;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+mod group_marks;
 #[cfg(all(feature = "api", feature = "collect"))]
 mod groups;
 mod healthcheck;
