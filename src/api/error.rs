@@ -244,8 +244,10 @@ mod tests {
         let r = ApiError::MethodNotAllowed("DELETE").reply();
         assert_eq!(r.headers, vec![("Allow", "DELETE".to_string())]);
         let busy = rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY);
-        let r =
-            ApiError::Storage(StoreError::Busy(rusqlite::Error::SqliteFailure(busy, None))).reply();
+        let r = ApiError::Storage(StoreError::Busy(Box::new(rusqlite::Error::SqliteFailure(
+            busy, None,
+        ))))
+        .reply();
         assert_eq!(r.headers, vec![("Retry-After", "1".to_string())]);
     }
 
@@ -277,7 +279,7 @@ mod tests {
     fn corrupt_database_message_fits_the_api() {
         let notadb = rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_NOTADB);
         let e = ApiError::Storage(StoreError::Corrupt {
-            cause: rusqlite::Error::SqliteFailure(notadb, None),
+            cause: Box::new(rusqlite::Error::SqliteFailure(notadb, None)),
             moved_to: Some("/data/ripe.db.corrupt-1".into()),
         });
         let m = e.to_string();

@@ -131,6 +131,9 @@ struct Shell {
     collect_now: Arc<AtomicBool>,
     /// Changes not in the snapshot (`--snapshot`) yet, and writing it when due.
     saver: Saver,
+    /// The store's change count when last looked at, and when that was: a change by
+    /// another process (a purge by the CLI) re-renders the outputs and is snapshotted.
+    generation: (Option<i64>, Instant),
 }
 
 /// Runs the daemon until SIGTERM or SIGINT arrives. SIGUSR1 collects every source
@@ -161,6 +164,7 @@ pub fn run(paths: &Paths) -> Result<(), DaemonError> {
         stop,
         collect_now,
         saver,
+        generation: (None, Instant::now()),
     };
     log::info!("daemon started (pid {})", std::process::id());
     shell.main_loop();
@@ -185,6 +189,7 @@ impl Shell {
                 self.perform(actions);
             }
             self.reap();
+            self.notice_store_changes(now);
             let actions = self.core.tick(now);
             self.perform(actions);
             // Sleep until something is due or the next poll of the signals and the
@@ -217,6 +222,8 @@ impl Shell {
                 if changed && self.paths.snapshot.is_some() {
                     self.saver = Saver::new(true);
                 }
+                // Its own changes (committed: the job has ended) are no news.
+                self.generation.0 = self.store_generation();
                 self.core.collected(now, result)
             }
             Msg::Rendered(failures) => self.core.rendered(now, failures),
@@ -228,6 +235,32 @@ impl Shell {
             }
         };
         self.perform(actions);
+    }
+
+    /// Once a second while no job of its own runs: whether another process changed
+    /// the stored values (a purge); then the outputs are rendered again at once and
+    /// the change waits for the snapshot.
+    fn notice_store_changes(&mut self, now: i64) {
+        if self.job.is_some() || self.generation.1.elapsed() < Duration::from_secs(1) {
+            return;
+        }
+        self.generation.1 = Instant::now();
+        let Some(current) = self.store_generation() else {
+            return;
+        };
+        if self.generation.0.is_some_and(|g| g != current) {
+            log::info!("the stored values were changed by another process: rendering the outputs");
+            self.core.stored_changed(now);
+            if self.paths.snapshot.is_some() {
+                self.saver = Saver::new(true);
+            }
+        }
+        self.generation.0 = Some(current);
+    }
+
+    fn store_generation(&self) -> Option<i64> {
+        let d = crate::db::open(&self.paths).ok()?;
+        d.generation().ok().map(|g| g.0)
     }
 
     fn drain(&mut self) {

@@ -362,6 +362,14 @@ impl Schedule {
         }
     }
 
+    /// Another process changed the stored values (a purge): every output is rendered
+    /// again as soon as no job runs.
+    pub fn stored_changed(&mut self, now: i64) {
+        if self.cfg.is_some() && !self.stopped {
+            self.render_at(now, Outputs::All);
+        }
+    }
+
     /// SIGUSR1: collect every source now (the WAN just came up), or as soon as the
     /// job in progress ends.
     pub fn collect_now(&mut self, now: i64) {

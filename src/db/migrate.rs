@@ -71,6 +71,10 @@ fn steps(db: &mut Db, paths: &Paths) -> Result<(), StoreError> {
         tx.pragma_update(None, "user_version", next)?;
         tx.commit()?;
     }
+    if !imported.is_empty() {
+        // The import changed the stored values: the next snapshot is due.
+        db.conn.execute_batch(super::schema::BUMP)?;
+    }
     // Renamed only after the commit, so a failed import leaves them in place. (A crash
     // between commit and rename leaves them unrenamed but never re-imports: the
     // version is set.)

@@ -48,14 +48,14 @@ const CACHE_KIB: i64 = 2048;
 pub enum StoreError {
     /// The database stayed locked by another process longer than the busy timeout.
     #[error("database busy: {0}")]
-    Busy(#[source] rusqlite::Error),
+    Busy(#[source] Box<rusqlite::Error>),
     /// The database is damaged; its files were moved aside to `moved_to` (see
     /// [`Db::fail`], the one place that decides it).
     #[error("{}", corrupt_text(cause, moved_to.as_deref()))]
     Corrupt {
         /// What SQLite said.
         #[source]
-        cause: rusqlite::Error,
+        cause: Box<rusqlite::Error>,
         /// The new name of the main file, when moving it aside worked.
         moved_to: Option<PathBuf>,
     },
@@ -76,7 +76,7 @@ pub enum StoreError {
     Legacy(#[from] crate::legacy::LegacyError),
     /// Any other SQLite failure (full disk, permissions, a constraint).
     #[error("database error: {0}")]
-    Sql(#[source] rusqlite::Error),
+    Sql(#[source] Box<rusqlite::Error>),
     /// A file of the store (directory, snapshot) could not be read or written.
     #[error("{}: {cause}", path.display())]
     Io {
@@ -128,12 +128,14 @@ impl StoreError {
 impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> Self {
         match e.sqlite_error_code() {
-            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Busy(e),
+            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
+                StoreError::Busy(Box::new(e))
+            }
             Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => StoreError::Corrupt {
-                cause: e,
+                cause: Box::new(e),
                 moved_to: None,
             },
-            _ => StoreError::Sql(e),
+            _ => StoreError::Sql(Box::new(e)),
         }
     }
 }
@@ -242,7 +244,7 @@ pub fn open(paths: &Paths) -> Result<Db, StoreError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
     }
-    snapshot::restore_if_missing(paths)?;
+    let restored = snapshot::restore_if_missing(paths)?;
     let mode = journal::mode_for(&path);
     if mode == JournalMode::Delete {
         journal::leave_wal(&path).map_err(|e| fail(&path, e))?;
@@ -255,6 +257,11 @@ pub fn open(paths: &Paths) -> Result<Db, StoreError> {
         history_days: DEFAULT_HISTORY_DAYS,
     };
     db.setup(paths).map_err(|e| fail(&db.path, e))?;
+    if restored {
+        // What the snapshot holds is saved.
+        let (generation, _) = db.generation()?;
+        db.saved(generation)?;
+    }
     Ok(db)
 }
 
@@ -273,6 +280,30 @@ impl Db {
     /// prunes `changes` to it; 0 records no changes at all.
     pub fn set_history_days(&mut self, days: u32) {
         self.history_days = days;
+    }
+
+    /// How many writes changed stored values (`meta.generation`), and that count when
+    /// the last snapshot was read.
+    pub fn generation(&self) -> Result<(i64, i64), StoreError> {
+        self.run(|c| {
+            c.query_row(
+                "SELECT (SELECT value FROM meta WHERE key = 'generation'),
+                        (SELECT value FROM meta WHERE key = 'saved_generation')",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+        })
+    }
+
+    /// Records that a snapshot holds the values as of `generation`.
+    pub(crate) fn saved(&self, generation: i64) -> Result<(), StoreError> {
+        self.run(|c| {
+            c.execute(
+                "UPDATE meta SET value = ?1 WHERE key = 'saved_generation' AND value < ?1",
+                [generation],
+            )
+        })?;
+        Ok(())
     }
 
     /// Runs `f` on the connection; a failure passes [`fail`].

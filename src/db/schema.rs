@@ -50,7 +50,7 @@ CREATE TABLE history (
     PRIMARY KEY (time, seq)
 ) WITHOUT ROWID;
 CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
-INSERT INTO meta VALUES ('history_floor', 0), ('generation', 1), ('saved_generation', 0);
+INSERT INTO meta VALUES ('history_floor', 0), ('generation', 0), ('saved_generation', 0);
 ";
 
 /// The index behind `lookup` (created after a bulk copy: built sorted, densely packed).

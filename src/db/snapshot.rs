@@ -53,6 +53,23 @@ pub fn due(paths: &Paths, cfg: &Config, unsaved: bool, now: i64) -> bool {
     }
 }
 
+/// Whether the stored values changed since the last snapshot, by any process: the
+/// database counts its changes (`meta.generation`, see the schema) and records the
+/// count the last snapshot saved. False without a snapshot file, and when the database
+/// cannot be read (the next open reports that).
+pub fn pending(paths: &Paths) -> bool {
+    if paths.snapshot.is_none() {
+        return false;
+    }
+    match super::open(paths).and_then(|db| db.generation()) {
+        Ok((now, saved)) => now != saved,
+        Err(e) => {
+            log::warn!("whether a snapshot is pending: {e}");
+            false
+        }
+    }
+}
+
 /// Takes the writer's lock: an exclusive `flock` on the temporary file itself, checked
 /// to still be the file at that name once held (a writer before may have renamed it
 /// into place meanwhile).
@@ -110,8 +127,9 @@ pub fn write(paths: &Paths) -> Result<i64, StoreError> {
     journal.push("-journal");
     let _ = fs::remove_file(&journal);
     let target = tmp.to_string_lossy().into_owned();
+    // Read first: a change after it stays pending (written again later), never lost.
+    let (generation, _) = db.generation()?;
     db.run(|c| c.execute("VACUUM INTO ?1", [&target]))?;
-    drop(db);
     lock.sync_all().map_err(|e| io_err(&tmp, e))?;
     let size = lock.metadata().map(|m| m.len()).unwrap_or(0);
     fs::rename(&tmp, file).map_err(|e| io_err(file, e))?;
@@ -122,6 +140,8 @@ pub fn write(paths: &Paths) -> Result<i64, StoreError> {
         }
     }
     drop(lock);
+    db.saved(generation)?;
+    drop(db);
     log::info!(
         "snapshot written to {} ({size} bytes, {} ms)",
         file.display(),
@@ -165,7 +185,7 @@ fn copy_checked(snap: &Path, copy: &Path) -> Result<bool, StoreError> {
         {
             Ok(false)
         }
-        Err(e) => Err(StoreError::Sql(e)),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -182,13 +202,14 @@ fn remove_with_journals(f: &Path) {
 /// another process was faster). A snapshot that is not a valid database is moved aside
 /// as `<snapshot>.corrupt-<ts>` and the start goes on with an empty database. A
 /// snapshot that cannot be read fails the open: an empty list must not replace it.
-pub(crate) fn restore_if_missing(paths: &Paths) -> Result<(), StoreError> {
+/// Returns whether it restored.
+pub(crate) fn restore_if_missing(paths: &Paths) -> Result<bool, StoreError> {
     let Some(snap) = paths.snapshot.as_deref() else {
-        return Ok(());
+        return Ok(false);
     };
     let db = &paths.db;
     if fs::symlink_metadata(db).is_ok() || !snap.exists() {
-        return Ok(());
+        return Ok(false);
     }
     let tmp = sibling(db, &format!(".restore-{}", util::process_id()));
     let result = restore(snap, db, &tmp);
@@ -196,7 +217,7 @@ pub(crate) fn restore_if_missing(paths: &Paths) -> Result<(), StoreError> {
     result
 }
 
-fn restore(snap: &Path, db: &Path, tmp: &Path) -> Result<(), StoreError> {
+fn restore(snap: &Path, db: &Path, tmp: &Path) -> Result<bool, StoreError> {
     let started = Instant::now();
     if !copy_checked(snap, tmp)? {
         let ts = util::compact_ts(util::unix_now());
@@ -214,13 +235,13 @@ fn restore(snap: &Path, db: &Path, tmp: &Path) -> Result<(), StoreError> {
                 snap.display()
             ),
         }
-        return Ok(());
+        return Ok(false);
     }
     // No-clobber: a process that restored (or created) the database meanwhile wins,
     // and its connections keep the file they opened.
     match fs::hard_link(tmp, db) {
         Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(false),
         // Filesystems without hard links (FAT): a plain rename.
         Err(_) => fs::rename(tmp, db).map_err(|e| io_err(db, e))?,
     }
@@ -230,7 +251,7 @@ fn restore(snap: &Path, db: &Path, tmp: &Path) -> Result<(), StoreError> {
         snap.display(),
         started.elapsed().as_millis() as u64
     );
-    Ok(())
+    Ok(true)
 }
 
 /// Whether changes are not in the snapshot yet, and writing it when due. The daemon
@@ -261,16 +282,18 @@ impl Saver {
         changed: bool,
         now: i64,
     ) -> Option<Result<i64, StoreError>> {
-        self.unsaved |= changed && paths.snapshot.is_some();
+        self.unsaved |= (changed && paths.snapshot.is_some()) || pending(paths);
         if !due(paths, cfg, self.unsaved, now) {
             return None;
         }
         Some(self.write(paths))
     }
 
-    /// At stop (SIGTERM/SIGINT): writes the snapshot when changes are not in it yet.
+    /// At stop (SIGTERM/SIGINT): writes the snapshot when changes are not in it yet,
+    /// this process's or another's (a purge by the CLI or the API).
     pub fn at_stop(&mut self, paths: &Paths) -> Option<Result<i64, StoreError>> {
-        (self.unsaved && paths.snapshot.is_some()).then(|| self.write(paths))
+        let unsaved = (self.unsaved && paths.snapshot.is_some()) || pending(paths);
+        unsaved.then(|| self.write(paths))
     }
 
     fn write(&mut self, paths: &Paths) -> Result<i64, StoreError> {

@@ -25,8 +25,7 @@ pub enum DnsmasqOutputError {
         table: String,
         /// The base set name.
         set: String,
-        /// What the kernel said (boxed: the error of a whole load is large, and this
-        /// one travels through every render).
+        /// What the kernel said (boxed: a load error can carry a store error).
         #[source]
         source: Box<crate::nftnl::LoadError>,
     },

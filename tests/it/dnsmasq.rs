@@ -496,3 +496,46 @@ fn openwrt_drop_in_against_stub_uci_and_dnsmasq() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The daemon writes the file at start and again when a host name is added to
+/// `config.json` (a changed source list is a changed output), running the command
+/// each time and only then.
+#[test]
+fn the_daemon_follows_the_host_names_of_config_json() {
+    if let Err(why) = namespace() {
+        return cannot_run(&why);
+    }
+    let dir = TestDir::new();
+    let file = dir.file("ripe.conf");
+    let ran = dir.file("restarts");
+    dir.config(&json!({
+        "fqdns": ["video.example"],
+        // Collections find no resolver in here and fail: only config.json moves the
+        // output.
+        "outputs": [{"dnsmasq": file, "command": format!("echo restart >> {}", ran.display())}],
+    }));
+    let mut daemon = dir.spawn(&["daemon"]);
+    let has = |name: &str| std::fs::read_to_string(&file).is_ok_and(|t| t.contains(name));
+    assert!(
+        crate::common::eventually(Duration::from_secs(15), || has("/video.example/")),
+        "{}",
+        daemon.stderr()
+    );
+    let added = dir.run(&["fqdn", "add", "music.example"]);
+    assert!(
+        added.status.success(),
+        "{}",
+        String::from_utf8_lossy(&added.stderr)
+    );
+    assert!(
+        crate::common::eventually(Duration::from_secs(15), || has("/music.example/")),
+        "{}",
+        daemon.stderr()
+    );
+    // The command ran for each new content, once each.
+    assert!(crate::common::eventually(Duration::from_secs(5), || runs(
+        &ran
+    ) == 2));
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(runs(&ran), 2, "{}", daemon.stderr());
+}

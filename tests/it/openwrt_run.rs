@@ -536,3 +536,42 @@ add rule inet ripe_cidr mark_listed ip daddr @ripe_v4 meta mark set meta mark & 
     assert!(st.success());
     assert!(flushed, "no chain or sets after fw4 flush: {log}");
 }
+
+/// The init script disabled (not run at boot), so the CLI wrote a config.json of its
+/// own into the data directory: the next start adds its sources to the one on flash.
+#[test]
+fn a_config_json_written_before_the_link_gives_its_sources_to_the_flash_one() {
+    let t = TestDir::new();
+    let (conf, data) = (t.file("etc"), t.file("data"));
+    fs::create_dir_all(&conf).unwrap();
+    fs::copy(files().join("config.json"), conf.join("config.json")).unwrap();
+    let cli = |args: &[&str]| {
+        let o = Command::new(bin())
+            .arg("--data-dir")
+            .arg(&data)
+            .args(args)
+            .env_remove("RIPE_DATA_DIR")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{args:?}: {o:?}");
+    };
+    cli(&["asn", "add", "AS64496"]);
+    cli(&["fqdn", "add", "example.com"]);
+    assert!(!data.join("config.json").is_symlink());
+    let uci = vec![
+        ("enabled", "0".to_string()),
+        ("data_dir", data.display().to_string()),
+    ];
+    init(t.path(), &conf, &uci, "start_service");
+    let flash: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(conf.join("config.json")).unwrap()).unwrap();
+    assert_eq!(flash["asns"], serde_json::json!(["64496"]), "{flash}");
+    assert_eq!(
+        flash["fqdns"],
+        serde_json::json!(["example.com"]),
+        "{flash}"
+    );
+    // The shipped outputs and fetch.command are still there.
+    assert_eq!(flash["outputs"][0]["load"], "nft", "{flash}");
+    assert!(data.join("config.json").is_symlink());
+}

@@ -516,3 +516,67 @@ fn daemon_snapshots_after_changes_and_at_stop() {
     assert!(st["last_snapshot"].is_string(), "{st}");
     assert_ne!(st["snapshot_pending"], true, "{st}");
 }
+
+/// Issue 17: a purge by another process (the CLI) while the daemon runs is rendered
+/// at once, and the stop writes it into the snapshot: after a reboot the purged
+/// values do not come back.
+#[cfg(feature = "collect")]
+#[test]
+fn purge_by_the_cli_reaches_the_outputs_and_the_snapshot() {
+    let ripe = FakeServer::start(|seen| {
+        let n = resource_of(&seen.url).unwrap_or_default();
+        Reply::json(200, ripe_body(&[format!("192.0.{}.0/24", n.len())]))
+    });
+    let s = RamSetup::new();
+    let out = s.t.file("list.txt");
+    let mut cfg = ripe_config(&ripe, &["64496", "7"]);
+    cfg["storage"] = serde_json::json!({"snapshot_interval_hours": 24});
+    cfg["outputs"] = serde_json::json!([{"path": out, "format": "text", "type": "all"}]);
+    s.t.config(&cfg);
+    let spawn = || {
+        let child = s
+            .cmd()
+            .arg("daemon")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        Proc::drained(child, None)
+    };
+    let mut d = spawn();
+    let listed = |want: &str| fs::read_to_string(&out).is_ok_and(|t| t == want);
+    assert!(
+        eventually(Duration::from_secs(15), || listed(
+            "192.0.1.0/24\n192.0.5.0/24\n"
+        )),
+        "{}",
+        d.stderr()
+    );
+    // The first run's snapshot holds both sources.
+    assert!(eventually(Duration::from_secs(10), || snapshot_values(
+        &s.snap(),
+        "7"
+    )
+    .is_ok_and(|v| v.len() == 1)));
+    let o = s
+        .cmd()
+        .args(["asn", "remove", "7", "--purge"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    assert!(
+        eventually(Duration::from_secs(10), || listed("192.0.5.0/24\n")),
+        "the output is rendered again at once: {}",
+        d.stderr()
+    );
+    unsafe { libc::kill(d.pid() as i32, libc::SIGTERM) };
+    assert!(d.wait_exit(Duration::from_secs(10)).is_some(), "stopped");
+    assert!(snapshot_values(&s.snap(), "7").unwrap().is_empty());
+    // The reboot: the database comes back from the snapshot, without the purged values
+    // (the upstream is gone, so nothing is collected again).
+    s.reboot();
+    drop(ripe);
+    let d = db::open(&s.paths()).unwrap();
+    assert!(d.rows(Kind::Asn, "7").unwrap().is_empty());
+    assert_eq!(d.rows(Kind::Asn, "64496").unwrap().len(), 1);
+}
