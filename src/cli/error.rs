@@ -20,6 +20,10 @@ pub enum CliError {
     #[cfg(feature = "collect")]
     #[error(transparent)]
     Daemon(#[from] crate::daemon::DaemonError),
+    /// The store is empty because a damaged database was just moved aside: no list is
+    /// handed out until a run has filled it again.
+    #[error(transparent)]
+    Emptied(#[from] crate::listing::EmptiedByDamage),
     /// Standard output was closed by its reader (`export | head -1`): the command
     /// ends quietly with exit 0, as a filter in a pipe should.
     #[error("standard output closed")]

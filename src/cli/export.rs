@@ -25,6 +25,7 @@ pub fn run(
         .selection(&options.group)
         .map_err(|e| CliError::Usage(format!("--group: {e}")))?;
     let db = db::open(paths)?;
+    listing::check_not_emptied(paths, &db)??;
     let bytes = if details {
         inspect::details::render(&db, &selection, options)?
     } else {
