@@ -94,7 +94,9 @@ pub struct Removed<'a> {
     pub purged: Option<usize>,
 }
 
-/// The answer to `GET /asns` and `GET /fqdns`: `{"asns":[...]}`, `{"fqdns":[...]}`.
+/// The answer to `GET /asns` and `GET /fqdns`: `{"asns":[...]}`, `{"fqdns":[...]}`,
+/// and, when the configuration has groups besides `default`, `"groups"`: each
+/// listed source with the groups that name it (`{"62041":["default","video"]}`).
 #[derive(Serialize)]
 pub struct Listed<'a> {
     /// `GET /asns`.
@@ -103,4 +105,7 @@ pub struct Listed<'a> {
     /// `GET /fqdns`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fqdns: Option<&'a [String]>,
+    /// The groups of each source.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub groups: Option<std::collections::BTreeMap<&'a str, Vec<&'a str>>>,
 }

@@ -105,7 +105,7 @@ static TEXTS: &[Text] = &[
     Text {
         cmd: Cmd::Export,
         name: "export",
-        synopsis: "[--type all|cidr|fqdn] [--format text|json|nft|ipset|routeros]\n\
+        synopsis: "[--type TYPE] [--group NAME] [--format text|json|nft|ipset|routeros]\n\
                  [--family 4|6] [--aggregate] [--table NAME] [--set NAME] [--details]\n\
                  [-o FILE]",
         summary: "print the stored addresses (or write FILE atomically);\n\
@@ -118,7 +118,7 @@ static TEXTS: &[Text] = &[
     Text {
         cmd: Cmd::Asn,
         name: "asn",
-        synopsis: "list | add ASN | remove ASN [--purge]",
+        synopsis: "list | add ASN | remove ASN [--purge] [--group NAME]",
         summary: "manage ASN sources (62041, AS62041); --purge also\n\
                  deletes the stored prefixes now instead of by TTL",
         about: "Edits the \"asns\" list of config.json (locked, atomic rewrite). A\n\
@@ -127,7 +127,7 @@ static TEXTS: &[Text] = &[
     Text {
         cmd: Cmd::Fqdn,
         name: "fqdn",
-        synopsis: "list | add FQDN | remove FQDN [--purge]",
+        synopsis: "list | add FQDN | remove FQDN [--purge] [--group NAME]",
         summary: "manage host-name sources",
         about: "Edits the \"fqdns\" list of config.json (locked, atomic rewrite). Names\n\
                  are lower-cased; IP literals and invalid names are refused.",
@@ -191,7 +191,7 @@ static TEXTS: &[Text] = &[
     Text {
         cmd: Cmd::Changes,
         name: "changes",
-        synopsis: "[--since TS] [--type all|cidr|fqdn] [--json]",
+        synopsis: "[--since TS] [--type TYPE] [--group NAME] [--json]",
         summary: "values added and removed since TS\n\
                  (YYYY-MM-DDTHH:MM:SSZ, default 24 hours ago)",
         about: "Lists the values added, expired, swept or purged, oldest first (kept\n\

@@ -12,11 +12,13 @@ use crate::source::Kind;
 
 mod dupkeys;
 mod edit;
+mod group;
 mod read;
 #[cfg(test)]
 mod tests;
 
 pub use edit::{add_source, remove_source};
+pub use group::{Group, Mark, Part, Selected, Selection, UnknownGroup};
 pub use read::{from_value, parse, parse_listen};
 
 /// Data directory used when neither `--data-dir` nor `$RIPE_DATA_DIR` is given.
@@ -192,6 +194,11 @@ pub struct OutputConfig {
     pub timeout_seconds: u64,
     /// A dnsmasq config file instead of a listing (`"dnsmasq": PATH`).
     pub dnsmasq: Option<DnsmasqOutput>,
+    /// What it lists: its group's sources and exclusions, taken from the groups when
+    /// the configuration is read (so a changed group is a changed output).
+    pub selection: Selection,
+    /// For a `load` output of a group with a `mark`: the chain that marks its traffic.
+    pub mark: Option<Mark>,
     /// For a `load` output whose sets a dnsmasq output in the same configuration
     /// names: the timeout of the dns sets (`<set>_dns_v4/_v6`) it creates if missing.
     pub dns_sets: Option<u32>,
@@ -232,9 +239,11 @@ impl OutputConfig {
 /// The whole configuration, validated, with defaults filled in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
-    /// ASN sources, normalised (`"62041"`), without duplicates.
+    /// ASN sources of every group, normalised (`"62041"`), without duplicates: what is
+    /// collected. The top-level list alone is `groups[0]`, the group `default`.
     pub asns: Vec<String>,
-    /// FQDN sources, normalised (lower case, no trailing dot), without duplicates.
+    /// FQDN sources of every group, normalised (lower case, no trailing dot), without
+    /// duplicates.
     pub fqdns: Vec<String>,
     /// When the daemon collects.
     pub schedule: Schedule,
@@ -256,6 +265,11 @@ pub struct Config {
     pub outputs: Vec<OutputConfig>,
     /// Storage settings.
     pub storage: StorageConfig,
+    /// The groups, `default` (the top-level sources) first, then `groups` by name.
+    /// `asns` and `fqdns` above are the sources of all of them, collected once.
+    pub groups: Vec<Group>,
+    /// Top-level exclusions, cut out of every group's lists.
+    pub exclude: Vec<ipnet::IpNet>,
 }
 
 impl Default for Config {
@@ -292,6 +306,8 @@ impl Default for Config {
             storage: StorageConfig {
                 snapshot_interval_hours: 24,
             },
+            groups: vec![Group::new(crate::format::DEFAULT_GROUP)],
+            exclude: Vec::new(),
         }
     }
 }
@@ -341,6 +357,9 @@ pub enum ConfigError {
         /// The limit in bytes.
         limit: u64,
     },
+    /// A source command named a group that is not configured.
+    #[error("{0}")]
+    UnknownGroup(#[from] UnknownGroup),
     /// A key has a value that is not allowed.
     #[error("{}: {key}: {message}", path.display())]
     Invalid {

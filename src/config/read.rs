@@ -11,6 +11,7 @@ use super::*;
 use crate::source::{normalize_asn_value, normalize_fqdn, Kind};
 
 mod dnsmasq;
+mod groups;
 
 pub(super) fn read_value(text: &str, path: &Path) -> Result<Value, ConfigError> {
     let value = serde_json::from_str::<Value>(text).map_err(|e| ConfigError::Syntax {
@@ -156,11 +157,21 @@ impl Reader<'_> {
         root: &Map<String, Value>,
         kind: Kind,
     ) -> Result<Vec<String>, ConfigError> {
-        let key = kind.key();
-        let list = match root.get(key) {
+        self.sources_in(root, "", kind)
+    }
+
+    /// The sources of one kind in `obj` (`prefix` names it in errors and warnings).
+    fn sources_in(
+        &mut self,
+        obj: &Map<String, Value>,
+        prefix: &str,
+        kind: Kind,
+    ) -> Result<Vec<String>, ConfigError> {
+        let key = format!("{prefix}{}", kind.key());
+        let list = match obj.get(kind.key()) {
             None | Some(Value::Null) => return Ok(Vec::new()),
             Some(Value::Array(a)) => a,
-            Some(v) => return Err(self.err(key, format!("expected a list, got {}", short(v)))),
+            Some(v) => return Err(self.err(&key, format!("expected a list, got {}", short(v)))),
         };
         let mut out: Vec<String> = Vec::with_capacity(list.len());
         // Duplicates are found through a set, not by scanning `out`: a list of 50,000
@@ -209,6 +220,8 @@ const ROOT_KEYS: &[&str] = &[
     "api",
     "outputs",
     "storage",
+    "exclude",
+    "groups",
     "fetch",
     "min_prefix",
 ];
@@ -250,7 +263,10 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
     if let Some(o) = r.section(root, "api", API_KEYS)? {
         r.api(o, &mut c.api)?;
     }
+    c.exclude = r.exclusions(root, "", "top level")?;
+    r.groups(root, &mut c)?;
     c.outputs = r.outputs(root)?;
+    r.resolve_output_groups(&mut c)?;
     r.upstream_keys(root, &mut c)?;
     dnsmasq::resolve(&r, &mut c)?;
     Ok(Loaded {
@@ -281,10 +297,30 @@ const OUTPUT_KEYS: &[&str] = &[
     "set",
     "timeout_seconds",
     "load",
+    "group",
 ];
 
 /// The sections of the file, one function each.
 impl Reader<'_> {
+    /// Every listing output names a configured group (or `*`): its selection and mark
+    /// are filled in from the group.
+    fn resolve_output_groups(&self, c: &mut Config) -> Result<(), ConfigError> {
+        for i in 0..c.outputs.len() {
+            if c.outputs[i].dnsmasq.is_some() {
+                continue;
+            }
+            let group = c.outputs[i].render.group.clone();
+            let selection = c
+                .selection(&group)
+                .map_err(|e| self.err(&format!("outputs[{i}].group"), e.to_string()))?;
+            let mark = c.group(&group).and_then(|g| g.mark);
+            let out = &mut c.outputs[i];
+            out.selection = selection;
+            out.mark = mark.filter(|_| out.load.is_some());
+        }
+        Ok(())
+    }
+
     /// The object under `key` of `root` (None when absent or null), its unknown keys
     /// warned about.
     fn section<'v>(
@@ -421,6 +457,8 @@ impl Reader<'_> {
                 .uint(o, &prefix, "timeout_seconds", 1, 3600)?
                 .unwrap_or(60),
             dnsmasq: None,
+            selection: Selection::default(),
+            mark: None,
             dns_sets: None,
         })
     }
@@ -450,8 +488,12 @@ impl Reader<'_> {
         if let Some(t) = self.string(o, prefix, "table")? {
             render.table = t;
         }
-        if let Some(s) = self.string(o, prefix, "set")? {
-            render.set = s;
+        let set = self.string(o, prefix, "set")?;
+        if let Some(s) = &set {
+            render.set = s.clone();
+        }
+        if let Some(g) = self.string(o, prefix, "group")? {
+            render.select_group(&g, set.is_some());
         }
         render
             .check()

@@ -51,6 +51,13 @@ pub struct SourceSummary {
     pub last_seen: String,
 }
 
+/// The kind words of a type filter as the three parameters of `kind IN (?1, ?2, ?3)`
+/// (the last repeated when there are fewer).
+pub(super) fn kind_params(kinds: &'static [&'static str]) -> [&'static str; 3] {
+    let at = |i: usize| kinds.get(i).or(kinds.last()).copied().unwrap_or("");
+    [at(0), at(1), at(2)]
+}
+
 impl Db {
     /// The distinct values of the selected sources, sorted as strings.
     pub fn get_values(&self, filter: TypeFilter) -> Result<Vec<String>, StoreError> {
@@ -69,23 +76,19 @@ impl Db {
         filter: TypeFilter,
         mut f: impl FnMut(&str),
     ) -> Result<(), StoreError> {
-        let kind = match filter {
-            TypeFilter::All => None,
-            TypeFilter::Cidr => Some("asn"),
-            TypeFilter::Fqdn => Some("fqdn"),
-        };
+        let kinds = filter.kinds().map(kind_params);
         self.run(|c| {
-            let mut st = match kind {
+            let mut st = match kinds {
                 // A covering index, never the table.
                 None => c.prepare("SELECT value FROM entries INDEXED BY entries_value")?,
                 Some(_) => c.prepare(
                     "SELECT e.value FROM sources s JOIN entries e ON e.source = s.id \
-                     WHERE s.kind = ?1",
+                     WHERE s.kind IN (?1, ?2, ?3)",
                 )?,
             };
-            let mut rows = match kind {
+            let mut rows = match kinds {
                 None => st.query([])?,
-                Some(k) => st.query([k])?,
+                Some(k) => st.query(k)?,
             };
             while let Some(r) = rows.next()? {
                 with_value_text(r.get_ref(0)?, &mut f);

@@ -19,6 +19,10 @@ mod dnsmasq;
 #[cfg(feature = "collect")]
 mod fetching;
 mod formats_real;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+mod group_marks;
+#[cfg(all(feature = "api", feature = "collect"))]
+mod groups;
 mod healthcheck;
 #[cfg(feature = "api")]
 mod http_attacks;
