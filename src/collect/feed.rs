@@ -26,6 +26,9 @@ const READ_BUFFER: usize = 16 << 10;
 /// feed of several MiB takes longer than one RIPEstat answer.
 const MIN_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// Where [`read_lines`] hands each value, or why a line is not one.
+pub type LineSink<'a> = dyn FnMut(Result<&str, String>) -> Result<(), SourceError> + 'a;
+
 /// What one line of a feed holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Line<'a> {
@@ -55,10 +58,7 @@ pub fn parse_line(line: &str) -> Line<'_> {
 
 /// Reads a feed body line by line, handing each value (or why a line is not one) to
 /// `sink`. Memory: the read buffer and one line of at most [`MAX_LINE`] bytes.
-pub fn read_lines(
-    body: &mut dyn Read,
-    sink: &mut dyn FnMut(Result<&str, String>) -> Result<(), SourceError>,
-) -> Result<(), SourceError> {
+pub fn read_lines(body: &mut dyn Read, sink: &mut LineSink) -> Result<(), SourceError> {
     let mut r = BufReader::with_capacity(READ_BUFFER, body);
     let mut line: Vec<u8> = Vec::with_capacity(256);
     let (mut too_long, mut number) = (false, 0usize);
@@ -97,7 +97,7 @@ fn one_line(
     bytes: &[u8],
     too_long: bool,
     number: usize,
-    sink: &mut dyn FnMut(Result<&str, String>) -> Result<(), SourceError>,
+    sink: &mut LineSink,
 ) -> Result<(), SourceError> {
     if too_long {
         return sink(Err(format!(
