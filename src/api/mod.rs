@@ -20,6 +20,7 @@ mod conn;
 mod error;
 mod headers;
 mod http;
+mod incoming;
 mod inflate;
 mod limit;
 mod poller;

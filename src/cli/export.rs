@@ -32,8 +32,10 @@ pub fn run(
         listing::render_selection(&db, &selection, options)?
     };
     match out {
-        Some(path) => util::write_atomic(path, &bytes)
-            .map_err(|e| CliError::Other(format!("{}: {e}", path.display())))?,
+        Some(path) => util::write_atomic(path, &bytes).map_err(|source| CliError::Io {
+            what: path.display().to_string(),
+            source,
+        })?,
         None => print(&bytes)?,
     }
     Ok(Outcome::Success)

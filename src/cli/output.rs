@@ -14,7 +14,10 @@ pub fn print(bytes: &[u8]) -> Result<(), CliError> {
         .and_then(|()| out.flush())
         .map_err(|e| match e.kind() {
             io::ErrorKind::BrokenPipe => CliError::ClosedStdout,
-            _ => CliError::Other(format!("writing output: {e}")),
+            _ => CliError::Io {
+                what: "writing output".into(),
+                source: e,
+            },
         })
 }
 
