@@ -88,7 +88,7 @@ pub fn http_body(data: &[u8]) {
 
 /// `config.json` as an administrator (or a broken editor) may leave it.
 pub fn config(text: &str) {
-    let _ = crate::config::read::parse(text, Path::new("config.json"));
+    let _ = crate::config::parse(text, Path::new("config.json"));
 }
 
 /// The earlier Python version's `data.json` and `fqdn_data.json`.
