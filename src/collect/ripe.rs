@@ -262,7 +262,7 @@ type Item<'a> = Result<&'a str, &'static str>;
 
 /// Reads a RIPEstat answer, handing each `data.prefixes[].prefix` to `sink` as it
 /// comes.
-#[cfg(test)]
+#[cfg(any(test, fuzzing))]
 fn read_answer(
     body: &mut dyn Read,
     sink: &mut dyn FnMut(Item<'_>) -> Result<(), SourceError>,
