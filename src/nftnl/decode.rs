@@ -3,6 +3,7 @@
 //! each other. It trusts its input as the encoder's and panics on anything else.
 
 /// One message of a batch: type, flags, sequence number and its attributes' bytes.
+#[cfg_attr(fuzzing, allow(dead_code))]
 pub(crate) struct Msg<'a> {
     pub(crate) kind: u16,
     pub(crate) flags: u16,
