@@ -539,3 +539,86 @@ fn the_daemon_follows_the_host_names_of_config_json() {
     std::thread::sleep(Duration::from_secs(3));
     assert_eq!(runs(&ran), 2, "{}", daemon.stderr());
 }
+
+/// A named group with a mark: its dnsmasq file names `video_dns_v4/_v6`, its load
+/// creates them beside `video_v4/_v6` and its mark chains match all four, so what
+/// dnsmasq adds is marked like what we collected, across reloads.
+#[test]
+fn a_groups_mark_covers_what_dnsmasq_adds() {
+    let Some(dnsmasq) = find("dnsmasq") else {
+        return cannot_run("`dnsmasq` not found (apt-get install dnsmasq-base)");
+    };
+    let nft = match namespace() {
+        Ok(nft) => Nft(nft),
+        Err(why) => return cannot_run(&why),
+    };
+    if let Err(why) = loopback(&["198.51.100.0/24", "203.0.113.0/24"]) {
+        return cannot_run(&why);
+    }
+    let dir = TestDir::new();
+    let confdir = dir.file("dnsmasq.d");
+    std::fs::create_dir(&confdir).unwrap();
+    dir.config(&json!({
+        "groups": {"video": {"fqdns": ["video.example"], "mark": "0x100"}},
+        "outputs": [
+            {"load": "nft", "group": "video"},
+            {"dnsmasq": confdir.join("ripe.conf"), "group": "video"},
+        ],
+    }));
+    render(&dir);
+    let text = std::fs::read_to_string(confdir.join("ripe.conf")).unwrap();
+    assert!(
+        text.contains(
+            "nftset=/video.example/4#inet#ripe_cidr#video_dns_v4,6#inet#ripe_cidr#video_dns_v6\n"
+        ),
+        "{text}"
+    );
+    let chain = nft.ok(&["list", "chain", "inet", "ripe_cidr", "video_mark_out"]);
+    for set in ["@video_v4", "@video_dns_v4", "@video_v6", "@video_dns_v6"] {
+        assert!(chain.contains(set), "{set} in {chain}");
+    }
+    // What the mark chains marked, counted after them.
+    nft.script(
+        b"add chain inet ripe_cidr check { type filter hook output priority 0; policy accept; }
+add rule inet ripe_cidr check meta mark 0x100 counter
+",
+    )
+    .unwrap();
+    let marked = || {
+        let c = nft.ok(&["list", "chain", "inet", "ripe_cidr", "check"]);
+        let n = c.split("counter packets ").nth(1).unwrap_or("");
+        n.split_whitespace()
+            .next()
+            .unwrap_or("")
+            .parse::<u64>()
+            .unwrap()
+    };
+    let upstream = start_dnsmasq(
+        &dnsmasq,
+        5353,
+        &["--address=/video.example/203.0.113.7".into()],
+    );
+    let router = start_dnsmasq(
+        &dnsmasq,
+        53,
+        &[
+            "--server=127.0.0.1#5353".into(),
+            format!("--conf-dir={}", confdir.display()),
+        ],
+    );
+    assert_eq!(resolve(53, "x.video.example"), [[203, 0, 113, 7]]);
+    send("203.0.113.7");
+    assert_eq!(marked(), 1);
+    // A reload with new contents: our set refilled, the chains rebuilt, dnsmasq's
+    // element kept and still marked.
+    store(&dir, Kind::Fqdn, "video.example", &["198.51.100.5"]);
+    render(&dir);
+    assert!(nft
+        .ok(&["list", "set", "inet", "ripe_cidr", "video_v4"])
+        .contains("198.51.100.5"));
+    send("203.0.113.7");
+    send("198.51.100.5");
+    send("198.51.100.6"); // in neither set
+    assert_eq!(marked(), 3);
+    drop((router, upstream));
+}
