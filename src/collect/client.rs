@@ -1,27 +1,53 @@
 //! A small HTTP/1.1 client for RIPEstat and DoH: GET only, one connection per
 //! request (`Connection: close`; a run makes a few requests per source, a pool would
-//! reuse next to nothing), redirects followed, TLS 1.3 through rustls with ring.
+//! reuse next to nothing), redirects followed (never from https to http), TLS 1.3
+//! through rustls with ring when built with the `tls` feature.
 //!
 //! It replaced ureq, whose generic request and body machinery cost about 150 KiB of
 //! the router binary. Everything a request does (DNS lookup, connect, TLS handshake,
 //! head and body) shares one deadline, so a request never takes longer than the
-//! timeout. Memory per request: an 8 KiB buffer (the longest response head), rustls'
-//! buffers and the body, which the caller caps.
+//! timeout. Memory per request: a 8 KiB buffer (the longest response head) and
+//! rustls' buffers; the body streams to the caller's parser through [`Body`].
 
 use std::io::{self, BufRead, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rustls::pki_types::ServerName;
-use rustls::{ClientConfig, ClientConnection, StreamOwned};
+#[cfg(feature = "tls")]
+use rustls::{ClientConnection, StreamOwned};
 
 use super::dns;
-use super::fetch::{CaRoots, SourceError};
+use super::fetch::{Cause, SourceError};
 use super::url::Url;
 // Response heads are bounded like the server's request heads, and bodies framed by the
 // same strict parser and chunked decoder.
 use crate::http1::{self, Framing, MAX_HEAD, MAX_HEADERS};
+
+#[cfg(feature = "tls")]
+pub(crate) use super::tls::TlsSetup;
+
+/// A build without the `tls` feature: https only through `fetch.command`.
+#[cfg(not(feature = "tls"))]
+#[derive(Debug, Clone)]
+pub(crate) struct TlsSetup;
+
+#[cfg(not(feature = "tls"))]
+impl TlsSetup {
+    pub(crate) fn for_https(_: bool) -> TlsSetup {
+        TlsSetup
+    }
+
+    pub(crate) fn check(&self) -> Result<(), SourceError> {
+        Err(TlsSetup::unavailable())
+    }
+
+    fn unavailable() -> SourceError {
+        SourceError::tls(
+            "this build has no built-in TLS: set fetch.command (e.g. uclient-fetch) \
+             to fetch https:// URLs",
+        )
+    }
+}
 
 /// Redirects followed before giving up.
 const MAX_REDIRECTS: usize = 5;
@@ -30,24 +56,19 @@ const MAX_REDIRECTS: usize = 5;
 /// returned rather than turned into errors, and the TLS settings with the CA roots.
 #[derive(Debug)]
 pub(crate) struct Http {
-    /// Built once; the error is why https cannot work (no CA bundle).
-    tls: Result<Arc<ClientConfig>, String>,
+    /// Built once; says why https cannot work (no CA bundle, no TLS in the build).
+    tls: TlsSetup,
     timeout: Duration,
 }
 
 impl Http {
     /// A client whose requests each time out after `timeout` (end to end, from DNS
     /// lookup to the end of the body).
-    pub(crate) fn new(timeout: Duration, roots: &CaRoots) -> Http {
-        let tls = roots.store().and_then(|store| {
-            // Only TLS 1.3 (rustls without its `tls12` feature): RIPEstat and the
-            // usual DoH servers speak it, and TLS 1.2 support costs flash.
-            ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-                .with_safe_default_protocol_versions()
-                .map(|b| Arc::new(b.with_root_certificates(store).with_no_client_auth()))
-                .map_err(|e| format!("cannot set up TLS: {e}"))
-        });
-        Http { tls, timeout }
+    pub(crate) fn new(timeout: Duration, tls: &TlsSetup) -> Http {
+        Http {
+            tls: tls.clone(),
+            timeout,
+        }
     }
 
     /// The timeout in whole seconds, for [`SourceError::Timeout`].
@@ -64,8 +85,7 @@ impl Http {
         headers: &[(&str, &str)],
     ) -> Result<Response, SourceError> {
         let deadline = Instant::now() + self.timeout;
-        let bad = |e| SourceError::Transport(format!("bad URL: {e}"));
-        let mut url = Url::parse(url).map_err(bad)?;
+        let mut url = Url::parse(url).map_err(bad_url)?;
         url.add_query(query);
         for _ in 0..=MAX_REDIRECTS {
             let resp = self.request(&url, headers, deadline)?;
@@ -74,11 +94,11 @@ impl Http {
                 _ => None,
             };
             match location {
-                Some(location) => url = url.join(location).map_err(bad)?,
+                Some(location) => url = redirect(&url, location)?,
                 None => return Ok(resp),
             }
         }
-        Err(SourceError::Transport(format!(
+        Err(SourceError::Redirect(format!(
             "more than {MAX_REDIRECTS} redirects"
         )))
     }
@@ -92,23 +112,22 @@ impl Http {
     ) -> Result<Response, SourceError> {
         // Checked before connecting, so that the missing CA bundle is the error
         // rather than the handshake failure it would cause.
-        let tls = match url.https {
-            true => Some(self.tls.clone().map_err(SourceError::Tls)?),
-            false => None,
-        };
+        if url.https {
+            self.tls.check()?;
+        }
         let sock = Timed {
             sock: self.connect(url, deadline)?,
             deadline,
         };
-        let stream = match tls {
-            None => Stream::Plain(sock),
-            Some(config) => {
-                let name = ServerName::try_from(url.host.clone())
-                    .map_err(|e| SourceError::Transport(format!("bad URL: {e}")))?;
-                let conn = ClientConnection::new(config, name)
-                    .map_err(|e| SourceError::Tls(e.to_string()))?;
+        let stream = match url.https {
+            false => Stream::Plain(sock),
+            #[cfg(feature = "tls")]
+            true => {
+                let conn = self.tls.connect(&url.host)?;
                 Stream::Tls(Box::new(StreamOwned::new(conn, sock)))
             }
+            #[cfg(not(feature = "tls"))]
+            true => return Err(TlsSetup::unavailable()),
         };
         let mut conn = Conn {
             stream,
@@ -117,10 +136,10 @@ impl Http {
             len: 0,
         };
         let mut head = format!(
-            "GET {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: ripe-cidr-collector/{}\r\n",
+            "GET {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: {}\r\n",
             url.target,
             url.host_header(),
-            env!("CARGO_PKG_VERSION")
+            super::fetcher::USER_AGENT
         );
         for (k, v) in headers {
             head.push_str(&format!("{k}: {v}\r\n"));
@@ -190,20 +209,29 @@ impl Http {
             None => no_such_host(),
         })
     }
+}
 
-    /// Reads the whole body, failing with [`SourceError::TooLarge`] beyond `limit`.
-    pub(crate) fn read_body(
-        &self,
-        resp: &mut Response,
-        limit: u64,
-    ) -> Result<Vec<u8>, SourceError> {
-        resp.read_body(limit)
+/// The `bad URL` error.
+fn bad_url(e: String) -> SourceError {
+    SourceError::transport(format!("bad URL: {e}"))
+}
+
+/// Where a redirect from `from` to `location` leads. A redirect from https to plain
+/// http is refused: it would hand the request, and the answer that fills the
+/// firewall sets, to anyone on the path.
+fn redirect(from: &Url, location: &str) -> Result<Url, SourceError> {
+    let to = from.join(location).map_err(bad_url)?;
+    if from.https && !to.https {
+        return Err(SourceError::Redirect(format!(
+            "from https to plain http ({location:?})"
+        )));
     }
+    Ok(to)
 }
 
 /// The error of a server name without addresses.
 fn no_such_host() -> SourceError {
-    SourceError::Transport("the server's host name does not resolve".into())
+    SourceError::transport("the server's host name does not resolve")
 }
 
 /// The addresses of the server's name through the system resolver, which cannot be
@@ -217,7 +245,7 @@ fn lookup(host: &str, timeout: Duration) -> Result<Vec<IpAddr>, SourceError> {
         Err(SourceError::NxDomain) => Vec::new(),
         // A failing resolver is a transport problem of this request (retried).
         Err(SourceError::Dns(m)) => {
-            return Err(SourceError::Transport(format!(
+            return Err(SourceError::transport(format!(
                 "looking up the server's host name failed: {m}"
             )))
         }
@@ -245,16 +273,22 @@ fn io_error(e: io::Error, seconds: u64) -> SourceError {
         // rustls reports handshake and certificate failures as InvalidData; this
         // module's own errors use Other.
         io::ErrorKind::InvalidData => {
-            let mut m = e.to_string();
-            if m.ends_with("ProtocolVersion") {
-                m.push_str(" (the server does not speak TLS 1.3)");
+            let mut message = e.to_string();
+            if message.ends_with("ProtocolVersion") {
+                message.push_str(" (the server does not speak TLS 1.3)");
             }
-            SourceError::Tls(m)
+            SourceError::Tls {
+                message,
+                cause: Some(Cause::new(e)),
+            }
         }
         io::ErrorKind::UnexpectedEof => {
-            SourceError::Transport("the server closed the connection too early".into())
+            SourceError::transport("the server closed the connection too early")
         }
-        _ => SourceError::Transport(e.to_string()),
+        _ => SourceError::Transport {
+            message: e.to_string(),
+            cause: Some(Cause::new(e)),
+        },
     }
 }
 
@@ -289,6 +323,7 @@ impl Write for Timed {
 /// A plain or TLS connection.
 enum Stream {
     Plain(Timed),
+    #[cfg(feature = "tls")]
     Tls(Box<StreamOwned<ClientConnection, Timed>>),
 }
 
@@ -296,6 +331,7 @@ impl Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Stream::Plain(s) => s.read(buf),
+            #[cfg(feature = "tls")]
             Stream::Tls(s) => s.read(buf),
         }
     }
@@ -305,12 +341,14 @@ impl Write for Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Stream::Plain(s) => s.write(buf),
+            #[cfg(feature = "tls")]
             Stream::Tls(s) => s.write(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Stream::Plain(s) => s.flush(),
+            #[cfg(feature = "tls")]
             Stream::Tls(s) => s.flush(),
         }
     }
@@ -437,52 +475,6 @@ impl Response {
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     }
-
-    /// Reads the whole body, failing with [`SourceError::TooLarge`] beyond `limit`.
-    fn read_body(&mut self, limit: u64) -> Result<Vec<u8>, SourceError> {
-        let too_large = SourceError::TooLarge { limit };
-        let seconds = self.seconds;
-        let fail = |e| io_error(e, seconds);
-        let mut out = Vec::new();
-        match self.framing {
-            // Refused early when the server announces a body that is too large.
-            Framing::Length(n) if n > limit => return Err(too_large),
-            Framing::Length(n) => {
-                out.reserve_exact(n as usize);
-                (&mut self.conn)
-                    .take(n)
-                    .read_to_end(&mut out)
-                    .map_err(fail)?;
-                if (out.len() as u64) < n {
-                    return Err(fail(io::ErrorKind::UnexpectedEof.into()));
-                }
-            }
-            Framing::Chunked => match http1::read_chunked(&mut self.conn, &mut out, limit) {
-                Ok(true) => {}
-                Ok(false) => return Err(too_large),
-                Err(http1::ReadError::Io(e)) => return Err(fail(e)),
-                // A broken chunked body is the server's fault, not the network's.
-                Err(http1::ReadError::Chunk(e)) => {
-                    return Err(SourceError::Protocol(e.to_string()))
-                }
-            },
-            Framing::Close => {
-                let read = (&mut self.conn).take(limit + 1).read_to_end(&mut out);
-                match read {
-                    // rustls reports a close without TLS close_notify so; many
-                    // servers end that way, and the caller checks the body's shape.
-                    Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {}
-                    r => {
-                        r.map_err(fail)?;
-                    }
-                }
-                if out.len() as u64 > limit {
-                    return Err(too_large);
-                }
-            }
-        }
-        Ok(out)
-    }
 }
 
 /// Seconds of a `Retry-After` header given as a number (the date form is ignored).
@@ -490,6 +482,9 @@ pub(crate) fn retry_after(resp: &Response) -> Option<Duration> {
     let v = resp.header("retry-after")?;
     v.trim().parse::<u64>().ok().map(Duration::from_secs)
 }
+
+#[path = "body.rs"]
+mod body;
 
 #[cfg(test)]
 #[path = "client_tests.rs"]

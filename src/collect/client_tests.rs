@@ -8,7 +8,16 @@ use super::*;
 use crate::collect::fetch::fake::{FakeServer, Reply};
 
 fn http(seconds: u64) -> Http {
-    Http::new(Duration::from_secs(seconds), &CaRoots::not_loaded())
+    Http::new(Duration::from_secs(seconds), &TlsSetup::for_https(false))
+}
+
+/// The whole body of `resp`, at most `limit` bytes.
+fn read_body(resp: &mut Response, limit: u64) -> Result<Vec<u8>, SourceError> {
+    let mut out = Vec::new();
+    resp.body(limit)
+        .read_to_end(&mut out)
+        .map_err(crate::collect::fetcher::from_io)?;
+    Ok(out)
 }
 
 /// A server that answers each connection with `answer` after reading its request.
@@ -30,10 +39,10 @@ fn bodies_by_framing() {
     let h = http(5);
     let url = raw_server(b"HTTP/1.1 200 OK\r\n\r\nuntil the end");
     let mut resp = h.get(&url, &[], &[]).unwrap();
-    assert_eq!(h.read_body(&mut resp, 100).unwrap(), b"until the end");
+    assert_eq!(read_body(&mut resp, 100).unwrap(), b"until the end");
     let mut resp = h.get(&url, &[], &[]).unwrap();
     assert_eq!(
-        h.read_body(&mut resp, 5).unwrap_err(),
+        read_body(&mut resp, 5).unwrap_err(),
         SourceError::TooLarge { limit: 5 }
     );
 
@@ -41,13 +50,13 @@ fn bodies_by_framing() {
         raw_server(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
     let mut resp = h.get(&url, &[], &[]).unwrap();
     assert_eq!(resp.status(), 200);
-    assert_eq!(h.read_body(&mut resp, 100).unwrap(), b"ok");
+    assert_eq!(read_body(&mut resp, 100).unwrap(), b"ok");
 
     let url = raw_server(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort");
     let mut resp = h.get(&url, &[], &[]).unwrap();
     assert!(matches!(
-        h.read_body(&mut resp, 100),
-        Err(SourceError::Transport(_))
+        read_body(&mut resp, 100),
+        Err(SourceError::Transport { .. })
     ));
 
     let url = raw_server(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n");
@@ -60,7 +69,7 @@ fn bodies_by_framing() {
     let url = raw_server(b"garbage\r\n\r\n");
     assert!(matches!(
         h.get(&url, &[], &[]),
-        Err(SourceError::Transport(_))
+        Err(SourceError::Transport { .. })
     ));
 }
 
@@ -68,7 +77,7 @@ fn bodies_by_framing() {
 fn body_of(answer: &'static [u8]) -> Result<Vec<u8>, SourceError> {
     let h = http(5);
     let mut resp = h.get(&raw_server(answer), &[], &[])?;
-    h.read_body(&mut resp, 1 << 20)
+    read_body(&mut resp, 1 << 20)
 }
 
 #[test]
@@ -83,7 +92,7 @@ fn chunked_bodies_through_the_shared_decoder() {
     // A body cut short is the network's doing (or the server's crash): transient.
     let cut = body_of(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nab");
     assert!(
-        matches!(&cut, Err(e @ SourceError::Transport(_)) if e.is_transient()),
+        matches!(&cut, Err(e @ SourceError::Transport { .. }) if e.is_transient()),
         "{cut:?}"
     );
 }
@@ -151,7 +160,7 @@ fn headers_sent() {
             &[("accept", "application/json")],
         )
         .unwrap();
-    assert_eq!(h.read_body(&mut resp, 10).unwrap(), b"x");
+    assert_eq!(read_body(&mut resp, 10).unwrap(), b"x");
     let seen = s.seen();
     assert_eq!(seen[0].url, "/?name=a%20b");
     assert_eq!(seen[0].accept.as_deref(), Some("application/json"));
@@ -172,16 +181,23 @@ fn redirects_followed_up_to_five() {
     let h = http(5);
     let mut resp = h.get(&format!("{}/r5", s.base), &[], &[]).unwrap();
     assert_eq!(resp.status(), 200);
-    assert_eq!(h.read_body(&mut resp, 10).unwrap(), b"done");
+    assert_eq!(read_body(&mut resp, 10).unwrap(), b"done");
     let e = h.get(&format!("{}/r6", s.base), &[], &[]).unwrap_err();
-    assert_eq!(e, SourceError::Transport("more than 5 redirects".into()));
+    assert_eq!(e, SourceError::Redirect("more than 5 redirects".into()));
 
     // To https without CA certificates: the reason is the missing bundle.
     let s = FakeServer::start(vec![
         Reply::new(302, "").header("Location: https://127.0.0.1:9/")
     ]);
     match h.get(&s.base, &[], &[]) {
-        Err(SourceError::Tls(m)) => assert!(m.contains("redirected to https"), "{m}"),
+        #[cfg(feature = "tls")]
+        Err(SourceError::Tls { message, .. }) => {
+            assert!(message.contains("redirected to https"), "{message}")
+        }
+        #[cfg(not(feature = "tls"))]
+        Err(SourceError::Tls { message, .. }) => {
+            assert!(message.contains("fetch.command"), "{message}")
+        }
         other => panic!("{:?}", other.map(|r| r.status())),
     }
 }
@@ -212,7 +228,7 @@ fn one_deadline_for_head_and_body() {
         .get(&format!("http://127.0.0.1:{port}/"), &[], &[])
         .unwrap();
     assert_eq!(
-        h.read_body(&mut resp, 100).unwrap_err(),
+        read_body(&mut resp, 100).unwrap_err(),
         SourceError::Timeout { seconds: 1 }
     );
     assert!(start.elapsed() < Duration::from_millis(2400));
@@ -224,12 +240,12 @@ fn bad_urls_and_ipv6() {
     let h = http(5);
     let e = h.get("ftp://x/", &[], &[]).unwrap_err();
     assert!(
-        matches!(&e, SourceError::Transport(m) if m.starts_with("bad URL: ")),
+        matches!(&e, SourceError::Transport { message, .. } if message.starts_with("bad URL: ")),
         "{e:?}"
     );
     // IPv6 literal: refused (or unreachable without IPv6), never a panic.
     let e = h.get("http://[::1]:9/", &[], &[]).unwrap_err();
-    assert!(matches!(e, SourceError::Transport(_)), "{e:?}");
+    assert!(matches!(e, SourceError::Transport { .. }), "{e:?}");
 }
 
 #[test]
@@ -240,5 +256,53 @@ fn host_names_resolved_on_the_lookup_thread() {
     let url = s.base.replace("127.0.0.1", "localhost");
     let h = http(5);
     let mut resp = h.get(&url, &[], &[]).unwrap();
-    assert_eq!(h.read_body(&mut resp, 10).unwrap(), b"hi");
+    assert_eq!(read_body(&mut resp, 10).unwrap(), b"hi");
+}
+
+#[test]
+fn redirect_from_https_to_http_is_refused() {
+    let from = Url::parse("https://stat.ripe.net/data/x.json").unwrap();
+    for location in ["http://stat.ripe.net/data/x.json", "HTTP://evil.example/"] {
+        let e = redirect(&from, location).unwrap_err();
+        assert!(matches!(e, SourceError::Redirect(_)), "{e:?}");
+        assert!(e.to_string().contains("from https to plain http"), "{e}");
+        assert!(!e.is_transient());
+    }
+    // Staying on https, relative ones, and http to https are followed.
+    for location in ["https://other.example/x", "/y", "z", "//cdn.example/w"] {
+        assert!(redirect(&from, location).unwrap().https, "{location}");
+    }
+    let plain = Url::parse("http://127.0.0.1/").unwrap();
+    assert!(redirect(&plain, "https://127.0.0.1/").unwrap().https);
+    assert!(!redirect(&plain, "/x").unwrap().https);
+}
+
+#[test]
+fn streamed_body_is_bounded() {
+    // A body without Content-Length that never ends: the reader stops one byte past
+    // the limit, it does not collect what the server sends.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let _ = s.read(&mut [0; 4096]);
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\n\r\n");
+        let chunk = [b'x'; 4096];
+        while s.write_all(&chunk).is_ok() {}
+    });
+    let h = http(5);
+    let mut resp = h
+        .get(&format!("http://127.0.0.1:{port}/"), &[], &[])
+        .unwrap();
+    let mut body = resp.body(100_000);
+    let mut buf = [0; 1000];
+    let mut total = 0;
+    let e = loop {
+        match body.read(&mut buf) {
+            Ok(n) => total += n,
+            Err(e) => break crate::collect::fetcher::from_io(e),
+        }
+    };
+    assert_eq!(e, SourceError::TooLarge { limit: 100_000 });
+    assert!((90_000..=100_000).contains(&total), "{total}");
 }

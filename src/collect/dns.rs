@@ -7,7 +7,6 @@
 //! the other family's addresses are used and the failure is logged: stored addresses
 //! of the failed family are not lost, they stay until their TTL.
 
-use std::borrow::Cow;
 use std::io;
 use std::net::{IpAddr, ToSocketAddrs};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -15,9 +14,11 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use serde::Deserialize;
+use ipnet::IpNet;
 
-use super::fetch::{is_https, keep_valid, snippet, CaRoots, Fetched, Http, SourceError};
+use super::fetch::{Fetched, Keep, SourceError};
+use super::fetcher::{Fetcher, Request, Transport};
+use super::json::{bad_body, Next, ScanError, Scanner};
 use crate::config::{DnsConfig, Resolver};
 
 /// Default cap on the size of a DoH answer; real ones are well under 10 KiB.
@@ -31,44 +32,27 @@ const MAX_HUNG_LOOKUPS: usize = 4;
 /// System lookups in progress, including those whose caller gave up waiting.
 static LOOKUPS_RUNNING: AtomicUsize = AtomicUsize::new(0);
 
-/// Resolves `name` with the settings of `cfg`; see [`DnsClient::resolve`].
-pub fn resolve(cfg: &DnsConfig, name: &str) -> Result<Fetched, SourceError> {
-    DnsClient::new(cfg).resolve(name)
-}
-
 /// A resolver for one collection run.
 #[derive(Debug)]
 pub struct DnsClient {
     resolver: Resolver,
     timeout: Duration,
     doh_url: String,
-    /// The HTTP client, for DoH only.
-    http: Option<Http>,
+    /// The requests, for DoH only.
+    fetcher: Option<Fetcher>,
     /// Largest DoH answer accepted, in bytes.
     pub body_limit: u64,
 }
 
 impl DnsClient {
-    /// A resolver with the settings of `cfg`. For DoH over https the system CA
-    /// bundle is read; nothing is read for the system resolver.
-    pub fn new(cfg: &DnsConfig) -> DnsClient {
-        let roots = if cfg.resolver == Resolver::Doh && is_https(&cfg.doh_url) {
-            CaRoots::system()
-        } else {
-            CaRoots::not_loaded()
-        };
-        DnsClient::with_roots(cfg, &roots)
-    }
-
-    /// Like [`DnsClient::new`], with root certificates loaded by the caller (shared
-    /// with the RIPEstat client of the same run).
-    pub fn with_roots(cfg: &DnsConfig, roots: &CaRoots) -> DnsClient {
+    /// A resolver with the settings of `cfg`; DoH requests go through `transport`.
+    pub fn new(cfg: &DnsConfig, transport: &Transport) -> DnsClient {
         let timeout = Duration::from_secs(cfg.timeout_seconds);
         DnsClient {
             resolver: cfg.resolver,
             timeout,
             doh_url: cfg.doh_url.clone(),
-            http: (cfg.resolver == Resolver::Doh).then(|| Http::new(timeout, roots)),
+            fetcher: (cfg.resolver == Resolver::Doh).then(|| Fetcher::new(transport, timeout)),
             body_limit: DEFAULT_BODY_LIMIT,
         }
     }
@@ -78,102 +62,129 @@ impl DnsClient {
     /// to the configured timeout.
     pub fn resolve(&self, name: &str) -> Result<Fetched, SourceError> {
         let name = crate::source::normalize_fqdn(name).map_err(SourceError::Invalid)?;
-        match &self.http {
-            Some(http) if self.resolver == Resolver::Doh => self.resolve_doh(http, &name),
+        match &self.fetcher {
+            Some(fetcher) if self.resolver == Resolver::Doh => self.resolve_doh(fetcher, &name),
             _ => resolve_system(&name, self.timeout, system_lookup),
         }
     }
 
     /// Both families over DoH, one request each.
-    fn resolve_doh(&self, http: &Http, name: &str) -> Result<Fetched, SourceError> {
-        let a = self.doh_query(http, name, "A");
-        let aaaa = self.doh_query(http, name, "AAAA");
-        let (mut values, skipped) = match (a, aaaa) {
+    fn resolve_doh(&self, fetcher: &Fetcher, name: &str) -> Result<Fetched, SourceError> {
+        let a = self.doh_query(fetcher, name, "A");
+        let aaaa = self.doh_query(fetcher, name, "AAAA");
+        match (a, aaaa) {
             (Ok(a), Ok(aaaa)) => {
-                let mut values = a.0;
-                values.extend(aaaa.0);
-                (values, a.1 + aaaa.1)
+                let values = [a.values, aaaa.values].concat();
+                Ok(Fetched::new(values, a.skipped + aaaa.skipped))
             }
             (Ok(ok), Err(e)) | (Err(e), Ok(ok)) => {
                 log::warn!("{name}: one address family failed, using the other: {e}");
-                ok
+                Ok(ok)
             }
-            (Err(SourceError::NxDomain), Err(SourceError::NxDomain)) => {
-                return Err(SourceError::NxDomain)
-            }
+            (Err(SourceError::NxDomain), Err(SourceError::NxDomain)) => Err(SourceError::NxDomain),
             // The A error speaks for both; the AAAA one is usually the same.
-            (Err(e), Err(_)) => return Err(e),
-        };
-        values.shrink_to_fit();
-        Ok(Fetched::new(values, skipped))
+            (Err(e), Err(_)) => Err(e),
+        }
     }
 
     /// One DoH JSON request: the addresses of type `rtype` (`A` or `AAAA`) and how
     /// many invalid ones were skipped.
     fn doh_query(
         &self,
-        http: &Http,
+        fetcher: &Fetcher,
         name: &str,
         rtype: &str,
-    ) -> Result<(Vec<String>, usize), SourceError> {
-        let mut resp = http.get(
-            &self.doh_url,
-            &[("name", name), ("type", rtype)],
-            &[("accept", "application/dns-json")],
-        )?;
-        let status = resp.status();
-        if !(200..300).contains(&status) {
-            return Err(SourceError::Http { status });
-        }
-        let body = http.read_body(&mut resp, self.body_limit)?;
-        drop(resp);
-        let answer: DohAnswer = serde_json::from_slice(&body).map_err(|e| {
-            let what = if e.is_data() {
-                "not the DoH JSON shape"
-            } else {
-                "not JSON"
-            };
-            SourceError::BadBody(format!("{what} ({e}), starting {}", snippet(&body)))
-        })?;
-        match answer.status {
-            0 => {}
-            3 => return Err(SourceError::NxDomain),
-            code => {
-                return Err(SourceError::Dns(format!(
+    ) -> Result<Fetched, SourceError> {
+        let rq = Request {
+            url: &self.doh_url,
+            query: &[("name", name), ("type", rtype)],
+            accept: "application/dns-json",
+            limit: self.body_limit,
+        };
+        fetcher.get(&rq, |answer| {
+            if !(200..300).contains(&answer.status) {
+                return Err(SourceError::Http {
+                    status: answer.status,
+                });
+            }
+            let mut keep = Keep::new(format!("{name}: skipped from DoH {rtype} answer"));
+            let mut sc = Scanner::new(answer.body);
+            let status = doh_answer(&mut sc, &mut keep)
+                .and_then(|status| sc.end().map(|_| status))
+                .map_err(|e| bad_body(e, "DoH", sc.start()))?;
+            match status {
+                0 => Ok(keep.finish()),
+                3 => Err(SourceError::NxDomain),
+                code => Err(SourceError::Dns(format!(
                     "DoH server answered {} for {rtype}",
                     rcode_name(code)
-                )))
+                ))),
             }
-        }
-        // Only address records count: a CNAME chain lists the aliases first.
-        let records = answer.answer.unwrap_or_default();
-        let items = records
-            .iter()
-            .filter(|r| matches!(r.rtype, Some(1 | 28)))
-            .map(|r| r.data.as_deref().ok_or("address record without data"));
-        let context = format!("{name}: skipped from DoH {rtype} answer");
-        let (values, skipped) = keep_valid(items, crate::source::normalize_address, &context);
-        Ok((values, skipped))
+        })
     }
 }
 
-/// The part of a DoH JSON answer that is read (RFC 8427 style, as served by
-/// Cloudflare, Google, AdGuard, dnsmasq front ends ...). Other keys are ignored.
-#[derive(Deserialize)]
-struct DohAnswer<'a> {
-    #[serde(rename = "Status")]
-    status: u32,
-    #[serde(rename = "Answer", borrow)]
-    answer: Option<Vec<Record<'a>>>,
+/// Reads a DoH JSON answer (RFC 8427 style, as served by Cloudflare, Google,
+/// AdGuard, dnsmasq front ends ...): its `Status`, and the address records of its
+/// `Answer` into `keep`. Other keys are skipped.
+fn doh_answer(sc: &mut Scanner, keep: &mut Keep) -> Result<u32, ScanError> {
+    sc.begin_object()?;
+    let mut status = None;
+    while let Some(key) = sc.next_key()? {
+        match key {
+            "Status" => {
+                let n = sc.number()?;
+                status =
+                    Some(n.parse::<u32>().map_err(|_| {
+                        ScanError::Shape(format!("Status {n} is not a response code"))
+                    })?);
+            }
+            "Answer" => {
+                if sc.null()? {
+                    continue;
+                }
+                sc.begin_array()?;
+                while sc.next_item()? {
+                    record(sc, keep)?;
+                }
+            }
+            _ => sc.skip()?,
+        }
+    }
+    status.ok_or_else(|| ScanError::Shape("no Status".into()))
 }
 
-/// One answer record; `name` and `TTL` are not needed.
-#[derive(Deserialize)]
-struct Record<'a> {
-    #[serde(rename = "type")]
-    rtype: Option<u32>,
-    #[serde(borrow)]
-    data: Option<Cow<'a, str>>,
+/// One answer record: an address (`type` 1 or 28, in `data`) goes to `keep`. Only
+/// address records count: a CNAME chain lists the aliases first.
+fn record(sc: &mut Scanner, keep: &mut Keep) -> Result<(), ScanError> {
+    sc.begin_object()?;
+    let (mut rtype, mut data) = (None, Err("address record without data"));
+    while let Some(key) = sc.next_key()? {
+        let key = ["type", "data"].iter().position(|k| *k == key);
+        match key {
+            Some(0) if sc.peek()? == Next::Number => rtype = sc.number()?.parse::<u32>().ok(),
+            Some(1) if sc.peek()? == Next::String => {
+                data = sc
+                    .string()?
+                    .map(str::to_string)
+                    .ok_or("address record data too long");
+            }
+            _ => sc.skip()?,
+        }
+    }
+    if matches!(rtype, Some(1 | 28)) {
+        let address = data.map_err(String::from).and_then(|d| address(&d));
+        keep.push(address).map_err(ScanError::Failed)?;
+    }
+    Ok(())
+}
+
+/// An address as stored (a host prefix, written without its length).
+fn address(s: &str) -> Result<IpNet, String> {
+    s.trim()
+        .parse::<IpAddr>()
+        .map(IpNet::from)
+        .map_err(|_| format!("invalid IP address {s:?}"))
 }
 
 /// The name of a DNS response code, for messages.
@@ -212,11 +223,7 @@ fn resolve_system(
         Ok(ips) => ips,
         Err(e) => return system_error(&e),
     };
-    let values = ips
-        .into_iter()
-        .filter_map(|ip| crate::source::normalize_address(&ip.to_string()).ok())
-        .collect();
-    Ok(Fetched::new(values, 0))
+    Ok(Fetched::new(ips.into_iter().map(IpNet::from).collect(), 0))
 }
 
 /// Runs `lookup` on a helper thread and waits at most `timeout`: getaddrinfo has no
@@ -297,11 +304,20 @@ mod tests {
     }
 
     fn doh(server: &FakeServer) -> DnsClient {
-        DnsClient::new(&DnsConfig {
+        let cfg = DnsConfig {
             resolver: Resolver::Doh,
             doh_url: format!("{}/dns-query", server.base),
             timeout_seconds: 1,
-        })
+        };
+        DnsClient::new(&cfg, &Transport::plain())
+    }
+
+    fn resolve(cfg: &DnsConfig, name: &str) -> Result<Fetched, SourceError> {
+        DnsClient::new(cfg, &Transport::plain()).resolve(name)
+    }
+
+    fn texts(f: &Fetched) -> Vec<String> {
+        f.texts(crate::source::Kind::Fqdn)
     }
 
     /// A DoH JSON answer with `records` as (type, data).
@@ -333,7 +349,7 @@ mod tests {
         let f = resolve(&system(), "localhost").unwrap();
         assert!(!f.values.is_empty());
         assert!(
-            f.values.iter().all(|v| v == "127.0.0.1" || v == "::1"),
+            texts(&f).iter().all(|v| v == "127.0.0.1" || v == "::1"),
             "{:?}",
             f.values
         );
@@ -404,8 +420,8 @@ mod tests {
         );
         let f = doh(&s).resolve("WWW.Example.com.").unwrap();
         assert_eq!(
-            f.values,
-            ["2606:2800:220:1:248:1893:25c8:1946", "93.184.216.34"]
+            texts(&f),
+            ["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"]
         );
         assert_eq!(f.skipped, 0);
         let seen = s.seen();
@@ -438,7 +454,7 @@ mod tests {
     #[test]
     fn doh_one_family_failing() {
         let s = by_type(answer(0, &[(1, "192.0.2.1")]), answer(2, &[]));
-        assert_eq!(doh(&s).resolve("x.example").unwrap().values, ["192.0.2.1"]);
+        assert_eq!(texts(&doh(&s).resolve("x.example").unwrap()), ["192.0.2.1"]);
         let s = by_type(answer(2, &[]), answer(2, &[]));
         let e = doh(&s).resolve("x.example").unwrap_err();
         assert_eq!(
@@ -454,7 +470,7 @@ mod tests {
             r#"{"Status":0,"Answer":[{"type":28}]}"#.to_string(),
         );
         let f = doh(&s).resolve("x.example").unwrap();
-        assert_eq!(f.values, ["192.0.2.1"]);
+        assert_eq!(texts(&f), ["192.0.2.1"]);
         assert_eq!(f.skipped, 3);
     }
 

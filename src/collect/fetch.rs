@@ -1,89 +1,197 @@
-//! What the RIPEstat and DNS clients share: the result of one source
-//! ([`Fetched`]), why a source failed ([`SourceError`]) and the root certificates for
-//! https ([`CaRoots`]). The HTTP client itself is in `client`.
-//!
-//! Root certificates come from the system CA bundle rather than being compiled in:
-//! bundled webpki-roots made the release binary 57 KiB larger (41 KiB after xz), and
-//! OpenWrt keeps its `ca-bundle` package up to date independently of this program.
+//! What every upstream client shares: the result of one source ([`Fetched`]), why a
+//! source failed ([`SourceError`]) and how the values of an answer are kept
+//! ([`Keep`]). The transports (the built-in HTTP client, the `fetch.command`) are
+//! behind the one fetch layer in `fetcher`.
 
 use std::fmt;
-use std::fs;
-use std::io;
-use std::path::Path;
 use std::sync::Arc;
 
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::CertificateDer;
-use rustls::RootCertStore;
+use ipnet::IpNet;
 
-pub(crate) use super::client::{retry_after, Http};
+use crate::source::Kind;
 
-/// The values one source produced.
+/// The values one source produced, kept compact (18 bytes each) until the merge
+/// turns them into text one source at a time: a 100,000-prefix answer costs 1.8 MB
+/// here instead of the 5.6 MB of as many `String`s.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Fetched {
-    /// Normalised prefixes or addresses, sorted, without duplicates.
-    pub values: Vec<String>,
+    /// Prefixes (host bits cleared) or addresses (as /32 and /128), sorted, without
+    /// duplicates.
+    pub values: Vec<IpNet>,
     /// How many values in the answer were invalid and left out (each is logged).
     pub skipped: usize,
 }
 
 impl Fetched {
     /// Sorts and deduplicates `values`.
-    pub(crate) fn new(mut values: Vec<String>, skipped: usize) -> Fetched {
+    pub(crate) fn new(mut values: Vec<IpNet>, skipped: usize) -> Fetched {
         values.sort_unstable();
         values.dedup();
+        values.shrink_to_fit();
         Fetched { values, skipped }
+    }
+
+    /// The values as stored for a source of `kind`: `192.0.2.0/24` for ASNs, the bare
+    /// address for host names.
+    pub fn texts(&self, kind: Kind) -> Vec<String> {
+        self.values.iter().map(|v| text(kind, v)).collect()
+    }
+
+    /// The values for the store, one at a time through one text buffer: nothing of
+    /// the source is held as text.
+    pub fn to_values(&self, kind: Kind) -> crate::db::Values {
+        use std::fmt::Write;
+        let mut values = crate::db::Values::new();
+        let mut buf = String::with_capacity(48);
+        for v in &self.values {
+            buf.clear();
+            let _ = match kind {
+                Kind::Asn => write!(buf, "{v}"),
+                Kind::Fqdn => write!(buf, "{}", v.addr()),
+            };
+            values.push(&buf);
+        }
+        values
+    }
+}
+
+/// One value as stored for a source of `kind`.
+pub fn text(kind: Kind, v: &IpNet) -> String {
+    match kind {
+        Kind::Asn => v.to_string(),
+        Kind::Fqdn => v.addr().to_string(),
+    }
+}
+
+/// The error underneath a [`SourceError`] (an I/O or TLS error, a failed `spawn`),
+/// kept as its `source()`. Shared so that reports stay cheap to clone; compared by
+/// its text, so that reports compare too.
+#[derive(Debug, Clone)]
+pub struct Cause(Arc<dyn std::error::Error + Send + Sync>);
+
+impl Cause {
+    /// Wraps `e`.
+    pub fn new(e: impl std::error::Error + Send + Sync + 'static) -> Cause {
+        Cause(Arc::new(e))
+    }
+}
+
+impl PartialEq for Cause {
+    fn eq(&self, other: &Cause) -> bool {
+        self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for Cause {}
+
+impl fmt::Display for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for Cause {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
     }
 }
 
 /// Why one source could not be fetched. The messages do not name the source: the
 /// caller prefixes it (`AS62041: timed out after 30 s`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SourceError {
-    /// The connection failed: refused, reset, the server's name did not resolve, ...
-    Transport(String),
-    /// TLS failed, or https is needed and no CA certificates could be loaded.
-    Tls(String),
+    /// The connection failed: refused, reset, the server's name did not resolve, a
+    /// broken answer ...
+    #[error("connection failed: {message}")]
+    Transport {
+        /// What failed.
+        message: String,
+        /// The I/O error, when there is one.
+        #[source]
+        cause: Option<Cause>,
+    },
+    /// TLS failed, or https is needed and cannot be done (no CA certificates, or a
+    /// build without TLS).
+    #[error("TLS: {message}")]
+    Tls {
+        /// What failed.
+        message: String,
+        /// The TLS error, when there is one.
+        #[source]
+        cause: Option<Cause>,
+    },
+    /// A redirect that is not followed: from https to http, or too many.
+    #[error("redirect refused: {0}")]
+    Redirect(String),
     /// No answer within the timeout.
+    #[error("timed out after {seconds} s")]
     Timeout {
         /// The timeout, in seconds.
         seconds: u64,
     },
     /// The server answered with an HTTP status other than 2xx.
+    #[error("HTTP status {status}")]
     Http {
         /// The status code.
         status: u16,
     },
     /// The answer is not the expected JSON shape.
+    #[error("unexpected answer: {0}")]
     BadBody(String),
     /// The server broke HTTP framing (a bad `Content-Length`, a broken chunked
     /// body): the same request gets the same answer, so not retried early.
+    #[error("the server broke HTTP: {0}")]
     Protocol(String),
     /// The answer is larger than allowed.
+    #[error("answer larger than the limit of {}", human_bytes(*limit))]
     TooLarge {
         /// The limit, in bytes.
         limit: u64,
     },
+    /// The answer lists more values than one source may have.
+    #[error("answer lists more than {limit} values")]
+    TooMany {
+        /// The limit.
+        limit: usize,
+    },
     /// RIPEstat answered `"status": "error"`.
+    #[error("RIPEstat error{}: {message}", status.map(|s| format!(" (HTTP {s})")).unwrap_or_default())]
     Upstream {
         /// The HTTP status of the answer, when it was not 200.
         status: Option<u16>,
         /// What RIPEstat said (its `messages`).
         message: String,
     },
+    /// The `fetch.command` could not be run, or exited with a failure.
+    #[error("fetch command {program}: {message}")]
+    Command {
+        /// The program (`uclient-fetch`).
+        program: String,
+        /// What went wrong: the exit status and the start of its error output.
+        message: String,
+        /// The error of starting or reading it, when there is one.
+        #[source]
+        cause: Option<Cause>,
+    },
     /// The host name does not exist.
+    #[error("no such host name (NXDOMAIN)")]
     NxDomain,
     /// Any other DNS failure (SERVFAIL, resolver unreachable, ...).
+    #[error("DNS lookup failed: {0}")]
     Dns(String),
     /// The source itself is not valid (not an ASN, not a host name).
+    #[error("{0}")]
     Invalid(String),
 }
 
 impl SourceError {
-    /// Whether trying again soon may help: transport errors, timeouts, 429 and 5xx.
+    /// Whether trying again soon may help: transport errors, timeouts, a failed
+    /// fetch command (which cannot tell why), 429 and 5xx.
     pub fn is_transient(&self) -> bool {
         match self {
-            SourceError::Transport(_) | SourceError::Timeout { .. } => true,
+            SourceError::Transport { .. }
+            | SourceError::Timeout { .. }
+            | SourceError::Command { .. } => true,
             SourceError::Http { status } => *status == 429 || *status >= 500,
             SourceError::Upstream {
                 status: Some(status),
@@ -92,70 +200,83 @@ impl SourceError {
             _ => false,
         }
     }
-}
 
-impl fmt::Display for SourceError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SourceError::Transport(m) => write!(f, "connection failed: {m}"),
-            SourceError::Tls(m) => write!(f, "TLS: {m}"),
-            SourceError::Timeout { seconds } => write!(f, "timed out after {seconds} s"),
-            SourceError::Http { status } => write!(f, "HTTP status {status}"),
-            SourceError::BadBody(m) => write!(f, "unexpected answer: {m}"),
-            SourceError::Protocol(m) => write!(f, "the server broke HTTP: {m}"),
-            SourceError::TooLarge { limit } => {
-                write!(f, "answer larger than the limit of {}", human_bytes(*limit))
-            }
-            SourceError::Upstream {
-                status: Some(s),
-                message,
-            } => write!(f, "RIPEstat error (HTTP {s}): {message}"),
-            SourceError::Upstream {
-                status: None,
-                message,
-            } => write!(f, "RIPEstat error: {message}"),
-            SourceError::NxDomain => f.write_str("no such host name (NXDOMAIN)"),
-            SourceError::Dns(m) => write!(f, "DNS lookup failed: {m}"),
-            SourceError::Invalid(m) => f.write_str(m),
+    /// A transport error without an underlying error value.
+    pub(crate) fn transport(message: impl Into<String>) -> SourceError {
+        SourceError::Transport {
+            message: message.into(),
+            cause: None,
+        }
+    }
+
+    /// A TLS error without an underlying error value.
+    pub(crate) fn tls(message: impl Into<String>) -> SourceError {
+        SourceError::Tls {
+            message: message.into(),
+            cause: None,
         }
     }
 }
-
-impl std::error::Error for SourceError {}
 
 /// How many invalid values of one answer are logged one by one; the rest are counted
 /// in one line, so that a broken upstream cannot flood the log.
 const LOGGED_INVALID: usize = 5;
 
-/// Normalises the values of one answer with `normalize`, skipping the invalid ones
-/// (`Err` items are values that were missing or not strings). Each of the first
-/// [`LOGGED_INVALID`] is logged as `<context>: <why>`, the rest in a summary line.
-/// Returns the valid values and how many were skipped.
-pub(crate) fn keep_valid<'a>(
-    items: impl IntoIterator<Item = Result<&'a str, &'static str>>,
-    normalize: fn(&str) -> Result<String, String>,
-    context: &str,
-) -> (Vec<String>, usize) {
-    let mut values = Vec::new();
-    let mut skipped = 0;
-    for item in items {
-        match item.map_err(String::from).and_then(normalize) {
-            Ok(v) => values.push(v),
+/// Most values one source may have. Far above any real autonomous system (the
+/// largest announce some tens of thousands), and what keeps a hostile answer within
+/// the body cap from filling memory with valid prefixes: 250,000 × 18 bytes.
+pub const MAX_VALUES: usize = 250_000;
+
+/// Keeps the valid values of one answer as it is read, counting (and logging the
+/// first [`LOGGED_INVALID`] of) the invalid ones as `<context>: <why>`.
+pub(crate) struct Keep {
+    values: Vec<IpNet>,
+    skipped: usize,
+    context: String,
+}
+
+impl Keep {
+    /// Nothing kept yet; `context` prefixes the log lines.
+    pub(crate) fn new(context: String) -> Keep {
+        Keep {
+            values: Vec::new(),
+            skipped: 0,
+            context,
+        }
+    }
+
+    /// Keeps a value, or counts and logs why it is not kept. Fails once more than
+    /// [`MAX_VALUES`] are kept.
+    pub(crate) fn push(&mut self, v: Result<IpNet, String>) -> Result<(), SourceError> {
+        match v {
+            Ok(_) if self.values.len() >= MAX_VALUES => {
+                Err(SourceError::TooMany { limit: MAX_VALUES })
+            }
+            Ok(v) => {
+                self.values.push(v);
+                Ok(())
+            }
             Err(e) => {
-                skipped += 1;
-                if skipped <= LOGGED_INVALID {
-                    log::warn!("{context}: {e}");
+                self.skipped += 1;
+                if self.skipped <= LOGGED_INVALID {
+                    log::warn!("{}: {e}", self.context);
                 }
+                Ok(())
             }
         }
     }
-    if skipped > LOGGED_INVALID {
-        log::warn!(
-            "{context}: {} more invalid values",
-            skipped - LOGGED_INVALID
-        );
+
+    /// The values kept, sorted and without duplicates.
+    pub(crate) fn finish(self) -> Fetched {
+        if self.skipped > LOGGED_INVALID {
+            log::warn!(
+                "{}: {} more invalid values",
+                self.context,
+                self.skipped - LOGGED_INVALID
+            );
+        }
+        Fetched::new(self.values, self.skipped)
     }
-    (values, skipped)
 }
 
 /// `16 MiB`, `1 KiB` or `1000 bytes`, for messages.
@@ -167,116 +288,6 @@ fn human_bytes(n: u64) -> String {
     } else {
         format!("{n} bytes")
     }
-}
-
-/// The CA bundle used when `$SSL_CERT_FILE` is not set; OpenWrt's `ca-bundle`
-/// package installs it, as do Debian, Ubuntu and Alpine.
-pub const DEFAULT_CA_FILE: &str = "/etc/ssl/certs/ca-certificates.crt";
-
-/// Other common places of a CA bundle, tried when [`DEFAULT_CA_FILE`] is missing.
-const OTHER_CA_FILES: &[&str] = &["/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem"];
-
-/// Root certificates for https, loaded from a PEM CA bundle, or why they could not be.
-///
-/// Loading never fails outright: an error is only reported when a request actually
-/// needs https, so that plain-http setups (a local DoH resolver) work without a CA
-/// bundle. Cloning is cheap (the certificates are shared), so one load can serve
-/// both the RIPEstat and the DoH client of a run.
-#[derive(Debug, Clone)]
-pub struct CaRoots {
-    roots: Result<Arc<RootCertStore>, String>,
-}
-
-impl CaRoots {
-    /// The system CA bundle: `$SSL_CERT_FILE`, else [`DEFAULT_CA_FILE`], else a few
-    /// other usual places.
-    pub fn system() -> CaRoots {
-        if let Some(path) = std::env::var_os("SSL_CERT_FILE").filter(|p| !p.is_empty()) {
-            return CaRoots::from_file(Path::new(&path));
-        }
-        let found = std::iter::once(DEFAULT_CA_FILE)
-            .chain(OTHER_CA_FILES.iter().copied())
-            .map(Path::new)
-            .find(|p| p.exists());
-        match found {
-            Some(path) => CaRoots::from_file(path),
-            None => CaRoots {
-                roots: Err(format!(
-                    "no CA certificates for https: {DEFAULT_CA_FILE} does not exist \
-                     (install the ca-bundle package or set SSL_CERT_FILE)"
-                )),
-            },
-        }
-    }
-
-    /// The certificates in the PEM file `path`.
-    pub fn from_file(path: &Path) -> CaRoots {
-        CaRoots {
-            roots: load_pem(path).map_err(|e| {
-                format!(
-                    "no CA certificates for https: {}: {e} \
-                     (install the ca-bundle package or set SSL_CERT_FILE)",
-                    path.display()
-                )
-            }),
-        }
-    }
-
-    /// No certificates, for clients of plain-http URLs: reading the bundle would
-    /// only cost memory. Should such a URL redirect to https, that fails with this
-    /// explanation.
-    pub fn not_loaded() -> CaRoots {
-        CaRoots {
-            roots: Err("CA certificates are only loaded for https:// URLs, \
-                        and this http:// URL redirected to https"
-                .into()),
-        }
-    }
-
-    /// Why no certificates are available, if so.
-    pub fn error(&self) -> Option<&str> {
-        self.roots.as_ref().err().map(String::as_str)
-    }
-
-    /// The certificates, or why there are none.
-    pub(crate) fn store(&self) -> Result<Arc<RootCertStore>, String> {
-        self.roots.clone()
-    }
-}
-
-/// Reads the certificates of a PEM bundle; other PEM sections are ignored.
-fn load_pem(path: &Path) -> Result<Arc<RootCertStore>, String> {
-    let pem = fs::read(path).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => "does not exist".to_string(),
-        _ => e.to_string(),
-    })?;
-    let mut certs = Vec::new();
-    for item in CertificateDer::pem_slice_iter(&pem) {
-        match item {
-            Ok(c) => certs.push(c),
-            // A damaged bundle: keep what was read before the damage.
-            Err(e) => {
-                log::warn!(
-                    "{}: stopped reading at a bad PEM section: {e}",
-                    path.display()
-                );
-                break;
-            }
-        }
-    }
-    if certs.is_empty() {
-        return Err("contains no PEM certificates".into());
-    }
-    // Certificates that do not parse are left out (and logged): the others work.
-    let mut store = RootCertStore::empty();
-    let (_, bad) = store.add_parsable_certificates(certs);
-    if bad > 0 {
-        log::warn!("{}: {bad} certificates could not be used", path.display());
-    }
-    if store.is_empty() {
-        return Err("contains no usable certificates".into());
-    }
-    Ok(Arc::new(store))
 }
 
 /// Whether `url` is an https URL (the only kind that needs CA certificates).
@@ -303,7 +314,6 @@ pub(crate) fn snippet(body: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     #[test]
     fn messages() {
@@ -323,74 +333,54 @@ mod tests {
             .to_string(),
             "RIPEstat error (HTTP 400): bad"
         );
+        assert_eq!(
+            SourceError::Upstream {
+                status: None,
+                message: "bad".into()
+            }
+            .to_string(),
+            "RIPEstat error: bad"
+        );
         assert!(SourceError::Http { status: 503 }.is_transient());
         assert!(SourceError::Http { status: 429 }.is_transient());
         assert!(!SourceError::Http { status: 404 }.is_transient());
         assert!(!SourceError::BadBody(String::new()).is_transient());
+        assert!(!SourceError::Redirect(String::new()).is_transient());
         assert!(!SourceError::Protocol(String::new()).is_transient());
     }
 
     #[test]
-    fn ca_bundle_missing_or_empty() {
-        let dir = tempfile::tempdir().unwrap();
-        let missing = dir.path().join("none.crt");
-        let e = CaRoots::from_file(&missing).error().unwrap().to_string();
-        assert!(e.contains("none.crt: does not exist"), "{e}");
-        assert!(e.contains("ca-bundle"), "{e}");
-        let empty = dir.path().join("empty.crt");
-        fs::write(&empty, "not pem\n").unwrap();
-        let e = CaRoots::from_file(&empty).error().unwrap().to_string();
-        assert!(e.contains("contains no PEM certificates"), "{e}");
-
-        // https is refused with that message, before any connection is made.
-        let http = Http::new(Duration::from_secs(1), &CaRoots::from_file(&missing));
-        match http.get("https://127.0.0.1:9/x", &[], &[]) {
-            Err(SourceError::Tls(m)) => assert!(m.contains("none.crt"), "{m}"),
-            other => panic!("{other:?}"),
-        }
+    fn causes_are_kept() {
+        use std::error::Error;
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        let e = SourceError::Transport {
+            message: "refused".into(),
+            cause: Some(Cause::new(io)),
+        };
+        assert_eq!(e.to_string(), "connection failed: refused");
+        assert_eq!(e.source().unwrap().to_string(), "refused");
+        assert_eq!(e.clone(), e);
     }
 
-    /// A real root certificate (ISRG Root X2, small), for a non-empty root store.
-    const TEST_CA: &str = "\
------BEGIN CERTIFICATE-----\n\
-MIICGzCCAaGgAwIBAgIQQdKd0XLq7qeAwSxs6S+HUjAKBggqhkjOPQQDAzBPMQsw\n\
-CQYDVQQGEwJVUzEpMCcGA1UEChMgSW50ZXJuZXQgU2VjdXJpdHkgUmVzZWFyY2gg\n\
-R3JvdXAxFTATBgNVBAMTDElTUkcgUm9vdCBYMjAeFw0yMDA5MDQwMDAwMDBaFw00\n\
-MDA5MTcxNjAwMDBaME8xCzAJBgNVBAYTAlVTMSkwJwYDVQQKEyBJbnRlcm5ldCBT\n\
-ZWN1cml0eSBSZXNlYXJjaCBHcm91cDEVMBMGA1UEAxMMSVNSRyBSb290IFgyMHYw\n\
-EAYHKoZIzj0CAQYFK4EEACIDYgAEzZvVn4CDCuwJSvMWSj5cz3es3mcFDR0HttwW\n\
-+1qLFNvicWDEukWVEYmO6gbf9yoWHKS5xcUy4APgHoIYOIvXRdgKam7mAHf7AlF9\n\
-ItgKbppbd9/w+kHsOdx1ymgHDB/qo0IwQDAOBgNVHQ8BAf8EBAMCAQYwDwYDVR0T\n\
-AQH/BAUwAwEB/zAdBgNVHQ4EFgQUfEKWrt5LSDv6kviejM9ti6lyN5UwCgYIKoZI\n\
-zj0EAwMDaAAwZQIwe3lORlCEwkSHRhtFcP9Ymd70/aTSVaYgLXTWNLxBo1BfASdW\n\
-tL4ndQavEi51mI38AjEAi/V3bNTIZargCyzuFJ0nN6T5U6VR5CmD1/iQMVtCnwr1\n\
-/q4AaOeMSQ+2b1tbFfLn\n\
------END CERTIFICATE-----\n";
-
     #[test]
-    fn https_handshake_failure_is_an_error_not_a_panic() {
-        // Guards the crypto provider and root store setup (ureq panics when either is
-        // missing): a server that answers the TLS hello with plain HTTP must give a
-        // clean TLS error.
-        use std::io::{Read, Write};
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let t = std::thread::spawn(move || {
-            let (mut s, _) = listener.accept().unwrap();
-            let _ = s.read(&mut [0; 512]);
-            let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
-        });
-        let dir = tempfile::tempdir().unwrap();
-        let pem = dir.path().join("one.crt");
-        fs::write(&pem, TEST_CA).unwrap();
-        let roots = CaRoots::from_file(&pem);
-        assert_eq!(roots.error(), None);
-        let http = Http::new(Duration::from_secs(2), &roots);
-        match http.get(&format!("https://127.0.0.1:{port}/"), &[], &[]) {
-            Err(SourceError::Tls(_)) => {}
-            other => panic!("{other:?}"),
+    fn keep_counts_and_caps() {
+        let mut k = Keep::new("t".into());
+        k.push(Ok("10.0.0.0/8".parse().unwrap())).unwrap();
+        k.push(Ok("10.0.0.0/8".parse().unwrap())).unwrap();
+        k.push(Err("bad".into())).unwrap();
+        let f = k.finish();
+        assert_eq!(f.texts(Kind::Asn), ["10.0.0.0/8"]);
+        assert_eq!(f.skipped, 1);
+        let mut k = Keep::new("t".into());
+        let v: IpNet = "192.0.2.1/32".parse().unwrap();
+        for _ in 0..MAX_VALUES {
+            k.push(Ok(v)).unwrap();
         }
-        t.join().unwrap();
+        assert_eq!(
+            k.push(Ok(v)),
+            Err(SourceError::TooMany { limit: MAX_VALUES })
+        );
+        assert_eq!(Fetched::new(vec![v], 0).texts(Kind::Fqdn), ["192.0.2.1"]);
     }
 
     #[test]
@@ -454,6 +444,7 @@ pub(crate) mod fake {
     pub(crate) struct Seen {
         pub url: String,
         pub accept: Option<String>,
+        pub user_agent: Option<String>,
     }
 
     /// The server; stops when dropped.
@@ -480,6 +471,7 @@ pub(crate) mod fake {
                 log.lock().unwrap().push(Seen {
                     url: rq.url.clone(),
                     accept: rq.header("accept").map(str::to_string),
+                    user_agent: rq.header("user-agent").map(str::to_string),
                 });
                 let r = pick(count.fetch_add(1, Ordering::SeqCst), &rq.url);
                 let mut headers: Vec<(String, String)> = r

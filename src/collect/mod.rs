@@ -1,11 +1,19 @@
-//! Collection: RIPEstat and DNS clients (over the HTTP client in `client`), and the
-//! collection run.
+//! Collection: RIPEstat and DNS clients over the one fetch layer (`fetcher`: the
+//! built-in HTTP client in `client`, or `fetch.command`), and the collection run.
 
 mod client;
+mod command;
 pub mod dns;
 pub mod fetch;
+mod fetcher;
+mod json;
 pub mod ripe;
 pub mod run;
+#[cfg(feature = "tls")]
+mod tls;
 mod url;
 
-pub use fetch::{CaRoots, Fetched, SourceError};
+pub use fetch::{Fetched, SourceError};
+pub use fetcher::{Transport, USER_AGENT};
+#[cfg(feature = "tls")]
+pub use tls::CaRoots;

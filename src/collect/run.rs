@@ -13,7 +13,7 @@ use crate::util;
 
 use super::dns::DnsClient;
 use super::ripe::RipeClient;
-use super::{CaRoots, Fetched, SourceError};
+use super::{Fetched, SourceError, Transport};
 
 /// How many sources are fetched at the same time: enough to hide network latency,
 /// few enough to be polite to RIPEstat and light on a router.
@@ -168,16 +168,18 @@ pub fn collect(
     // that a storage problem is reported without fetching anything.
     drop(db::open(paths)?);
     phase.store(PHASE_FETCHING, Ordering::SeqCst);
-    let https = |u: &str| u.starts_with("https://");
-    let needs_roots = (!cfg.asns.is_empty() && https(&cfg.ripe.url))
-        || (cfg.dns.resolver == config::Resolver::Doh && https(&cfg.dns.doh_url));
-    let roots = if needs_roots {
-        CaRoots::system()
-    } else {
-        CaRoots::not_loaded()
-    };
-    let ripe = RipeClient::with_roots(&cfg.ripe, &roots);
-    let dns = DnsClient::with_roots(&cfg.dns, &roots);
+    // The CA bundle is read only when a source that is collected needs https.
+    let mut urls = Vec::new();
+    if wanted.iter().any(|(k, _)| *k == Kind::Asn) {
+        urls.push(cfg.ripe.url.as_str());
+    }
+    if cfg.dns.resolver == config::Resolver::Doh && wanted.iter().any(|(k, _)| *k == Kind::Fqdn) {
+        urls.push(cfg.dns.doh_url.as_str());
+    }
+    let transport = Transport::new(&cfg.fetch, &urls);
+    let mut ripe = RipeClient::new(&cfg.ripe, &transport);
+    ripe.min_prefix = cfg.min_prefix;
+    let dns = DnsClient::new(&cfg.dns, &transport);
     let results = parallel(&wanted, stop, |(kind, source)| {
         let r = fetch_one(&ripe, &dns, *kind, source);
         match &r {
@@ -206,7 +208,7 @@ fn store(
     cfg: &Config,
     full: bool,
     wanted: &[(Kind, String)],
-    results: Vec<Option<Result<Fetched, SourceError>>>,
+    mut results: Vec<Option<Result<Fetched, SourceError>>>,
     started: i64,
 ) -> Result<RunReport, RunError> {
     let mut report = RunReport {
@@ -230,24 +232,31 @@ fn store(
             }
         };
         let now = util::unix_now();
-        for ((k, source), result) in wanted.iter().zip(results.iter()) {
+        for ((k, source), result) in wanted.iter().zip(results.iter_mut()) {
             if *k != kind {
                 continue;
             }
             let name = source::display(kind, source);
-            let Some(result) = result else { continue };
+            let Some(result) = result.take() else {
+                continue;
+            };
             if !now_cfg.sources(kind).contains(source) {
                 log::info!("{name}: removed from the configuration during the run; not stored");
                 continue;
             }
             let entry = match result {
                 Ok(f) => {
-                    let stats = tx.merge_source(kind, source, &f.values, now, now_cfg.ttl_days)?;
+                    // One source at a time goes into the store's compact form, its
+                    // own dropped first: a big source is held once, never as text.
+                    let (fetched, skipped) = (f.values.len(), f.skipped);
+                    let values = f.to_values(kind);
+                    drop(f);
+                    let stats = tx.merge_values(kind, source, values, now, now_cfg.ttl_days)?;
                     SourceReport {
                         kind,
                         source: source.clone(),
-                        fetched: f.values.len(),
-                        skipped: f.skipped,
+                        fetched,
+                        skipped,
                         outcome: Ok(stats),
                     }
                 }
@@ -256,7 +265,7 @@ fn store(
                     source: source.clone(),
                     fetched: 0,
                     skipped: 0,
-                    outcome: Err(e.clone()),
+                    outcome: Err(e),
                 },
             };
             report.sources.push(entry);

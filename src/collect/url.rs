@@ -145,6 +145,14 @@ impl Url {
     }
 }
 
+impl std::fmt::Display for Url {
+    /// The URL again, as a command such as `uclient-fetch` is given it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let scheme = if self.https { "https" } else { "http" };
+        write!(f, "{scheme}://{}{}", self.host_header(), self.target)
+    }
+}
+
 /// `s` without `prefix`, compared ASCII case-insensitively.
 fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
     let head = s.get(..prefix.len())?;

@@ -129,6 +129,31 @@ pub struct DnsConfig {
     pub timeout_seconds: u64,
 }
 
+/// How upstream requests are made (`fetch`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FetchConfig {
+    /// `fetch.command`: a program and its arguments run for every upstream request
+    /// (`{url}` and `{user_agent}` replaced), its standard output read as the answer.
+    /// `None`: the built-in HTTP client.
+    pub command: Option<Vec<String>>,
+}
+
+/// The shortest prefixes taken from an upstream (`min_prefix`): a shorter one
+/// (`0.0.0.0/0` would match all traffic) is skipped and logged as invalid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MinPrefix {
+    /// Shortest IPv4 prefix length (default 8).
+    pub ipv4: u8,
+    /// Shortest IPv6 prefix length (default 16).
+    pub ipv6: u8,
+}
+
+impl Default for MinPrefix {
+    fn default() -> Self {
+        MinPrefix { ipv4: 8, ipv6: 16 }
+    }
+}
+
 /// HTTP API settings (`api`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiConfig {
@@ -230,6 +255,10 @@ pub struct Config {
     pub ripe: RipeConfig,
     /// DNS settings.
     pub dns: DnsConfig,
+    /// How upstream requests are made.
+    pub fetch: FetchConfig,
+    /// The shortest prefixes taken from an upstream.
+    pub min_prefix: MinPrefix,
     /// HTTP API settings.
     pub api: ApiConfig,
     /// Files rendered by the daemon.
@@ -267,6 +296,8 @@ impl Default for Config {
                 doh_url: "https://cloudflare-dns.com/dns-query".into(),
                 timeout_seconds: 10,
             },
+            fetch: FetchConfig::default(),
+            min_prefix: MinPrefix::default(),
             api: ApiConfig {
                 listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
                 token: None,

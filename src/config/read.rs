@@ -222,6 +222,8 @@ const ROOT_KEYS: &[&str] = &[
     "storage",
     "exclude",
     "groups",
+    "fetch",
+    "min_prefix",
 ];
 
 /// Validates a parsed JSON document as a configuration.
@@ -265,6 +267,7 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
     r.groups(root, &mut c)?;
     c.outputs = r.outputs(root)?;
     r.resolve_output_groups(&mut c)?;
+    r.upstream_keys(root, &mut c)?;
     dnsmasq::resolve(&r, &mut c)?;
     Ok(Loaded {
         config: c,
@@ -506,4 +509,64 @@ pub fn parse_listen(s: &str) -> Result<SocketAddr, String> {
             "invalid listen address {s:?}: expected IP:PORT such as 127.0.0.1:8080 or [::1]:8080"
         )
     })
+}
+
+const FETCH_KEYS: &[&str] = &["command"];
+const MIN_PREFIX_KEYS: &[&str] = &["ipv4", "ipv6"];
+
+/// How upstreams are asked, and what is taken from them.
+impl Reader<'_> {
+    /// `fetch` and `min_prefix`.
+    fn upstream_keys(
+        &mut self,
+        root: &Map<String, Value>,
+        c: &mut Config,
+    ) -> Result<(), ConfigError> {
+        if let Some(o) = self.section(root, "fetch", FETCH_KEYS)? {
+            c.fetch.command = self.fetch_command(o)?;
+        }
+        if let Some(o) = self.section(root, "min_prefix", MIN_PREFIX_KEYS)? {
+            if let Some(n) = self.uint(o, "min_prefix.", "ipv4", 0, 32)? {
+                c.min_prefix.ipv4 = n as u8;
+            }
+            if let Some(n) = self.uint(o, "min_prefix.", "ipv6", 0, 128)? {
+                c.min_prefix.ipv6 = n as u8;
+            }
+        }
+        Ok(())
+    }
+
+    /// `fetch.command`: a program and its arguments, one of which has `{url}`.
+    fn fetch_command(&self, o: &Map<String, Value>) -> Result<Option<Vec<String>>, ConfigError> {
+        let key = "fetch.command";
+        let list = match o.get("command") {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::Array(a)) => a,
+            Some(v) => {
+                return Err(self.err(
+                    key,
+                    format!("expected a list (program and arguments), got {}", short(v)),
+                ))
+            }
+        };
+        let mut argv = Vec::with_capacity(list.len());
+        for (i, v) in list.iter().enumerate() {
+            match v {
+                Value::String(s) if !(i == 0 && s.trim().is_empty()) => argv.push(s.clone()),
+                other => {
+                    return Err(self.err(
+                        &format!("{key}[{i}]"),
+                        format!("expected a non-empty string, got {}", short(other)),
+                    ))
+                }
+            }
+        }
+        if argv.is_empty() {
+            return Err(self.err(key, "the list is empty; use null for the built-in client"));
+        }
+        if !argv[1..].iter().any(|a| a.contains("{url}")) {
+            return Err(self.err(key, "no argument has {url}, where the URL to fetch goes"));
+        }
+        Ok(Some(argv))
+    }
 }

@@ -175,6 +175,64 @@ fn bad_values_leave_file_alone() {
 }
 
 #[test]
+fn fetch_command_and_min_prefix() {
+    let c = parse("{}", p()).unwrap().config;
+    assert_eq!(c.fetch.command, None);
+    assert_eq!((c.min_prefix.ipv4, c.min_prefix.ipv6), (8, 16));
+    let text = r#"{"fetch": {"command": ["uclient-fetch", "-q", "-T", "30", "-O", "-", "{url}"]},
+                   "min_prefix": {"ipv4": 12, "ipv6": 0}}"#;
+    let c = parse(text, p()).unwrap().config;
+    assert_eq!(
+        c.fetch.command.unwrap(),
+        ["uclient-fetch", "-q", "-T", "30", "-O", "-", "{url}"]
+    );
+    assert_eq!((c.min_prefix.ipv4, c.min_prefix.ipv6), (12, 0));
+    let c = parse(r#"{"fetch": {"command": null}}"#, p())
+        .unwrap()
+        .config;
+    assert_eq!(c.fetch.command, None);
+    for (text, key, says) in [
+        (
+            r#"{"fetch": {"command": "curl {url}"}}"#,
+            "fetch.command",
+            "expected a list",
+        ),
+        (r#"{"fetch": {"command": []}}"#, "fetch.command", "empty"),
+        (
+            r#"{"fetch": {"command": ["curl"]}}"#,
+            "fetch.command",
+            "{url}",
+        ),
+        (
+            r#"{"fetch": {"command": ["", "{url}"]}}"#,
+            "fetch.command[0]",
+            "non-empty",
+        ),
+        (
+            r#"{"fetch": {"command": ["curl", 5]}}"#,
+            "fetch.command[1]",
+            "got 5",
+        ),
+        (
+            r#"{"min_prefix": {"ipv4": 33}}"#,
+            "min_prefix.ipv4",
+            "0 to 32",
+        ),
+        (
+            r#"{"min_prefix": {"ipv6": 129}}"#,
+            "min_prefix.ipv6",
+            "0 to 128",
+        ),
+        (r#"{"min_prefix": 8}"#, "min_prefix", "object"),
+    ] {
+        let e = parse(text, p()).unwrap_err().to_string();
+        assert!(e.contains(key) && e.contains(says), "{text}: {e}");
+    }
+    let w = parse(r#"{"fetch": {"comand": []}}"#, p()).unwrap().warnings;
+    assert!(w.iter().any(|w| w.contains("fetch.comand")), "{w:?}");
+}
+
+#[test]
 fn many_sources_and_duplicates() {
     // 20,000 ASNs, each listed twice in two spellings: collected once, warned once each.
     let list: Vec<String> = (1..=20_000)

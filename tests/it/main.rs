@@ -16,6 +16,8 @@ mod config_limits;
 mod daemon;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod dnsmasq;
+#[cfg(feature = "collect")]
+mod fetching;
 mod formats_real;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod group_marks;

@@ -1,0 +1,269 @@
+//! Upstream answers built to exhaust memory, and `fetch.command`, through the real
+//! binary: each `run`'s peak RSS is its own, read from wait4(2) when it ends.
+
+use std::fs;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use ripe_cidr_collector::db;
+use ripe_cidr_collector::source::Kind;
+use serde_json::json;
+
+use crate::common::*;
+
+const AS62041: &str = include_str!("../fixtures/ripestat/AS62041.json");
+
+/// Runs `run` on `t` to its end: its exit code, its peak RSS in KiB and its log.
+///
+/// The peak is the process's VmHWM, read from /proc while it runs (every 2 ms; a
+/// high-water mark, so only a peak in its very last moments could be missed). Not
+/// wait4's `ru_maxrss`: Linux carries the spawning process's own high-water mark into
+/// a child's at exec, and this test process holds the hostile answers. A run that
+/// takes more than two minutes is killed (and the test fails).
+pub fn run_peak(t: &TestDir) -> (i32, u64, String) {
+    let log = t.file("run.log");
+    let mut child = t
+        .cmd()
+        .arg("run")
+        .stdout(Stdio::null())
+        .stderr(fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let status = format!("/proc/{}/status", child.id());
+    let started = Instant::now();
+    let mut peak = 0;
+    let code = loop {
+        if let Some(kib) = fs::read_to_string(&status).ok().and_then(|s| hwm(&s)) {
+            peak = peak.max(kib);
+        }
+        if let Some(s) = child.try_wait().unwrap() {
+            break s.code().unwrap_or(-1);
+        }
+        if started.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("run did not end within 2 minutes");
+        }
+        thread::sleep(Duration::from_millis(2));
+    };
+    (code, peak, fs::read_to_string(&log).unwrap_or_default())
+}
+
+/// The VmHWM of a /proc/PID/status text, in KiB.
+fn hwm(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// `n` copies of `item`, separated by commas.
+fn repeated(item: &str, n: usize) -> String {
+    let mut s = String::with_capacity((item.len() + 1) * n);
+    for i in 0..n {
+        if i > 0 {
+            s.push(',');
+        }
+        s.push_str(item);
+    }
+    s
+}
+
+/// Answers just under the client's caps (16 MiB for RIPEstat, 1 MiB for DoH) that
+/// cost hundreds of MB when parsed into a tree or a list of entries.
+fn hostile_bodies() -> Vec<Arc<Vec<u8>>> {
+    let cap = (16 << 20) - 4096;
+    let entries = format!(
+        r#"{{"status":"ok","data":{{"prefixes":[{}]}}}}"#,
+        repeated("{}", cap / 3)
+    );
+    let long = format!(
+        r#"{{"status":"ok","data":{{"prefixes":[{{"prefix":"{}"}}]}}}}"#,
+        "1".repeat(cap - 100)
+    );
+    let mut valid = String::from(r#"{"status":"ok","data":{"prefixes":["#);
+    for i in 0u32.. {
+        let ip = std::net::Ipv4Addr::from(0x0b00_0000 + i);
+        let entry = format!(r#"{{"prefix":"{ip}"}},"#);
+        if valid.len() + entry.len() > cap - 100 {
+            break;
+        }
+        valid.push_str(&entry);
+    }
+    valid.push_str(r#"{}]}}"#);
+    let messages = format!(
+        r#"{{"status":"error","messages":[{}]}}"#,
+        repeated(r#"["error","a message"]"#, cap / 22)
+    );
+    let doh = format!(
+        r#"{{"Status":0,"Answer":[{}]}}"#,
+        repeated(r#"{"type":1}"#, (1 << 20) / 12)
+    );
+    [entries, long, valid, messages, doh]
+        .into_iter()
+        .map(|b| Arc::new(b.into_bytes()))
+        .collect()
+}
+
+#[test]
+fn hostile_upstreams_keep_memory_bounded() {
+    let bodies = hostile_bodies();
+    for b in &bodies[..4] {
+        assert!(b.len() < 16 << 20, "{}", b.len());
+    }
+    let server = FakeServer::start(move |rq| {
+        let i = match resource_of(&rq.url).as_deref() {
+            Some("1") => 0,
+            Some("2") => 1,
+            Some("3") => 2,
+            Some("4") => 3,
+            _ => 4,
+        };
+        Reply::json(200, bodies[i].to_vec())
+    });
+    let t = TestDir::new();
+    t.config(&json!({
+        "asns": [1, 2, 3, 4],
+        "fqdns": ["a.example", "b.example"],
+        "ripe": {"url": server.url("/data.json"), "timeout_seconds": 60, "retries": 0},
+        "dns": {"resolver": "doh", "doh_url": server.url("/dns-query"), "timeout_seconds": 60}
+    }));
+    let (code, peak, log) = run_peak(&t);
+    eprintln!("peak RSS of a run against 4 hostile upstreams and DoH: {peak} KiB");
+    assert_eq!(code, 3, "sources failed, not the run: {log}");
+    assert!(
+        log.contains("AS3: failed") && log.contains("more than 250000 values"),
+        "{log}"
+    );
+    assert!(peak < 32 * 1024, "{peak} KiB\n{log}");
+    // Nothing of it was stored: `{}` entries and the long string are invalid values,
+    // and the failed sources were not merged.
+    let db = db::open(&t.paths()).unwrap();
+    for asn in ["1", "2", "3", "4"] {
+        assert!(db.rows(Kind::Asn, asn).unwrap().is_empty(), "AS{asn}");
+    }
+}
+
+/// A fake RIPEstat answering AS62041 with the fixture (12 prefixes).
+fn fixture_server() -> FakeServer {
+    FakeServer::start(|_| Reply::json(200, AS62041))
+}
+
+fn with_command(t: &TestDir, server: &FakeServer, argv: &[&str]) {
+    t.config(&json!({
+        "asns": [62041],
+        "ripe": {"url": server.url("/data.json"), "timeout_seconds": 2, "retries": 0},
+        "fetch": {"command": argv},
+    }));
+}
+
+fn stored(t: &TestDir) -> Vec<String> {
+    let db = db::open(&t.paths()).unwrap();
+    let rows = db.rows(Kind::Asn, "62041").unwrap();
+    rows.into_iter().map(|r| r.value).collect()
+}
+
+#[test]
+fn fetch_command_with_curl_then_misbehaving_scripts() {
+    if !std::path::Path::new("/usr/bin/curl").exists() {
+        return cannot_run("curl is not installed (.ci/run installs it)");
+    }
+    let server = fixture_server();
+    let t = TestDir::new();
+    with_command(
+        &t,
+        &server,
+        &["/usr/bin/curl", "-sSf", "-A", "{user_agent}", "{url}"],
+    );
+    let (code, _, log) = run_peak(&t);
+    assert_eq!(code, 0, "{log}");
+    let good = stored(&t);
+    assert_eq!(good.len(), 12, "{log}");
+    let seen = server.requests();
+    assert!(
+        seen[0]
+            .header("User-Agent")
+            .unwrap()
+            .starts_with("ripe-cidr-collector/"),
+        "{seen:?}"
+    );
+
+    // Each misbehaviour fails the source; the stored values stay as they were.
+    let other = t.file("other.json");
+    fs::write(&other, ripe_body(&["192.0.2.0/24".into()])).unwrap();
+    let cases = [
+        ("yes '{}, {}, {}, {}, {}, {}, {}'", "unexpected answer"),
+        ("sleep 60", "timed out after 2 s"),
+        (
+            &format!("cat {}; exit 3", other.display()),
+            "exited with status 3",
+        ),
+        (
+            "echo 'cannot resolve host' >&2; exit 1",
+            "cannot resolve host",
+        ),
+    ];
+    for (script, says) in cases {
+        with_command(&t, &server, &["sh", "-c", script, "sh", "{url}"]);
+        let (code, peak, log) = run_peak(&t);
+        eprintln!("{script}: peak RSS {peak} KiB");
+        assert_eq!(code, 3, "{script}: {log}");
+        assert!(log.contains(says), "{script}: {log}");
+        assert!(peak < 32 * 1024, "{script}: {peak} KiB");
+        assert_eq!(stored(&t), good, "{script}: stored values changed");
+    }
+}
+
+#[test]
+fn endless_command_output_is_cut_at_the_body_limit() {
+    // A well-formed answer that never ends: what is read stops at 16 MiB and memory
+    // does not follow it. Its entries are shorter than min_prefix, so skipped: the
+    // answer grows to the byte cap rather than stopping at the cap on values.
+    let t = TestDir::new();
+    let server = fixture_server();
+    let script = r#"printf '{"status":"ok","data":{"prefixes":['; yes '{"prefix":"0.0.0.0/0"},'"#;
+    t.config(&json!({
+        "asns": [62041],
+        "ripe": {"url": server.url("/data.json"), "timeout_seconds": 60, "retries": 0},
+        "fetch": {"command": ["sh", "-c", script, "sh", "{url}"]},
+    }));
+    let (code, peak, log) = run_peak(&t);
+    eprintln!("endless answer: peak RSS {peak} KiB");
+    assert_eq!(code, 3, "{log}");
+    assert!(
+        log.contains("answer larger than the limit of 16 MiB"),
+        "{log}"
+    );
+    assert!(peak < 32 * 1024, "{peak} KiB");
+}
+
+#[test]
+fn run_of_100000_prefixes_is_lean() {
+    // One ASN of 100,000 prefixes (11.7 MB of RIPEstat JSON with timelines): the
+    // answer streams into compact values and the store; the run's peak above that
+    // of a run with nothing to do stays a few MB (release binary: docs/size.md).
+    let prefixes: Vec<String> = (0..100_000u32)
+        .map(|n| format!("{}.{}.{}.0/24", 10 + (n >> 16), (n >> 8) & 255, n & 255))
+        .collect();
+    let body = Arc::new(ripe_body(&prefixes).into_bytes());
+    let server = FakeServer::start(move |_| Reply::json(200, body.to_vec()));
+    let idle = TestDir::new();
+    idle.config(&json!({}));
+    let (code, base, log) = run_peak(&idle);
+    assert_eq!(code, 0, "{log}");
+    let t = TestDir::new();
+    t.config(&json!({
+        "asns": [64500],
+        "ripe": {"url": server.url("/data.json"), "timeout_seconds": 60, "retries": 0}
+    }));
+    for round in ["first", "second"] {
+        let (code, peak, log) = run_peak(&t);
+        eprintln!("{round} run of 100,000 prefixes: peak RSS {peak} KiB, idle run {base} KiB");
+        assert_eq!(code, 0, "{log}");
+        assert!(log.contains("100000 values"), "{log}");
+        // Before the streaming client: 19 MB above the idle run.
+        assert!(
+            peak - base.min(peak) < 10 * 1024,
+            "{round}: {peak} KiB vs {base} KiB"
+        );
+    }
+}
