@@ -25,6 +25,15 @@ pub fn render_all(paths: &Paths, outputs: &[OutputConfig]) -> Vec<(String, Strin
         Ok(db) => db,
         Err(e) => return outputs.iter().map(|o| (o.name(), e.to_string())).collect(),
     };
+    // Never flush a firewall's sets with the empty list of a database just reset.
+    let emptied = match crate::listing::check_not_emptied(paths, &db) {
+        Ok(r) => r.map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    if let Err(e) = emptied {
+        log::error!("outputs not written: {e}");
+        return outputs.iter().map(|o| (o.name(), e.clone())).collect();
+    }
     for out in outputs {
         let name = out.name();
         match render_one(&db, out) {

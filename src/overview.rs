@@ -71,6 +71,14 @@ pub struct Overview {
 /// A group's sources, per kind.
 type GroupSources = Vec<(Kind, Vec<String>)>;
 
+impl Overview {
+    /// As JSON, for `GET /status` and `status --json` alike (one serializer in the
+    /// binary for both).
+    pub fn to_json(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+}
+
 /// The configured groups: name and sources per kind. Only `default` until named
 /// groups exist in the configuration.
 fn configured_groups(cfg: &Config) -> Vec<(String, GroupSources)> {
@@ -98,13 +106,15 @@ pub fn build(paths: &Paths) -> Overview {
         Ok((mode, s)) => (Some(mode), Some(s)),
         Err(()) => (st.journal_mode.clone(), None),
     };
+    // Filled by inserts: collecting into a map would sort, and a sort costs flash.
     let counts = stored.as_ref().map(|s| {
-        s.iter()
-            .map(|(k, list)| (k.as_str(), list.iter().map(|x| x.count).sum()))
-            .collect()
+        let mut c = Counts::new();
+        for (k, list) in s {
+            c.insert(k.as_str(), list.iter().map(|x| x.count).sum());
+        }
+        c
     });
-    let empty = BTreeMap::new();
-    let summaries = stored.as_ref().unwrap_or(&empty);
+    let summaries: &[Stored] = stored.as_deref().unwrap_or_default();
     let groups = cfg
         .as_ref()
         .map(|c| group_lines(c, summaries, &st))
@@ -127,12 +137,15 @@ pub fn build(paths: &Paths) -> Overview {
     }
 }
 
+/// The stored sources of one kind.
+type Stored = (Kind, Vec<SourceSummary>);
+
 /// The stored sources of every kind, and the journal mode, in one open.
-fn read_db(paths: &Paths) -> Result<(String, BTreeMap<Kind, Vec<SourceSummary>>), db::StoreError> {
+fn read_db(paths: &Paths) -> Result<(String, Vec<Stored>), db::StoreError> {
     let db = db::open(paths)?;
-    let mut out = BTreeMap::new();
+    let mut out = Vec::new();
     for k in Kind::ALL {
-        out.insert(k, db.sources(k)?);
+        out.push((k, db.sources(k)?));
     }
     Ok((db.journal_mode().as_str().to_string(), out))
 }
@@ -147,23 +160,15 @@ fn line(kind: Kind, source: &str, stored: Option<&SourceSummary>, st: &Status) -
     }
 }
 
-fn find<'a>(
-    summaries: &'a BTreeMap<Kind, Vec<SourceSummary>>,
-    kind: Kind,
-    source: &str,
-) -> Option<&'a SourceSummary> {
-    let list = summaries.get(&kind)?;
+fn find<'a>(summaries: &'a [Stored], kind: Kind, source: &str) -> Option<&'a SourceSummary> {
+    let list = &summaries.iter().find(|(k, _)| *k == kind)?.1;
     // `Db::sources` orders by source.
     list.binary_search_by(|s| s.source.as_str().cmp(source))
         .ok()
         .map(|i| &list[i])
 }
 
-fn group_lines(
-    cfg: &Config,
-    summaries: &BTreeMap<Kind, Vec<SourceSummary>>,
-    st: &Status,
-) -> Vec<GroupLine> {
+fn group_lines(cfg: &Config, summaries: &[Stored], st: &Status) -> Vec<GroupLine> {
     configured_groups(cfg)
         .into_iter()
         .map(|(name, kinds)| {
@@ -186,7 +191,7 @@ fn group_lines(
         .collect()
 }
 
-fn unconfigured(cfg: &Config, summaries: &BTreeMap<Kind, Vec<SourceSummary>>) -> Vec<SourceLine> {
+fn unconfigured(cfg: &Config, summaries: &[Stored]) -> Vec<SourceLine> {
     let groups = configured_groups(cfg);
     let configured = |kind: Kind, s: &str| {
         groups.iter().any(|(_, kinds)| {
@@ -198,7 +203,7 @@ fn unconfigured(cfg: &Config, summaries: &BTreeMap<Kind, Vec<SourceSummary>>) ->
     let none = Status::default();
     summaries
         .iter()
-        .flat_map(|(&k, list)| list.iter().map(move |s| (k, s)))
+        .flat_map(|(k, list)| list.iter().map(move |s| (*k, s)))
         .filter(|(k, s)| !configured(*k, &s.source))
         .map(|(k, s)| line(k, &s.source, Some(s), &none))
         .collect()

@@ -16,16 +16,13 @@ use std::time::{Duration, Instant};
 use super::conn::Conn;
 use super::error::ApiError;
 use super::http::{self, Framing, Head, Out, RequestError, MAX_HEAD};
+pub(super) use super::incoming::{Incoming, CONTINUE};
 use super::routes::Reply;
 use super::server::{
-    connection_cap, lock, submit, Done, Job, Shared, BODY_TIMEOUT, DRAIN, HEAD_TIMEOUT,
-    IDLE_TIMEOUT, LINGER, PRESSURE_CONNECTIONS, PRESSURE_TIMEOUT,
+    connection_cap, lock, submit, Done, Job, Shared, BODY_BUDGET, BODY_TIMEOUT, DRAIN,
+    HEAD_TIMEOUT, IDLE_TIMEOUT, LINGER, PRESSURE_CONNECTIONS, PRESSURE_TIMEOUT,
 };
-use super::MAX_BODY;
 use crate::http1::Chunked;
-
-/// What a client that sent `Expect: 100-continue` waits for before its body.
-const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
 
 /// Where a connection is.
 pub(super) enum State {
@@ -40,46 +37,6 @@ pub(super) enum State {
     /// Answered, sending side shut: input is discarded until the client closes or
     /// the time given.
     Linger(Instant),
-}
-
-/// A request whose body is arriving.
-pub(super) struct Incoming {
-    head: Head,
-    /// The body so far, de-chunked: at most [`MAX_BODY`] bytes.
-    body: Vec<u8>,
-    /// For a chunked body, its decoder; else the bytes still to come.
-    chunked: Option<Chunked>,
-    left: u64,
-    /// Bytes of [`CONTINUE`] still to write before the client sends the body.
-    owe: usize,
-    /// The whole body must be there by then (408).
-    deadline: Instant,
-}
-
-impl Incoming {
-    /// Takes what `buf` holds of the body: true once it is complete.
-    fn take(&mut self, conn: &mut Conn) -> Result<bool, RequestError> {
-        let Some(d) = &mut self.chunked else {
-            let n = (self.left.min(conn.buf.len() as u64)) as usize;
-            self.body.extend_from_slice(&conn.buf[..n]);
-            conn.consume(n);
-            self.left -= n as u64;
-            return Ok(self.left == 0);
-        };
-        while !d.done() {
-            let step = d.step(&conn.buf)?;
-            if self.body.len() + step.data.len() > MAX_BODY as usize {
-                return Err(RequestError::BodyTooLarge);
-            }
-            self.body.extend_from_slice(step.data);
-            let used = step.used;
-            if used == 0 {
-                return Ok(false);
-            }
-            conn.consume(used);
-        }
-        Ok(true)
-    }
 }
 
 /// What happens when a connection's time is up.
@@ -201,6 +158,12 @@ impl Poller {
                 let events = match &s.state {
                     State::Busy => continue,
                     State::Write(..) => libc::POLLOUT,
+                    // Waiting for room in the body budget: not read, but its deadline
+                    // runs.
+                    State::Body(b) if !b.admitted => {
+                        next = next.min(s.deadline().map_or(next, |d| d.0));
+                        continue;
+                    }
                     State::Body(b) if b.owe > 0 => libc::POLLIN | libc::POLLOUT,
                     _ => libc::POLLIN,
                 };
@@ -249,6 +212,7 @@ impl Poller {
             if listening && fds.last().is_some_and(|p| p.revents != 0) {
                 self.accept();
             }
+            self.admit_waiting();
             self.expire(Instant::now());
         }
         log::debug!("api: server thread stopped");
@@ -424,8 +388,47 @@ impl Poller {
             left,
             owe: if invite { CONTINUE.len() } else { 0 },
             deadline: Instant::now() + BODY_TIMEOUT,
+            admitted: false,
         }));
         self.read_body(i);
+    }
+
+    /// Reserves room in [`BODY_BUDGET`] for the body of slot `i`: true when it has
+    /// it. Bodies read at once are bounded by the budget, not by the number of
+    /// connections (512 connections of 64 KiB would be 32 MiB).
+    fn admit(&mut self, i: usize) -> bool {
+        let reserved: usize = (self.slots.iter().flatten())
+            .filter_map(|s| match &s.state {
+                State::Body(b) if b.admitted => Some(b.room()),
+                _ => None,
+            })
+            .sum();
+        let Some(Slot {
+            state: State::Body(b),
+            ..
+        }) = self.slot(i)
+        else {
+            return false;
+        };
+        if !b.admitted && reserved + b.room() <= BODY_BUDGET {
+            b.admitted = true;
+            if b.chunked.is_none() {
+                b.body.reserve_exact(b.room());
+            }
+        }
+        b.admitted
+    }
+
+    /// Bodies waiting for room in the budget get it when others are done.
+    fn admit_waiting(&mut self) {
+        for i in 0..self.slots.len() {
+            let waiting = self.slots[i]
+                .as_ref()
+                .is_some_and(|s| matches!(&s.state, State::Body(b) if !b.admitted));
+            if waiting {
+                self.read_body(i);
+            }
+        }
     }
 
     /// Answers slot `i` with the error `e` and ends the connection after it.
@@ -440,9 +443,13 @@ impl Poller {
         self.write(i);
     }
 
-    /// Reads what is there of the body of slot `i` (after sending the `100 Continue`
-    /// it owes), and hands the request to a handler once the body is complete.
+    /// Reads what is there of the body of slot `i` once it has room in the budget
+    /// (after sending the `100 Continue` it owes), and hands the request to a
+    /// handler once the body is complete.
     fn read_body(&mut self, i: usize) {
+        if !self.admit(i) {
+            return;
+        }
         let Some(s) = self.slot(i) else { return };
         let (Some(c), State::Body(b)) = (s.conn.as_mut(), &mut s.state) else {
             return;

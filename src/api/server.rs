@@ -67,6 +67,12 @@ pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 /// the poll thread, so a slow body holds no handler thread.
 pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Room for request bodies being read at once (1 MiB): each body is given its
+/// declared length (a chunked one 64 KiB) before it is read; the others wait, their
+/// deadline running, so that bodies cost at most this however many connections
+/// send one.
+pub const BODY_BUDGET: usize = 1 << 20;
+
 /// After an answer that ends the connection, input is read and discarded for at
 /// most this long (until the client closes), so that the client reads the answer
 /// instead of a reset caused by unread data.

@@ -33,7 +33,8 @@ pub fn run(
         None => None,
     };
     let db = db::open(paths)?;
-    let out = changes::render(&db, &since, filter, selection.as_ref(), json)?;
+    let (out, notes) = changes::render_noted(&db, &since, filter, selection.as_ref(), json)?;
     print(&out)?;
+    super::output::notes(&notes);
     Ok(Outcome::Success)
 }

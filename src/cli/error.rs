@@ -20,11 +20,28 @@ pub enum CliError {
     #[cfg(feature = "collect")]
     #[error(transparent)]
     Daemon(#[from] crate::daemon::DaemonError),
+    /// The store is empty because a damaged database was just moved aside: no list is
+    /// handed out until a run has filled it again.
+    #[error(transparent)]
+    Emptied(#[from] crate::listing::EmptiedByDamage),
     /// Standard output was closed by its reader (`export | head -1`): the command
     /// ends quietly with exit 0, as a filter in a pipe should.
     #[error("standard output closed")]
     ClosedStdout,
-    /// Anything else (I/O, a server that cannot start, a source that is not there).
+    /// An I/O error, with what was being done.
+    #[error("{what}: {source}")]
+    Io {
+        /// What failed (`writing output`, a file name).
+        what: String,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A collection that failed as a whole.
+    #[cfg(feature = "collect")]
+    #[error(transparent)]
+    Run(#[from] crate::collect::run::RunError),
+    /// Anything else (a server that cannot start, a source that is not there).
     #[error("{0}")]
     Other(String),
 }
@@ -68,6 +85,24 @@ pub const USAGE_EXIT: u8 = 2;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn causes_are_kept() {
+        use std::error::Error;
+        let e = CliError::Io {
+            what: "writing output".into(),
+            source: std::io::Error::other("disk full"),
+        };
+        assert_eq!(e.to_string(), "writing output: disk full");
+        assert_eq!(e.source().unwrap().to_string(), "disk full");
+        // Wrapped errors are the same error: their own cause comes through.
+        let store = StoreError::Other("locked".into());
+        let wrapped = CliError::from(store);
+        assert_eq!(
+            wrapped.to_string(),
+            StoreError::Other("locked".into()).to_string()
+        );
+    }
 
     #[test]
     fn codes() {

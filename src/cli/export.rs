@@ -25,14 +25,17 @@ pub fn run(
         .selection(&options.group)
         .map_err(|e| CliError::Usage(format!("--group: {e}")))?;
     let db = db::open(paths)?;
+    listing::check_not_emptied(paths, &db)??;
     let bytes = if details {
         inspect::details::render(&db, &selection, options)?
     } else {
         listing::render_selection(&db, &selection, options)?
     };
     match out {
-        Some(path) => util::write_atomic(path, &bytes)
-            .map_err(|e| CliError::Other(format!("{}: {e}", path.display())))?,
+        Some(path) => util::write_atomic(path, &bytes).map_err(|source| CliError::Io {
+            what: path.display().to_string(),
+            source,
+        })?,
         None => print(&bytes)?,
     }
     Ok(Outcome::Success)

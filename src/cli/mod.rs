@@ -17,6 +17,7 @@ mod serve;
 mod snapshot;
 mod sources;
 mod status;
+mod stderr_log;
 #[cfg(unix)]
 mod syslog;
 
@@ -61,7 +62,7 @@ pub fn init_logging(cli: &Cli) {
             return;
         }
     }
-    let _ = simple_logger::SimpleLogger::new().with_level(level).init();
+    stderr_log::init(level);
     if cli.syslog {
         log::warn!("--syslog: no system log at /dev/log; logging to stderr");
     }

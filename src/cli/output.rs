@@ -14,6 +14,19 @@ pub fn print(bytes: &[u8]) -> Result<(), CliError> {
         .and_then(|()| out.flush())
         .map_err(|e| match e.kind() {
             io::ErrorKind::BrokenPipe => CliError::ClosedStdout,
-            _ => CliError::Other(format!("writing output: {e}")),
+            _ => CliError::Io {
+                what: "writing output".into(),
+                source: e,
+            },
         })
+}
+
+/// Writes notes for a person (nothing found, a list cut short) to standard error, one
+/// per line: standard output holds only the lines scripts parse. Like the output, a
+/// closed stderr is no reason to fail.
+pub fn notes(notes: &[String]) {
+    let mut err = io::stderr().lock();
+    for n in notes {
+        let _ = writeln!(err, "{n}");
+    }
 }

@@ -108,7 +108,7 @@ mod imp {
         )
         .map_err(|e| match e {
             collect::run::RunError::Store(s) => CliError::Store(s),
-            other => CliError::Other(other.to_string()),
+            other => CliError::Run(other),
         })?;
         collect::run::log_report(&report);
         record(paths, &report);

@@ -35,8 +35,10 @@ pub fn run(paths: &Paths, listen: Option<SocketAddr>) -> Result<Outcome, CliErro
     drop(crate::db::open(paths)?);
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
-        signal_hook::flag::register(signal, stop.clone())
-            .map_err(|e| CliError::Other(format!("cannot handle signal {signal}: {e}")))?;
+        signal_hook::flag::register(signal, stop.clone()).map_err(|source| CliError::Io {
+            what: format!("cannot handle signal {signal}"),
+            source,
+        })?;
     }
     let server = crate::api::spawn(paths, listen).map_err(CliError::Other)?;
     log::info!("serving on {}", server.addr());

@@ -29,9 +29,7 @@ struct Report {
 pub fn run(paths: &Paths, json: bool) -> Result<Outcome, CliError> {
     let report = gather(paths);
     let out = if json {
-        let mut s = as_json(&report, paths).to_string();
-        s.push('\n');
-        s
+        json_text(&report, paths)
     } else {
         as_text(&report, paths)
     };
@@ -108,7 +106,7 @@ fn per_group(cfg: &Config, stored: &HashMap<(Kind, String), u64>) -> Vec<(String
         .collect()
 }
 
-fn as_json(r: &Report, paths: &Paths) -> serde_json::Value {
+fn as_json(r: &Report) -> serde_json::Value {
     serde_json::json!({
         "status": r.st,
         "counts": r.counts.map(|c| serde_json::json!({"asn": c.0, "fqdn": c.1})),
@@ -120,9 +118,21 @@ fn as_json(r: &Report, paths: &Paths) -> serde_json::Value {
             (name.clone(), serde_json::json!({"sources": sources, "stored": stored}))
         }).collect::<serde_json::Map<_, _>>(),
         "errors": r.problems,
-        // What `GET /status` answers (the LuCI app reads it from here).
-        "overview": crate::overview::build(paths),
     })
+}
+
+/// The JSON form, and last what `GET /status` answers (the LuCI app reads it from
+/// here) in the API's bytes: spliced in rather than turned into a `Value`, which
+/// would compile a second serializer for every type in it.
+fn json_text(r: &Report, paths: &Paths) -> String {
+    let mut s = as_json(r).to_string();
+    s.pop();
+    s.push_str(",\"overview\":");
+    s.push_str(&String::from_utf8_lossy(
+        &crate::overview::build(paths).to_json(),
+    ));
+    s.push_str("}\n");
+    s
 }
 
 fn or_never(v: &Option<String>) -> String {

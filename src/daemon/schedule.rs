@@ -248,8 +248,14 @@ impl Schedule {
         stored: &mut dyn FnMut() -> Result<u64, String>,
     ) -> Vec<Action> {
         self.config_check_at = now + CONFIG_CHECK;
+        // A missing file is the empty configuration at start, and stays so while
+        // that is the configuration in force (only a file that goes away after it
+        // held something is an error).
+        let empty = ConfigRead::Text(String::new());
         let read = match read {
-            ConfigRead::Missing(_) if self.cfg.is_none() => ConfigRead::Text(String::new()),
+            ConfigRead::Missing(_) if self.cfg.is_none() || self.seen.as_ref() == Some(&empty) => {
+                empty
+            }
             other => other,
         };
         if self.seen.as_ref() == Some(&read) {

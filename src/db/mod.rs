@@ -15,6 +15,7 @@ use crate::source::Kind;
 use crate::util;
 
 mod codec;
+mod dump;
 mod history;
 mod journal;
 mod lookup;

@@ -22,7 +22,9 @@
 
 use rusqlite::Transaction;
 
-use super::codec::{sql_time_code, sql_time_text, sql_value_code, sql_value_text};
+use rusqlite::types::Value;
+
+use super::codec::{sql_time_code, sql_time_text, sql_value_code, sql_value_text, time_of, Stored};
 
 /// The tables of version 3.
 const TABLES: &str = "
@@ -54,7 +56,7 @@ INSERT INTO meta VALUES ('history_floor', 0), ('generation', 0), ('saved_generat
 ";
 
 /// The index behind `lookup` (created after a bulk copy: built sorted, densely packed).
-const INDEX: &str = "CREATE INDEX entries_value ON entries (value);";
+pub(super) const INDEX: &str = "CREATE INDEX entries_value ON entries (value);";
 
 /// SQL: the `added` times below this are pruned.
 const FLOOR: &str = "coalesce((SELECT value FROM meta WHERE key = 'history_floor'), 0)";
@@ -127,18 +129,11 @@ fn views() -> String {
              SELECT RAISE(ABORT, 'CHECK constraint failed: change')
              WHERE NEW.change IS NULL OR NEW.change NOT IN ('added', 'expired', 'swept', 'purged');
              {ens_new}
-             INSERT INTO history (time, seq, source, value, change) VALUES ({tnew_time},
-                 (SELECT coalesce(max(seq), 0) + 1 FROM history WHERE time = {tnew_time}),
-                 {new_sid}, {vnew},
-                 CASE NEW.change WHEN 'added' THEN 0 WHEN 'expired' THEN 1 WHEN 'swept' THEN 2 ELSE 3 END);
-         END;
-         CREATE TRIGGER changes_delete INSTEAD OF DELETE ON changes BEGIN
-             DELETE FROM history WHERE time = {told_time} AND source = {old_sid}
-                 AND value = {vold} AND {oldword} = OLD.change;
-             UPDATE history SET first_seen = NULL WHERE OLD.change = 'added'
-                 AND first_seen = {told_time} AND source = {old_sid} AND value = {vold};
-             UPDATE entries SET added = 0 WHERE OLD.change = 'added'
-                 AND first_seen = {told_time} AND source = {old_sid} AND value = {vold};
+             INSERT INTO history (time, seq, source, value, change)
+                 SELECT t, (SELECT coalesce(max(seq), 0) + 1 FROM history WHERE time = t),
+                     {new_sid}, {vnew}, CASE NEW.change WHEN 'added' THEN 0
+                     WHEN 'expired' THEN 1 WHEN 'swept' THEN 2 ELSE 3 END
+                 FROM (SELECT {tnew_time} AS t);
          END;",
         val = vt("e.value"),
         first = tt("e.first_seen"),
@@ -152,9 +147,14 @@ fn views() -> String {
         tnew_first = tc("NEW.first_seen"),
         tnew_last = tc("NEW.last_seen"),
         tnew_time = tc("NEW.time"),
-        told_time = tc("OLD.time"),
-        oldword = change_word("change"),
     )
+}
+
+/// The empty tables and views of version 3, without [`INDEX`] (created after a bulk
+/// load: the restore of a snapshot).
+pub(super) fn create_empty(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(TABLES)?;
+    tx.execute_batch(&views())
 }
 
 /// A new database of version 3 (the steps before it made the version-2 tables).
@@ -165,27 +165,58 @@ fn views() -> String {
 /// version); there is no way back but a snapshot or backup taken before.
 pub(super) fn to_v3(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     tx.execute_batch(TABLES)?;
-    let (vc, tc) = (sql_value_code, sql_time_code);
-    tx.execute_batch(&format!(
+    tx.execute_batch(
         "INSERT INTO sources (kind, name)
              SELECT kind, source FROM addresses UNION SELECT kind, source FROM changes
-             ORDER BY 1, 2;
-         INSERT INTO entries (source, value, first_seen, last_seen, added)
-             SELECT s.id, {va}, {fa}, {la}, 0 FROM addresses a
-             JOIN sources s ON s.kind = a.kind AND s.name = a.source ORDER BY 1, 2;
-         INSERT INTO history (time, seq, source, value, change)
-             SELECT {tch}, row_number() OVER (PARTITION BY c.time ORDER BY c.rowid), s.id, {vch},
-                 CASE c.change WHEN 'added' THEN 0 WHEN 'expired' THEN 1
-                     WHEN 'swept' THEN 2 ELSE 3 END
-             FROM changes c JOIN sources s ON s.kind = c.kind AND s.name = c.source;
-         DROP TABLE addresses;
-         DROP TABLE changes;
-         {INDEX}",
-        va = vc("a.value"),
-        fa = tc("a.first_seen"),
-        la = tc("a.last_seen"),
-        tch = tc("c.time"),
-        vch = vc("c.value"),
-    ))?;
+             ORDER BY 1, 2;",
+    )?;
+    copy_rows(
+        tx,
+        "SELECT s.id, a.value, a.first_seen, a.last_seen FROM addresses a
+         JOIN sources s ON s.kind = a.kind AND s.name = a.source",
+        "INSERT INTO entries (source, value, first_seen, last_seen) VALUES (?1, ?2, ?3, ?4)",
+        false,
+    )?;
+    copy_rows(
+        tx,
+        "SELECT s.id, c.value, c.time, CASE c.change WHEN 'added' THEN 0 WHEN 'expired' THEN 1
+             WHEN 'swept' THEN 2 ELSE 3 END
+         FROM changes c JOIN sources s ON s.kind = c.kind AND s.name = c.source
+         ORDER BY c.time, c.rowid",
+        "INSERT INTO history (source, value, time, change, seq) VALUES (?1, ?2, ?3, ?4, ?5)",
+        true,
+    )?;
+    tx.execute_batch("DROP TABLE addresses; DROP TABLE changes;")?;
+    tx.execute_batch(INDEX)?;
     tx.execute_batch(&views())
+}
+
+/// Copies rows `(source id, value, time, x)` of `select` into `insert`, the value and
+/// the time in their compact forms (the fourth column as it is). With `seq`, the
+/// rows (in time order) are numbered within each time, as version 2 wrote them.
+fn copy_rows(tx: &Transaction<'_>, select: &str, insert: &str, seq: bool) -> rusqlite::Result<()> {
+    let mut read = tx.prepare(select)?;
+    let mut write = tx.prepare(insert)?;
+    let mut rows = read.query([])?;
+    let (mut last_time, mut n) = (None::<String>, 0i64);
+    while let Some(r) = rows.next()? {
+        let value = Stored::of(r.get_ref(1)?.as_str()?);
+        let time: String = r.get(2)?;
+        let fourth: Value = r.get(3)?;
+        write.raw_bind_parameter(1, r.get::<_, i64>(0)?)?;
+        write.raw_bind_parameter(2, &value)?;
+        write.raw_bind_parameter(3, time_of(&time))?;
+        write.raw_bind_parameter(4, fourth)?;
+        if seq {
+            n = if last_time.as_deref() == Some(time.as_str()) {
+                n + 1
+            } else {
+                1
+            };
+            write.raw_bind_parameter(5, n)?;
+            last_time = Some(time);
+        }
+        write.raw_execute()?;
+    }
+    Ok(())
 }

@@ -47,8 +47,21 @@ pub fn render(
     group: Option<&Selection>,
     json: bool,
 ) -> Result<Vec<u8>, StoreError> {
+    Ok(render_noted(db, since, filter, group, json)?.0)
+}
+
+/// [`render`], and in text the notes for a person (no changes, the truncation) apart:
+/// the CLI prints them on stderr, so that stdout holds only the tab-separated lines.
+pub fn render_noted(
+    db: &Db,
+    since: &str,
+    filter: TypeFilter,
+    group: Option<&Selection>,
+    json: bool,
+) -> Result<(Vec<u8>, Vec<String>), StoreError> {
     let judge = group.map(super::Judge::new);
     let mut out = Vec::with_capacity(4096);
+    let mut notes = Vec::new();
     if json {
         out.push(b'{');
         push_field(&mut out, "since", since);
@@ -112,16 +125,15 @@ pub fn render(
         out.extend_from_slice(b"}\n");
     } else {
         if n == 0 {
-            out.extend_from_slice(format!("no changes since {since}\n").as_bytes());
+            notes.push(format!("no changes since {since}"));
         }
         if truncated {
-            out.extend_from_slice(
-                format!("(more than {MAX_ROWS} changes; ask again with a later --since)\n")
-                    .as_bytes(),
-            );
+            notes.push(format!(
+                "more than {MAX_ROWS} changes; ask again with a later --since"
+            ));
         }
     }
-    Ok(out)
+    Ok((out, notes))
 }
 
 #[cfg(test)]

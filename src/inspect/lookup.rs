@@ -125,6 +125,14 @@ pub fn find(db: &Db, q: &Query) -> Result<Found, StoreError> {
 /// in `cfg`. Text: one line per match, `value source first_seen last_seen` and
 /// `configured` or `not configured`, tab-separated.
 pub fn render(q: &Query, found: &Found, cfg: &Config, json: bool) -> Vec<u8> {
+    render_noted(q, found, cfg, json).0
+}
+
+/// [`render`], and in text the notes for a person ("not stored", the truncation)
+/// apart: the CLI prints them on stderr, so that stdout holds only the tab-separated
+/// lines scripts parse.
+pub fn render_noted(q: &Query, found: &Found, cfg: &Config, json: bool) -> (Vec<u8>, Vec<String>) {
+    let mut notes = Vec::new();
     let mut out = Vec::with_capacity(64 + found.rows.len() * 160);
     if json {
         out.push(b'{');
@@ -178,15 +186,13 @@ pub fn render(q: &Query, found: &Found, cfg: &Config, json: bool) -> Vec<u8> {
         out.extend_from_slice(b"}\n");
     } else {
         if found.rows.is_empty() {
-            out.extend_from_slice(format!("{}: not stored\n", q.text()).as_bytes());
+            notes.push(format!("{}: not stored", q.text()));
         }
         if found.truncated {
-            out.extend_from_slice(
-                format!("(more than {MAX_ROWS} matches; the rest left out)\n").as_bytes(),
-            );
+            notes.push(format!("more than {MAX_ROWS} matches; the rest left out"));
         }
     }
-    out
+    (out, notes)
 }
 
 #[cfg(test)]

@@ -55,9 +55,15 @@ pub enum LoadError {
     /// Any other refusal: what was being done and the kernel's error.
     #[error("{0}: {1}")]
     Kernel(String, #[source] io::Error),
-    /// The values could not be read from the database.
-    #[error(transparent)]
-    Store(#[from] crate::db::StoreError),
+    /// The values could not be read from the database (boxed: the error stays small).
+    #[error("{0}")]
+    Store(#[source] Box<crate::db::StoreError>),
+}
+
+impl From<crate::db::StoreError> for LoadError {
+    fn from(e: crate::db::StoreError) -> Self {
+        LoadError::Store(Box::new(e))
+    }
 }
 
 /// Loads `p` into the sets of table `inet <table>`: `<set>_v4` and `<set>_v6`, or

@@ -114,3 +114,99 @@ fn render_writes_the_outputs_now() {
     assert_eq!(r.status.code(), Some(1), "{err}");
     assert!(err.contains("missing-dir"), "{err}");
 }
+
+/// After a damaged database was moved aside, the fresh one is empty: `export` and
+/// `render` (which the firewall include runs) refuse to hand out that empty list, and
+/// leave the last rendered file as it was, until a run has stored values again.
+#[test]
+fn empty_store_after_damage_is_an_error_until_a_run_fills_it() {
+    use crate::common::{ripe_body, FakeServer, Reply};
+    let ripe = FakeServer::start(|_| Reply::json(200, ripe_body(&["192.0.2.0/24".into()])));
+    let t = TestDir::new();
+    let out = t.file("list.txt");
+    t.config(&serde_json::json!({"asns": ["62041"],
+        "ripe": {"url": ripe.url("/data/announced-prefixes/data.json"), "retries": 0},
+        "outputs": [{"path": out, "format": "text"}]}));
+    db::open(&t.paths())
+        .unwrap()
+        .merge_source(Kind::Asn, "62041", &["10.0.0.0/8".into()], 1_000_000, 0)
+        .unwrap();
+    assert!(t.run(&["render"]).status.success());
+    std::fs::write(t.file("ripe.db"), vec![0x42u8; 8192]).unwrap();
+    // The first command to open it finds the damage and moves it aside.
+    let first = t.run(&["export"]);
+    assert_eq!(first.status.code(), Some(1));
+    for args in [&["export"][..], &["export", "--format", "nft"], &["render"]] {
+        let r = t.run(args);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("moved aside to"), "{args:?}: {err}");
+        assert!(err.contains("ripe.db.corrupt-"), "{args:?}: {err}");
+        assert!(r.stdout.is_empty(), "{args:?}");
+        // Messages name files and values, never Rust module paths.
+        assert!(!err.contains("ripe_cidr_collector::"), "{args:?}: {err}");
+    }
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "10.0.0.0/8\n");
+    // A run fills it again: both work, with the new list.
+    let run = t.run(&["run"]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let export = t.run(&["export"]);
+    assert!(export.status.success());
+    assert_eq!(String::from_utf8_lossy(&export.stdout), "192.0.2.0/24\n");
+    assert!(t.run(&["render"]).status.success());
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "192.0.2.0/24\n");
+}
+
+/// An empty store that was never damaged (a first start, no sources) exports an
+/// empty list.
+#[test]
+fn empty_store_without_damage_exports_nothing() {
+    let t = TestDir::new();
+    t.config(&serde_json::json!({"asns": []}));
+    let r = t.run(&["export"]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(r.stdout.is_empty());
+}
+
+/// `lookup` and `changes` print only tab-separated lines on stdout; their notes
+/// ("not stored", "no changes since") go to stderr.
+#[test]
+fn notes_go_to_stderr() {
+    let t = TestDir::new();
+    t.config(&serde_json::json!({"asns": ["62041"]}));
+    db::open(&t.paths())
+        .unwrap()
+        .merge_source(Kind::Asn, "62041", &["10.0.0.0/8".into()], 1_000_000, 0)
+        .unwrap();
+    let r = t.run(&["lookup", "192.0.2.1"]);
+    assert!(r.status.success());
+    assert!(
+        r.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&r.stdout)
+    );
+    assert!(String::from_utf8_lossy(&r.stderr).contains("192.0.2.1: not stored"));
+    let r = t.run(&["lookup", "10.1.2.3"]);
+    let stdout = String::from_utf8_lossy(&r.stdout);
+    assert!(stdout.starts_with("10.0.0.0/8\tAS62041\t"), "{stdout}");
+    assert!(
+        stdout.lines().all(|l| l.split('\t').count() == 5),
+        "{stdout}"
+    );
+    let r = t.run(&["changes", "--since", "2100-01-01T00:00:00Z"]);
+    assert!(r.status.success());
+    assert!(
+        r.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&r.stdout)
+    );
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        err.contains("no changes since 2100-01-01T00:00:00Z"),
+        "{err}"
+    );
+}

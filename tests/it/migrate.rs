@@ -182,8 +182,8 @@ fn answers(bin: &Path, dir: &Path) -> String {
     out
 }
 
-/// Every row and change as the compatibility views show them (version 2: the tables).
-fn dump(db: &Path) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
+/// Every row and change of a version-2 database (its tables).
+fn dump_v2(db: &Path) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
     let c = Connection::open(db).unwrap();
     let read = |sql: &str| -> Vec<Vec<String>> {
         c.prepare(sql)
@@ -195,7 +195,43 @@ fn dump(db: &Path) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
     };
     let mut rows = read("SELECT kind, source, value, first_seen, last_seen FROM addresses");
     rows.sort();
-    let changes = read("SELECT time, kind, source, value, change FROM changes");
+    let changes =
+        read("SELECT time, kind, source, value, change FROM changes ORDER BY time, rowid");
+    (rows, changes)
+}
+
+/// The same, as the program reads a version-3 database.
+fn dump_v3(t: &TestDir) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
+    let d = ripe_cidr_collector::db::open(&t.paths()).unwrap();
+    let mut rows: Vec<Vec<String>> = d
+        .all_rows()
+        .unwrap()
+        .into_iter()
+        .map(|r| {
+            vec![
+                r.kind.to_string(),
+                r.source,
+                r.value,
+                r.first_seen,
+                r.last_seen,
+            ]
+        })
+        .collect();
+    rows.sort();
+    let changes = d
+        .all_changes()
+        .unwrap()
+        .into_iter()
+        .map(|c| {
+            vec![
+                c.time,
+                c.kind.to_string(),
+                c.source,
+                c.value,
+                c.change.to_string(),
+            ]
+        })
+        .collect();
     (rows, changes)
 }
 
@@ -204,7 +240,7 @@ fn version_2_database_migrates_with_every_answer_unchanged() {
     let t = TestDir::new();
     let db = t.file("ripe.db");
     build_v2(&db);
-    let (rows, mut changes) = dump(&db);
+    let (rows, changes) = dump_v2(&db);
     assert_eq!(rows.len(), 50_000);
     assert_eq!(changes.len(), 10_000);
     let v2_size = std::fs::metadata(&db).unwrap().len();
@@ -215,13 +251,17 @@ fn version_2_database_migrates_with_every_answer_unchanged() {
         .unwrap();
     assert_eq!(version, 3);
     drop(c);
-    // Every row, time and change, through the views.
-    let (rows3, changes3) = dump(&db);
+    // Every row, time and change (in the order version 2 listed them).
+    let (rows3, changes3) = dump_v3(&t);
     assert_eq!(rows3, rows);
-    // Version 2 listed changes in time order, rows of one second as written; the
-    // view lists them in that order too.
-    changes.sort_by(|a, b| a[0].cmp(&b[0]));
     assert_eq!(changes3, changes);
+    // And through the views, as `sqlite3` shows them.
+    if let Some(n) = sqlite3(&db, "SELECT count(*) FROM addresses") {
+        assert_eq!(n, "50000\n");
+        let first = sqlite3(&db, "SELECT * FROM changes LIMIT 3").unwrap();
+        let want: String = changes[..3].iter().map(|c| c.join("|") + "\n").collect();
+        assert_eq!(first, want);
+    }
     let want = std::fs::read_to_string("tests/fixtures/v2-answers.txt").unwrap();
     assert_eq!(got, want, "the answers of version 2");
     let v3_size = std::fs::metadata(&db).unwrap().len();
@@ -232,8 +272,7 @@ fn version_2_database_migrates_with_every_answer_unchanged() {
     // A second open changes nothing.
     let before = std::fs::read(&db).unwrap();
     assert_eq!(answers(&bin(), t.path()), want);
-    let (rows4, changes4) = dump(&db);
-    assert_eq!((rows4, changes4), (rows3, changes3));
+    assert_eq!(dump_v3(&t), (rows3, changes3));
     assert_eq!(std::fs::read(&db).unwrap().len(), before.len());
     // A newer version is refused, untouched.
     Connection::open(&db)
@@ -373,6 +412,41 @@ fn sqlite3_reads_and_writes_through_the_views() {
         feed,
         "feed|x|2001:db8::/32|legacy time|2026-12-01T00:00:00Z\n"
     );
+    // Times and values a script writes are stored as the program stores them: the
+    // canonical forms compactly, anything else as text.
+    for (i, (time, value)) in [
+        ("2026-12-01T00:00:00Z", "1.2.3.0/24"),
+        ("1999-12-31T23:59:59Z", "1.2.3.4"),
+        ("2026-02-30T00:00:00Z", "01.2.3.0/24"),
+        ("2026-09-01T00:00:00", "1.2.3.256"),
+        ("2026-09-01T00:00:00.5Z", "1.2.3.0/33"),
+        ("1969-12-31T23:59:59Z", "2001:db8::/32"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        sqlite3(
+            db,
+            &format!("INSERT INTO addresses VALUES ('asn', 't{i}', '{value}', '{time}', '{time}')"),
+        )
+        .unwrap();
+        let row = &d.rows(Kind::Asn, &format!("t{i}")).unwrap()[0];
+        assert_eq!(
+            (row.value.as_str(), row.first_seen.as_str()),
+            (*value, *time)
+        );
+        let types = sqlite3(
+            db,
+            &format!(
+                "SELECT typeof(e.value), typeof(e.first_seen) FROM entries e \
+                 JOIN sources s ON s.id = e.source WHERE s.name = 't{i}'"
+            ),
+        )
+        .unwrap();
+        let compact = |yes: bool| if yes { "integer" } else { "text" };
+        let want = format!("{}|{}\n", compact(i < 2), compact(i < 2));
+        assert_eq!(types, want, "{time} {value}");
+    }
     // A value a script stored and the same value merged later are one row.
     let mut d = d;
     d.merge_source(

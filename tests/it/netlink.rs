@@ -360,7 +360,7 @@ fn daemon_loads_100000_prefixes_in_bounded_memory() {
         let line = line.unwrap();
         log.push_str(&line);
         log.push('\n');
-        if line.contains("ripe_cidr_collector::outputs") || line.contains("loaded") {
+        if line.contains("output ") || line.contains("loaded") {
             break;
         }
     }

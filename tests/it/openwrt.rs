@@ -214,3 +214,25 @@ fn mkpkg_builds_an_ipk_that_unpacks_to_the_package_tree() {
         assert!(data.lines().any(|l| l == path), "{path} not in\n{data}");
     }
 }
+
+/// The shipped config.json is valid as it is, without warnings, and sends every
+/// upstream request through uclient-fetch (the package has no TLS of its own), and
+/// the uci-defaults migration adds the same command.
+#[test]
+fn shipped_config_json_fetches_through_uclient_fetch() {
+    let files = root().join("openwrt/ripe-cidr-collector/files");
+    let path = files.join("config.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let loaded = ripe_cidr_collector::config::parse(&text, &path).unwrap();
+    assert_eq!(loaded.warnings, Vec::<String>::new());
+    let cmd = loaded.config.fetch.command.expect("fetch.command");
+    assert_eq!(cmd, ["uclient-fetch", "-q", "-T", "30", "-O", "-", "{url}"]);
+    assert_eq!(loaded.config.outputs.len(), 1);
+    let defaults = std::fs::read_to_string(files.join("ripe-cidr-collector.uci-defaults")).unwrap();
+    assert!(
+        defaults.contains(
+            r#""fetch": { "command": ["uclient-fetch", "-q", "-T", "30", "-O", "-", "{url}"] }"#
+        ),
+        "uci-defaults adds another fetch.command"
+    );
+}

@@ -129,7 +129,7 @@ fn page_shows_sources_adds_and_looks_up() {
     b.eval(
         "{ const f = document.querySelector('.add-form');
          f.kind.value = 'asn'; f.source.value = 'AS64496';
-         f.querySelector('button[type=submit]').click(); true }",
+         const go = f.querySelector('button[type=submit]'); go.focus(); go.click(); true }",
     );
     let added = b.wait_for(
         "!!document.querySelector('tr[data-source=\"64496\"]')",
@@ -141,6 +141,22 @@ fn page_shows_sources_adds_and_looks_up() {
     assert_eq!(status, 200);
     let v: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(v["asns"], json!(["62041", "64500", "64496"]));
+
+    // Removing asks once more, then the source is gone from the page and the API.
+    let remove = "document.querySelector('tr[data-source=\"64500\"] button.rm').click(); true";
+    b.eval(remove);
+    assert_eq!(
+        b.eval("document.querySelector('tr[data-source=\"64500\"] button.rm').textContent"),
+        "Sure?"
+    );
+    b.eval(remove);
+    let removed = b.wait_for(
+        "!document.querySelector('tr[data-source=\"64500\"]')",
+        Duration::from_secs(10),
+    );
+    assert!(removed, "{}", text(&mut b, "#groups"));
+    let (_, body) = http_get(addr, "/asns");
+    assert!(!body.contains("64500"), "{body}");
 
     // Lookup of an address inside a stored prefix.
     b.eval(

@@ -4,10 +4,11 @@
 //! with 200, because that is when someone opens the page.
 
 use super::{Context, Reply};
-use crate::api::body::json_line;
 use crate::api::error::ApiError;
 use crate::overview;
 
 pub(super) fn status(ctx: &Context) -> Result<Reply, ApiError> {
-    Ok(Reply::json(200, json_line(&overview::build(&ctx.paths))))
+    let mut body = overview::build(&ctx.paths).to_json();
+    body.push(b'\n');
+    Ok(Reply::json(200, body))
 }

@@ -541,6 +541,20 @@ fn missing_config_at_start_is_the_empty_configuration() {
     sim.read(ConfigRead::Missing("/data/config.json: not found".into()));
     assert_eq!(sim.s.config().unwrap().asns, Vec::<String>::new());
     assert_eq!(sim.status().last_error, None);
+    // Still missing at the next checks: still the empty configuration, no error.
+    for _ in 0..3 {
+        sim.now += CONFIG_CHECK;
+        assert_eq!(
+            sim.read(ConfigRead::Missing("/data/config.json: not found".into())),
+            []
+        );
+    }
+    assert_eq!(sim.status().last_error, None);
+    // The first `asn add` creates it.
+    sim.now += CONFIG_CHECK;
+    sim.config(&config_json(&["62041"], HOURLY));
+    assert_eq!(sim.s.config().unwrap().asns, ["62041"]);
+    assert_eq!(sim.status().last_error, None);
 }
 
 #[test]

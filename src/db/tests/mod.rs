@@ -35,26 +35,8 @@ fn schema_and_pragmas() {
     assert_eq!(db.pragma("temp_store").unwrap(), "2");
     assert_eq!(db.pragma("cache_size").unwrap(), format!("-{CACHE_KIB}"));
     assert_eq!(db.pragma("user_version").unwrap(), "3");
-    // The build leaves out the schema pragmas (table_info): read the columns of a
-    // `SELECT *` and the stored CREATE statement instead.
-    let cols: Vec<String> = db
-        .conn
-        .prepare("SELECT * FROM addresses")
-        .unwrap()
-        .column_names()
-        .into_iter()
-        .map(String::from)
-        .collect();
-    assert_eq!(cols, ["kind", "source", "value", "first_seen", "last_seen"]);
-    let cols: Vec<String> = db
-        .conn
-        .prepare("SELECT * FROM changes")
-        .unwrap()
-        .column_names()
-        .into_iter()
-        .map(String::from)
-        .collect();
-    assert_eq!(cols, ["time", "kind", "source", "value", "change"]);
+    // The columns of the views are checked through `sqlite3` (tests/it/migrate.rs):
+    // the program's SQLite has no date functions, which they use.
     let sql = |name: &str| -> String {
         db.conn
             .query_row(
@@ -78,9 +60,6 @@ fn schema_and_pragmas() {
         )
         .unwrap();
     assert_eq!(indexes, 2);
-    // The CHECK of `change` holds through the view.
-    let bad = "INSERT INTO changes VALUES ('2026-01-01T00:00:00Z', 'asn', '1', '1.0.0.0/8', 'x')";
-    assert!(db.conn.execute(bad, []).is_err());
 }
 
 #[test]

@@ -1,0 +1,64 @@
+//! A request whose head has arrived and whose body the poll thread is reading:
+//! bounded by [`MAX_BODY`], de-chunked with the shared decoder (`crate::http1`).
+
+use std::time::Instant;
+
+use super::conn::Conn;
+use super::http::{Head, RequestError};
+use super::MAX_BODY;
+use crate::http1::Chunked;
+
+/// What a client that sent `Expect: 100-continue` waits for before its body.
+pub(super) const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
+
+/// A request whose body is arriving.
+pub(super) struct Incoming {
+    pub(super) head: Head,
+    /// The body so far, de-chunked: at most [`MAX_BODY`] bytes.
+    pub(super) body: Vec<u8>,
+    /// For a chunked body, its decoder; else the bytes still to come.
+    pub(super) chunked: Option<Chunked>,
+    pub(super) left: u64,
+    /// Bytes of [`CONTINUE`] still to write before the client sends the body.
+    pub(super) owe: usize,
+    /// The whole body must be there by then (408).
+    pub(super) deadline: Instant,
+    /// Its room in the body budget (`server::BODY_BUDGET`) is reserved: only then
+    /// is the body read.
+    pub(super) admitted: bool,
+}
+
+impl Incoming {
+    /// The room the body may take: its declared length, or the most a chunked body
+    /// may grow to.
+    pub(super) fn room(&self) -> usize {
+        match self.chunked {
+            Some(_) => MAX_BODY as usize,
+            None => self.left as usize + self.body.len(),
+        }
+    }
+
+    /// Takes what `buf` holds of the body: true once it is complete.
+    pub(super) fn take(&mut self, conn: &mut Conn) -> Result<bool, RequestError> {
+        let Some(d) = &mut self.chunked else {
+            let n = (self.left.min(conn.buf.len() as u64)) as usize;
+            self.body.extend_from_slice(&conn.buf[..n]);
+            conn.consume(n);
+            self.left -= n as u64;
+            return Ok(self.left == 0);
+        };
+        while !d.done() {
+            let step = d.step(&conn.buf)?;
+            if self.body.len() + step.data.len() > MAX_BODY as usize {
+                return Err(RequestError::BodyTooLarge);
+            }
+            self.body.extend_from_slice(step.data);
+            let used = step.used;
+            if used == 0 {
+                return Ok(false);
+            }
+            conn.consume(used);
+        }
+        Ok(true)
+    }
+}
