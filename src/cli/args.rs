@@ -132,7 +132,10 @@ fn no_more(cmd: Cmd, rest: &[String]) -> Result<(), UsageError> {
 
 /// Builds the command from its words and the flags.
 fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Command, UsageError> {
-    if !matches!(cmd, Cmd::Lookup | Cmd::Healthcheck | Cmd::Asn | Cmd::Fqdn) {
+    if !matches!(
+        cmd,
+        Cmd::Lookup | Cmd::Healthcheck | Cmd::Asn | Cmd::Fqdn | Cmd::Feed | Cmd::Country
+    ) {
         no_more(cmd, rest)?;
     }
     Ok(match cmd {
@@ -166,6 +169,10 @@ fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Comman
         }
         Cmd::Asn => Command::Sources(Kind::Asn, source_action(cmd, Kind::Asn, rest, a)?),
         Cmd::Fqdn => Command::Sources(Kind::Fqdn, source_action(cmd, Kind::Fqdn, rest, a)?),
+        Cmd::Feed => Command::Sources(Kind::Feed, source_action(cmd, Kind::Feed, rest, a)?),
+        Cmd::Country => {
+            Command::Sources(Kind::Country, source_action(cmd, Kind::Country, rest, a)?)
+        }
     })
 }
 
@@ -205,7 +212,11 @@ fn source_action(
     a: Parsed,
 ) -> Result<SourceAction, UsageError> {
     let cmd = cmd.name();
-    let what = kind.as_str().to_ascii_uppercase();
+    let what = match kind {
+        Kind::Feed => "URL".to_string(),
+        Kind::Country => "CC".to_string(),
+        _ => kind.as_str().to_ascii_uppercase(),
+    };
     let purge = a.purge;
     let group = a.group.clone();
     let one = |verb: &str| match a.group.as_deref() {

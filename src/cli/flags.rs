@@ -305,7 +305,7 @@ pub(super) static FLAGS: &[Flag] = &[
     Flag {
         long: "group",
         short: None,
-        scope: Scope::Only(&[Export, Changes, Asn, Fqdn]),
+        scope: Scope::Only(&[Export, Changes, Asn, Fqdn, Feed, Country]),
         action: Value("NAME", |a, v| {
             let g = text(v, "--group")?;
             if g != crate::format::ALL_GROUPS {
@@ -342,7 +342,7 @@ pub(super) static FLAGS: &[Flag] = &[
     Flag {
         long: "purge",
         short: None,
-        scope: Scope::Only(&[Asn, Fqdn]),
+        scope: Scope::Only(&[Asn, Fqdn, Feed, Country]),
         action: Switch(|a| a.purge = true),
         help: "with remove: delete the stored values now instead\n\
                of letting them age out by ttl_days",

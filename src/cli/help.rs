@@ -15,6 +15,8 @@ pub enum Cmd {
     Export,
     Asn,
     Fqdn,
+    Feed,
+    Country,
     Status,
     Snapshot,
     CollectNow,
@@ -38,13 +40,15 @@ struct Text {
 
 impl Cmd {
     /// Every command, in the order of the overview.
-    pub const ALL: [Cmd; 13] = [
+    pub const ALL: [Cmd; 15] = [
         Cmd::Run,
         Cmd::Daemon,
         Cmd::Serve,
         Cmd::Export,
         Cmd::Asn,
         Cmd::Fqdn,
+        Cmd::Feed,
+        Cmd::Country,
         Cmd::Status,
         Cmd::Snapshot,
         Cmd::CollectNow,
@@ -131,6 +135,26 @@ static TEXTS: &[Text] = &[
         summary: "manage host-name sources",
         about: "Edits the \"fqdns\" list of config.json (locked, atomic rewrite). Names\n\
                  are lower-cased; IP literals and invalid names are refused.",
+    },
+    Text {
+        cmd: Cmd::Feed,
+        name: "feed",
+        synopsis: "list | add URL | remove URL [--purge] [--group NAME]",
+        summary: "manage URL feeds (plain lists of addresses and\n\
+                 prefixes, e.g. Spamhaus DROP)",
+        about: "Edits the \"feeds\" list of config.json (locked, atomic rewrite). Only\n\
+                 http:// and https:// URLs are taken. A feed is one value per line (the\n\
+                 first token; '#' and ';' start comments); other lines are skipped and\n\
+                 counted. A body over feed.max_bytes fails the feed.",
+    },
+    Text {
+        cmd: Cmd::Country,
+        name: "country",
+        synopsis: "list | add CC | remove CC [--purge] [--group NAME]",
+        summary: "manage country sources (NL: the prefixes RIPEstat\n\
+                 lists for the country)",
+        about: "Edits the \"countries\" list of config.json (locked, atomic rewrite).\n\
+                 Codes are two letters (ISO 3166 alpha-2), upper-cased.",
     },
     Text {
         cmd: Cmd::Status,

@@ -112,6 +112,8 @@ fn as_json(r: &Report) -> serde_json::Value {
         "counts": r.counts.map(|c| serde_json::json!({"asn": c.0, "fqdn": c.1})),
         "asns": r.cfg.as_ref().map(|c| &c.asns),
         "fqdns": r.cfg.as_ref().map(|c| &c.fqdns),
+        "feeds": r.cfg.as_ref().map(|c| &c.feeds),
+        "countries": r.cfg.as_ref().map(|c| &c.countries),
         "journal_mode": r.journal_mode,
         "last_snapshot": r.last_snapshot,
         "groups": r.groups.iter().map(|(name, sources, stored)| {
@@ -179,10 +181,14 @@ fn as_text(r: &Report, paths: &Paths) -> String {
     );
     if let Some(cfg) = &r.cfg {
         let (a, f) = (cfg.asns.len(), cfg.fqdns.len());
-        let _ = writeln!(out, "sources:       {a} ASNs, {f} FQDNs");
+        let (u, c) = (cfg.feeds.len(), cfg.countries.len());
+        let _ = writeln!(
+            out,
+            "sources:       {a} ASNs, {f} FQDNs, {u} feeds, {c} countries"
+        );
     }
     if let Some((a, f)) = r.counts {
-        let _ = writeln!(out, "stored:        {a} ASN values, {f} FQDN values");
+        let _ = writeln!(out, "stored:        {a} prefix values, {f} FQDN values");
     }
     // Per group when there are groups besides `default`.
     if r.groups.len() > 1 {

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::read::read_value;
 use super::*;
 use crate::format::DEFAULT_GROUP;
-use crate::source::{normalize_asn_value, normalize_fqdn, Kind};
+use crate::source::Kind;
 
 /// Takes the configuration's update lock (a sibling file `.config.json.lock`) for as
 /// long as the returned file is open, so that concurrent CLI commands and API requests
@@ -174,10 +174,7 @@ pub fn remove_source(
         if let Some(Value::Array(list)) = group_object(root, group).get_mut(kind.key()) {
             // Entries were validated, so every one normalises; drop all spellings of it.
             list.retain(|v| {
-                let n = match kind {
-                    Kind::Asn => normalize_asn_value(v),
-                    Kind::Fqdn => v.as_str().map_or(Err(String::new()), normalize_fqdn),
-                };
+                let n = kind.normalize_json(v);
                 n.as_deref() != Ok(norm.as_str())
             });
         }

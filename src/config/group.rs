@@ -27,6 +27,10 @@ pub struct Group {
     pub asns: Vec<String>,
     /// FQDN sources, normalised, without duplicates.
     pub fqdns: Vec<String>,
+    /// Feed URLs, normalised, without duplicates.
+    pub feeds: Vec<String>,
+    /// Country codes, upper-cased, without duplicates.
+    pub countries: Vec<String>,
     /// Its own exclusions (the top-level `exclude` applies too; see
     /// [`Config::exclusions`]).
     pub exclude: Vec<IpNet>,
@@ -41,6 +45,8 @@ impl Group {
             name: name.to_string(),
             asns: Vec::new(),
             fqdns: Vec::new(),
+            feeds: Vec::new(),
+            countries: Vec::new(),
             exclude: Vec::new(),
             mark: None,
         }
@@ -51,6 +57,17 @@ impl Group {
         match kind {
             Kind::Asn => &self.asns,
             Kind::Fqdn => &self.fqdns,
+            Kind::Feed => &self.feeds,
+            Kind::Country => &self.countries,
+        }
+    }
+    /// The sources of one kind, to fill in.
+    pub(crate) fn sources_mut(&mut self, kind: Kind) -> &mut Vec<String> {
+        match kind {
+            Kind::Asn => &mut self.asns,
+            Kind::Fqdn => &mut self.fqdns,
+            Kind::Feed => &mut self.feeds,
+            Kind::Country => &mut self.countries,
         }
     }
 

@@ -16,6 +16,7 @@ mod group;
 mod read;
 #[cfg(test)]
 mod tests;
+pub mod upstreams;
 
 pub use edit::{add_source, remove_source};
 pub use group::{Group, Mark, Part, Selected, Selection, UnknownGroup};
@@ -63,12 +64,15 @@ impl Paths {
     pub fn status(&self) -> PathBuf {
         self.data_dir.join("status.json")
     }
-    /// The legacy file of a kind: `data.json` (ASN) or `fqdn_data.json` (FQDN).
-    pub fn legacy(&self, kind: Kind) -> PathBuf {
-        self.data_dir.join(match kind {
+    /// The legacy file of a kind: `data.json` (ASN) or `fqdn_data.json` (FQDN);
+    /// the kinds added since have none.
+    pub fn legacy(&self, kind: Kind) -> Option<PathBuf> {
+        let name = match kind {
             Kind::Asn => "data.json",
             Kind::Fqdn => "fqdn_data.json",
-        })
+            Kind::Feed | Kind::Country => return None,
+        };
+        Some(self.data_dir.join(name))
     }
 }
 
@@ -245,6 +249,10 @@ pub struct Config {
     /// FQDN sources of every group, normalised (lower case, no trailing dot), without
     /// duplicates.
     pub fqdns: Vec<String>,
+    /// Feed URLs of every group, normalised, without duplicates.
+    pub feeds: Vec<String>,
+    /// Country codes of every group, upper-cased, without duplicates.
+    pub countries: Vec<String>,
     /// When the daemon collects.
     pub schedule: Schedule,
     /// Days a value is kept after it was last seen; 0 keeps values for ever.
@@ -259,6 +267,8 @@ pub struct Config {
     pub fetch: FetchConfig,
     /// The shortest prefixes taken from an upstream.
     pub min_prefix: MinPrefix,
+    /// ASN upstreams and their settings, feed limits.
+    pub upstreams: upstreams::Upstreams,
     /// HTTP API settings.
     pub api: ApiConfig,
     /// Files rendered by the daemon.
@@ -277,6 +287,8 @@ impl Default for Config {
         Config {
             asns: Vec::new(),
             fqdns: Vec::new(),
+            feeds: Vec::new(),
+            countries: Vec::new(),
             schedule: Schedule {
                 interval_minutes: 360,
                 interval_seconds: None,
@@ -298,6 +310,7 @@ impl Default for Config {
             },
             fetch: FetchConfig::default(),
             min_prefix: MinPrefix::default(),
+            upstreams: upstreams::Upstreams::default(),
             api: ApiConfig {
                 listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
                 token: None,
@@ -318,7 +331,22 @@ impl Config {
         match kind {
             Kind::Asn => &self.asns,
             Kind::Fqdn => &self.fqdns,
+            Kind::Feed => &self.feeds,
+            Kind::Country => &self.countries,
         }
+    }
+    /// The sources of one kind, to fill in.
+    pub(crate) fn sources_mut(&mut self, kind: Kind) -> &mut Vec<String> {
+        match kind {
+            Kind::Asn => &mut self.asns,
+            Kind::Fqdn => &mut self.fqdns,
+            Kind::Feed => &mut self.feeds,
+            Kind::Country => &mut self.countries,
+        }
+    }
+    /// Whether no source of any kind is configured.
+    pub fn has_no_sources(&self) -> bool {
+        Kind::ALL.iter().all(|k| self.sources(*k).is_empty())
     }
 }
 

@@ -8,10 +8,11 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::*;
-use crate::source::{normalize_asn_value, normalize_fqdn, Kind};
+use crate::source::Kind;
 
 mod dnsmasq;
 mod groups;
+mod upstreams;
 
 pub(super) fn read_value(text: &str, path: &Path) -> Result<Value, ConfigError> {
     let value = serde_json::from_str::<Value>(text).map_err(|e| ConfigError::Syntax {
@@ -178,14 +179,9 @@ impl Reader<'_> {
         // ASNs must not cost 50,000² comparisons on every load.
         let mut seen: HashSet<String> = HashSet::with_capacity(list.len());
         for (i, v) in list.iter().enumerate() {
-            let norm = match kind {
-                Kind::Asn => normalize_asn_value(v),
-                Kind::Fqdn => match v {
-                    Value::String(s) => normalize_fqdn(s),
-                    other => Err(format!("expected a host name string, got {}", short(other))),
-                },
-            }
-            .map_err(|m| self.err(&format!("{key}[{i}]"), m))?;
+            let norm = kind
+                .normalize_json(v)
+                .map_err(|m| self.err(&format!("{key}[{i}]"), m))?;
             if !seen.insert(norm.clone()) {
                 self.warnings.push(format!(
                     "{key}[{i}]: {norm} is listed twice; collected once"
@@ -212,6 +208,12 @@ fn short(v: &Value) -> String {
 const ROOT_KEYS: &[&str] = &[
     "asns",
     "fqdns",
+    "feeds",
+    "countries",
+    "feed",
+    "asn_upstreams",
+    "bgptools",
+    "ipverse",
     "schedule",
     "ttl_days",
     "history_days",
@@ -235,11 +237,10 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
     };
     let root = r.object(value, "(top level)")?;
     r.unknown(root, "", ROOT_KEYS);
-    let mut c = Config {
-        asns: r.sources(root, Kind::Asn)?,
-        fqdns: r.sources(root, Kind::Fqdn)?,
-        ..Config::default()
-    };
+    let mut c = Config::default();
+    for kind in Kind::ALL {
+        *c.sources_mut(kind) = r.sources(root, kind)?;
+    }
     if let Some(n) = r.uint(root, "", "ttl_days", 0, 36_500)? {
         c.ttl_days = n as u32;
     }
@@ -268,6 +269,7 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
     c.outputs = r.outputs(root)?;
     r.resolve_output_groups(&mut c)?;
     r.upstream_keys(root, &mut c)?;
+    r.upstreams(root, &mut c.upstreams)?;
     dnsmasq::resolve(&r, &mut c)?;
     Ok(Loaded {
         config: c,

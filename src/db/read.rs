@@ -122,15 +122,35 @@ impl Db {
 
     /// The number of stored rows (source, value pairs) of a kind.
     pub fn count_values(&self, kind: Kind) -> Result<u64, StoreError> {
-        let (asn, fqdn) = self.counts()?;
-        Ok(match kind {
-            Kind::Asn => asn,
-            Kind::Fqdn => fqdn,
+        Ok(self
+            .counts_by_kind()?
+            .into_iter()
+            .find(|(k, _)| *k == kind)
+            .map_or(0, |(_, n)| n))
+    }
+
+    /// The number of stored rows of each kind stored, in one pass over the key.
+    pub fn counts_by_kind(&self) -> Result<Vec<(Kind, u64)>, StoreError> {
+        self.run(|c| {
+            let mut st = c.prepare(
+                "SELECT s.kind, sum(x.n) FROM (SELECT source, count(*) AS n FROM entries \
+                 GROUP BY source) x JOIN sources s ON s.id = x.source GROUP BY s.kind",
+            )?;
+            let mut rows = st.query([])?;
+            let mut out = Vec::new();
+            while let Some(r) = rows.next()? {
+                let n = r.get::<_, i64>(1)? as u64;
+                if let Some(k) = Kind::from_word(r.get_ref(0)?.as_str()?) {
+                    out.push((k, n));
+                }
+            }
+            Ok(out)
         })
     }
 
-    /// The number of stored rows of each kind, `(asn, fqdn)`, in one pass over the
-    /// key (counted per source, no sort).
+    /// The number of stored rows of prefix sources (ASNs, feeds, countries) and of
+    /// host names, `(prefixes, fqdn)`, in one pass over the key (counted per source,
+    /// no sort).
     pub fn counts(&self) -> Result<(u64, u64), StoreError> {
         self.run(|c| {
             let mut st = c.prepare(

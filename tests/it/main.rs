@@ -28,6 +28,8 @@ mod healthcheck;
 mod http_attacks;
 #[cfg(feature = "api")]
 mod http_limits;
+#[cfg(feature = "collect")]
+mod kinds;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci;
 #[cfg(feature = "inspect")]

@@ -168,8 +168,14 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         ["changes"] => (Route::Changes, "GET, HEAD"),
         ["asns"] => (Route::Sources(Kind::Asn), "GET, HEAD, POST"),
         ["fqdns"] => (Route::Sources(Kind::Fqdn), "GET, HEAD, POST"),
+        ["feeds"] => (Route::Sources(Kind::Feed), "GET, HEAD, POST"),
+        ["countries"] => (Route::Sources(Kind::Country), "GET, HEAD, POST"),
         ["asns", s] if !s.is_empty() => (Route::Source(Kind::Asn, s.to_string()), "DELETE"),
         ["fqdns", s] if !s.is_empty() => (Route::Source(Kind::Fqdn, s.to_string()), "DELETE"),
+        ["feeds", s] if !s.is_empty() => (Route::Source(Kind::Feed, s.to_string()), "DELETE"),
+        ["countries", s] if !s.is_empty() => {
+            (Route::Source(Kind::Country, s.to_string()), "DELETE")
+        }
         _ => {
             return Err(ApiError::NotFound(format!(
             "no such path {}; the API has /, /status, /addresses, /health, /lookup, /changes, /asns and /fqdns",

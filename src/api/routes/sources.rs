@@ -1,4 +1,5 @@
-//! `GET|POST /asns`, `GET|POST /fqdns`, `DELETE /asns/{asn}`, `DELETE /fqdns/{fqdn}`.
+//! `GET|POST /asns`, `/fqdns`, `/feeds`, `/countries`, and `DELETE` of one of them
+//! (`/asns/{asn}`, `/fqdns/{fqdn}`, `/feeds/{percent-encoded URL}`, `/countries/{CC}`).
 
 use std::fmt;
 
@@ -10,7 +11,7 @@ use crate::api::body::{json_line, Added, Listed, Named, Removed};
 use crate::api::error::ApiError;
 use crate::api::query::quoted;
 use crate::config;
-use crate::source::{self, Kind};
+use crate::source::Kind;
 use crate::sources;
 
 pub(super) fn list(kind: Kind, group: Option<&str>, ctx: &Context) -> Result<Reply, ApiError> {
@@ -28,17 +29,10 @@ pub(super) fn list(kind: Kind, group: Option<&str>, ctx: &Context) -> Result<Rep
             .map(|s| (s.as_str(), cfg.groups_of(kind, s)))
             .collect()
     });
-    let listed = match kind {
-        Kind::Asn => Listed {
-            asns: Some(sources),
-            fqdns: None,
-            groups,
-        },
-        Kind::Fqdn => Listed {
-            asns: None,
-            fqdns: Some(sources),
-            groups,
-        },
+    let listed = Listed {
+        kind,
+        sources,
+        groups,
     };
     Ok(Reply::json(200, json_line(&listed)))
 }
@@ -81,6 +75,8 @@ fn source_from_body(kind: Kind, body: &[u8]) -> Result<(String, Option<String>),
     let example = match kind {
         Kind::Asn => r#"{"asn": "AS62041"}"#,
         Kind::Fqdn => r#"{"fqdn": "example.com"}"#,
+        Kind::Feed => r#"{"feed": "https://example.org/list.txt"}"#,
+        Kind::Country => r#"{"country": "NL"}"#,
     };
     let bad = |why: String| {
         ApiError::BadRequest(format!("{why}; expected a JSON body such as {example}"))
@@ -114,12 +110,9 @@ fn source_from_body(kind: Kind, body: &[u8]) -> Result<(String, Option<String>),
         [(_, v)] => v,
         _ => return Err(bad(format!("key {key:?} given more than once in the body"))),
     };
-    let norm = match (kind, v) {
-        (Kind::Asn, v) => source::normalize_asn_value(v),
-        (Kind::Fqdn, Value::String(s)) => source::normalize_fqdn(s),
-        (Kind::Fqdn, _) => Err("invalid fqdn: expected a string".to_string()),
-    };
-    let norm = norm.map_err(|m| ApiError::BadRequest(format!("{key}: {m}")))?;
+    let norm = kind
+        .normalize_json(v)
+        .map_err(|m| ApiError::BadRequest(format!("{key}: {m}")))?;
     Ok((norm, group))
 }
 

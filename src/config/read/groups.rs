@@ -37,16 +37,17 @@ impl Reader<'_> {
     }
 
     /// The groups: `default` (the top-level sources, already read into `c`) first,
-    /// then `groups` in name order. Fills `c.groups`, and makes `c.asns` and `c.fqdns`
-    /// the sources of every group (what is collected), each once.
+    /// then `groups` in name order. Fills `c.groups`, and makes `c.asns`, `c.fqdns`,
+    /// `c.feeds` and `c.countries` the sources of every group (what is collected), each once.
     pub(super) fn groups(
         &mut self,
         root: &Map<String, Value>,
         c: &mut Config,
     ) -> Result<(), ConfigError> {
         let mut default = Group::new(DEFAULT_GROUP);
-        default.asns = c.asns.clone();
-        default.fqdns = c.fqdns.clone();
+        for kind in Kind::ALL {
+            *default.sources_mut(kind) = c.sources(kind).to_vec();
+        }
         default.exclude = Vec::new();
         let mut groups = vec![default];
         match root.get("groups") {
@@ -69,10 +70,7 @@ impl Reader<'_> {
                 .filter(|s| seen.insert(s.as_str()))
                 .cloned()
                 .collect();
-            match kind {
-                Kind::Asn => c.asns = union,
-                Kind::Fqdn => c.fqdns = union,
-            }
+            *c.sources_mut(kind) = union;
         }
         c.groups = groups;
         Ok(())
@@ -95,8 +93,9 @@ impl Reader<'_> {
             .collect();
         self.unknown(o, &prefix, &known);
         let mut g = Group::new(name);
-        g.asns = self.sources_in(o, &prefix, Kind::Asn)?;
-        g.fqdns = self.sources_in(o, &prefix, Kind::Fqdn)?;
+        for kind in Kind::ALL {
+            *g.sources_mut(kind) = self.sources_in(o, &prefix, kind)?;
+        }
         g.exclude = self.exclusions(o, &prefix, &format!("group {name}"))?;
         g.mark = self.mark(o, &prefix)?;
         Ok(g)
