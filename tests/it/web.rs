@@ -266,10 +266,12 @@ fn page_shows_each_group_and_adds_to_it() {
 fn screenshots() {
     let dir = std::env::var("RCC_SCREENSHOTS").expect("RCC_SCREENSHOTS=<directory>");
     let Some(mut b) = browser() else { return };
-    let site = site(
-        &["62041", "64496", "64500"],
-        &["telegram.org", "web.telegram.org"],
-    );
+    let site = site(&["62041", "64500"], &["telegram.org", "web.telegram.org"]);
+    // A second group, collected by the daemon's first run below.
+    let mut cfg: Value =
+        serde_json::from_slice(&std::fs::read(site.t.file("config.json")).unwrap()).unwrap();
+    cfg["groups"] = json!({"video": {"asns": ["64496"], "fqdns": ["video.example"]}});
+    site.t.config(&cfg);
     // The daemon (after the first `run`): the page shows its heartbeat and next run.
     let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
     let _daemon = site.t.spawn(&["daemon", "--listen", &addr.to_string()]);
