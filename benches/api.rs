@@ -229,7 +229,12 @@ fn breakdown(paths: &Paths) {
         render.push(t.elapsed());
         std::hint::black_box(body);
         let t = Instant::now();
-        let body = ripe_cidr_collector::listing::render(&d, &RenderOptions::default()).unwrap();
+        let body = ripe_cidr_collector::listing::render(
+            &d,
+            &Default::default(),
+            &RenderOptions::default(),
+        )
+        .unwrap();
         streamed.push(t.elapsed());
         std::hint::black_box(body);
     }

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::config::Paths;
-use crate::source::{normalize_asn, normalize_fqdn, normalize_value, Kind};
+use crate::source::{normalize_value, Kind};
 use crate::util;
 
 /// One value to import.
@@ -91,7 +91,9 @@ pub fn read_all(paths: &Paths, now: i64) -> Result<Batch, LegacyError> {
     let mut batch = Batch::default();
     let now = util::iso(now);
     for kind in Kind::ALL {
-        let path = paths.legacy(kind);
+        let Some(path) = paths.legacy(kind) else {
+            continue;
+        };
         let text = match util::read_text_capped(&path, MAX_LEGACY_BYTES) {
             Ok(Some(t)) => t,
             Ok(None) => return Err(LegacyError::TooLarge { path }),
@@ -126,12 +128,11 @@ pub fn parse(
     let list_key = match kind {
         Kind::Asn => "prefixes",
         Kind::Fqdn => "ips",
+        // No legacy file holds these kinds.
+        Kind::Feed | Kind::Country => return Ok(()),
     };
     for (key, entry) in map {
-        let source = match kind {
-            Kind::Asn => normalize_asn(key),
-            Kind::Fqdn => normalize_fqdn(key),
-        };
+        let source = kind.normalize(key);
         let source = match source {
             Ok(s) => s,
             Err(e) => {

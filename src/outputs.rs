@@ -52,14 +52,23 @@ fn render_one(db: &db::Db, out: &OutputConfig) -> Result<(), String> {
         return dnsmasq::render(out, d).map(drop).map_err(|e| e.to_string());
     }
     if let Some(path) = &out.path {
-        let bytes = crate::listing::render(db, &out.render).map_err(|e| e.to_string())?;
+        let bytes = crate::listing::render_selection(db, &out.selection, &out.render)
+            .map_err(|e| e.to_string())?;
         crate::util::write_atomic(path, &bytes).map_err(|e| format!("writing: {e}"))?;
     }
     if let Some(crate::config::LoadKind::Nft) = out.load {
         #[cfg(target_os = "linux")]
         {
+            // Aggregated as for the nft format: interval sets must not overlap.
+            let opts = crate::format::RenderOptions {
+                aggregate: true,
+                ..out.render.clone()
+            };
+            let prepared =
+                crate::listing::prepare(db, &out.selection, &opts).map_err(|e| e.to_string())?;
             // (Recorded as text in status.json's `output_failures`.)
-            crate::nftnl::load_db(db, &out.render).map_err(|e| e.to_string())?;
+            crate::nftnl::load_logged(&out.render, &prepared, out.mark)
+                .map_err(|e| e.to_string())?;
             // The sets a dnsmasq output fills: created if missing, never flushed.
             if let Some(timeout) = out.dns_sets {
                 let r = &out.render;

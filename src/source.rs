@@ -1,4 +1,5 @@
-//! Sources and values: the two kinds of source, how ASNs and host names are written
+//! Sources and values: the kinds of source, how ASNs, host names, feed URLs and
+//! country codes are written
 //! and shown, and how collected values are normalised. Every layer uses these, so
 //! there is one definition of each rule.
 
@@ -8,38 +9,74 @@ use std::net::IpAddr;
 use ipnet::IpNet;
 use serde_json::Value;
 
-/// The two kinds of source.
+/// The kinds of source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {
     /// An autonomous system: its announced prefixes.
     Asn,
     /// A host name: its A and AAAA addresses.
     Fqdn,
+    /// The URL of a plain list of addresses and prefixes.
+    Feed,
+    /// A country (ISO 3166 alpha-2): the prefixes registered to it.
+    Country,
 }
 
 impl Kind {
-    /// Both kinds, ASN first.
-    pub const ALL: [Kind; 2] = [Kind::Asn, Kind::Fqdn];
+    /// Every kind, in the order runs and listings take them.
+    pub const ALL: [Kind; 4] = [Kind::Asn, Kind::Fqdn, Kind::Feed, Kind::Country];
 
-    /// `asn` or `fqdn`: the word stored in the database's `kind` column.
+    /// `asn`, `fqdn`, `feed` or `country`: the word stored in the database's `kind`
+    /// column (text, so a new kind needs no schema change).
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Asn => "asn",
             Kind::Fqdn => "fqdn",
+            Kind::Feed => "feed",
+            Kind::Country => "country",
         }
     }
-    /// The config key holding sources of this kind: `asns` or `fqdns`.
+    /// The kind stored as `word` in the database.
+    pub fn from_word(word: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.as_str() == word)
+    }
+    /// The config key holding sources of this kind: `asns`, `fqdns`, `feeds`,
+    /// `countries`.
     pub fn key(self) -> &'static str {
         match self {
             Kind::Asn => "asns",
             Kind::Fqdn => "fqdns",
+            Kind::Feed => "feeds",
+            Kind::Country => "countries",
         }
+    }
+    /// Whether its values are prefixes (everything but host names, whose values are
+    /// addresses).
+    pub fn has_prefixes(self) -> bool {
+        self != Kind::Fqdn
     }
     /// Normalises a source given as text (CLI, API path).
     pub fn normalize(self, s: &str) -> Result<String, String> {
         match self {
             Kind::Asn => normalize_asn(s),
             Kind::Fqdn => normalize_fqdn(s),
+            Kind::Feed => normalize_feed(s),
+            Kind::Country => normalize_country(s),
+        }
+    }
+    /// Normalises a source given as JSON (configuration, API body): ASNs may be
+    /// numbers, every other kind is a string.
+    pub fn normalize_json(self, v: &Value) -> Result<String, String> {
+        match (self, v) {
+            (Kind::Asn, v) => normalize_asn_value(v),
+            (_, Value::String(s)) => self.normalize(s),
+            (_, other) => {
+                let mut shown = other.to_string();
+                if shown.len() > 60 {
+                    shown = format!("{}...", shown.chars().take(57).collect::<String>());
+                }
+                Err(format!("invalid {self} {shown}: expected a string"))
+            }
         }
     }
 }
@@ -50,12 +87,84 @@ impl fmt::Display for Kind {
     }
 }
 
-/// How a source is shown to people: `AS62041` or the host name.
+/// How a source is shown to people: `AS62041`, the host name, the feed's URL or
+/// `country NL`.
 pub fn display(kind: Kind, source: &str) -> String {
     match kind {
         Kind::Asn => format!("AS{source}"),
-        Kind::Fqdn => source.to_string(),
+        Kind::Country => format!("country {source}"),
+        Kind::Fqdn | Kind::Feed => source.to_string(),
     }
+}
+
+/// Longest feed URL accepted, in bytes.
+const MAX_URL: usize = 2048;
+
+/// Normalises a feed URL: `http://` or `https://` (scheme and host lower-cased), a
+/// host, no spaces or control characters, at most 2048 bytes.
+///
+/// ```
+/// use ripe_cidr_collector::source::normalize_feed;
+/// assert_eq!(normalize_feed("HTTPS://Example.org/drop.txt").unwrap(), "https://example.org/drop.txt");
+/// assert!(normalize_feed("ftp://example.org/x").unwrap_err().contains("\"ftp://example.org/x\""));
+/// ```
+pub fn normalize_feed(s: &str) -> Result<String, String> {
+    let bad = |why: &str| Err(format!("invalid feed URL {s:?}: {why}"));
+    let t = s.trim();
+    let Some((scheme, rest)) = t.split_once("://") else {
+        return bad("expected an http:// or https:// URL");
+    };
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        return bad("only http:// and https:// are fetched");
+    }
+    if t.len() > MAX_URL {
+        return bad("longer than 2048 bytes");
+    }
+    if t.bytes().any(|b| b <= b' ' || b == 0x7f) || !t.is_ascii() {
+        return bad("spaces, control and non-ASCII characters must be percent-encoded");
+    }
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    if authority.contains('@') {
+        return bad("user names and passwords are not supported");
+    }
+    let host = match authority.rsplit_once(':') {
+        Some((h, port)) if !h.ends_with(']') || authority.starts_with('[') => {
+            if !port.is_empty() && port.parse::<u16>().is_err() && !authority.ends_with(']') {
+                return bad("invalid port");
+            }
+            h
+        }
+        _ => authority,
+    };
+    if host.is_empty() {
+        return bad("no host");
+    }
+    if path.starts_with('#') {
+        return bad("a fragment is not part of what is fetched");
+    }
+    Ok(format!(
+        "{scheme}://{}{path}",
+        authority.to_ascii_lowercase()
+    ))
+}
+
+/// Normalises a country code: two ASCII letters, upper-cased (`nl` → `NL`).
+///
+/// ```
+/// use ripe_cidr_collector::source::normalize_country;
+/// assert_eq!(normalize_country("nl").unwrap(), "NL");
+/// assert!(normalize_country("NLD").unwrap_err().contains("\"NLD\""));
+/// ```
+pub fn normalize_country(s: &str) -> Result<String, String> {
+    if s.len() == 2 && s.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return Ok(s.to_ascii_uppercase());
+    }
+    Err(format!(
+        "invalid country code {:?}: expected two letters (ISO 3166 alpha-2) such as NL",
+        s.to_uppercase()
+    ))
 }
 
 /// Normalises an ASN: `"62041"`, `"AS62041"`, `"as62041"` → `"62041"`.
@@ -180,8 +289,8 @@ pub fn normalize_address(s: &str) -> Result<String, String> {
 /// Normalises a value for a source of `kind`.
 pub fn normalize_value(kind: Kind, s: &str) -> Result<String, String> {
     match kind {
-        Kind::Asn => normalize_prefix(s),
         Kind::Fqdn => normalize_address(s),
+        Kind::Asn | Kind::Feed | Kind::Country => normalize_prefix(s),
     }
 }
 
@@ -262,6 +371,46 @@ mod tests {
         ] {
             let e = normalize_fqdn(bad).unwrap_err();
             assert!(e.contains("invalid host name"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn feed_and_country_forms() {
+        assert_eq!(
+            normalize_feed(" HTTP://Example.ORG:8080/Drop.txt?x=1 ").unwrap(),
+            "http://example.org:8080/Drop.txt?x=1"
+        );
+        assert_eq!(
+            normalize_feed("https://[2001:db8::1]/a").unwrap(),
+            "https://[2001:db8::1]/a"
+        );
+        for bad in [
+            "",
+            "example.org/drop.txt",
+            "ftp://example.org/x",
+            "file:///etc/passwd",
+            "https://",
+            "https:///x",
+            "https://a b/x",
+            "https://user@example.org/",
+            "https://example.org:99999/",
+        ] {
+            let e = normalize_feed(bad).unwrap_err();
+            assert!(e.contains(&format!("{bad:?}")), "{e}");
+        }
+        assert_eq!(normalize_country("nL").unwrap(), "NL");
+        for bad in ["", "N", "nld", "N1", "1", "  ", "ÄÖ"] {
+            let e = normalize_country(bad).unwrap_err();
+            assert!(e.contains(&format!("{:?}", bad.to_uppercase())), "{e}");
+        }
+        assert_eq!(
+            Kind::Feed
+                .normalize_json(&serde_json::json!(5))
+                .unwrap_err(),
+            "invalid feed 5: expected a string"
+        );
+        for k in Kind::ALL {
+            assert_eq!(Kind::from_word(k.as_str()), Some(k));
         }
     }
 

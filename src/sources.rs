@@ -20,6 +20,15 @@ pub enum SourcesError {
     NotFound(String),
 }
 
+/// " in group NAME" for a group other than `default`, for messages.
+fn in_group(group: &str) -> String {
+    if group == crate::format::DEFAULT_GROUP {
+        String::new()
+    } else {
+        format!(" in group {group}")
+    }
+}
+
 /// What [`add`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Added {
@@ -42,13 +51,14 @@ pub struct Removed {
 
 /// Adds an already normalised (or at least valid) source to the configuration,
 /// creating `config.json` when needed. A running daemon notices within seconds.
-pub fn add(paths: &Paths, kind: Kind, source: &str) -> Result<Added, SourcesError> {
-    let (source, added) = config::add_source(&paths.config(), kind, source)?;
+pub fn add(paths: &Paths, kind: Kind, group: &str, source: &str) -> Result<Added, SourcesError> {
+    let (source, added) = config::add_source(&paths.config(), kind, group, source)?;
     let shown = source::display(kind, &source);
+    let to = in_group(group);
     if added {
-        log::info!("added {shown}; a running daemon collects it within seconds");
+        log::info!("added {shown}{to}; a running daemon collects it within seconds");
     } else {
-        log::info!("{shown} is already configured");
+        log::info!("{shown} is already configured{to}");
     }
     Ok(Added { source, added })
 }
@@ -62,21 +72,31 @@ pub fn add(paths: &Paths, kind: Kind, source: &str) -> Result<Added, SourcesErro
 pub fn remove(
     paths: &Paths,
     kind: Kind,
+    group: &str,
     source: &str,
     purge: bool,
 ) -> Result<Removed, SourcesError> {
-    let (source, removed) = config::remove_source(&paths.config(), kind, source)?;
+    let (source, removed) = config::remove_source(&paths.config(), kind, group, source)?;
     let shown = source::display(kind, &source);
-    let purged = if purge {
+    let cfg = config::load(&paths.config()).map(|l| l.config);
+    // Another group that still names the source still lists its values: keep them.
+    let still = cfg
+        .as_ref()
+        .map(|c| c.groups_of(kind, &source).join(", "))
+        .unwrap_or_default();
+    let purged = if purge && !still.is_empty() {
+        log::warn!("{shown} is still in group {still}: its stored values are kept");
+        None
+    } else if purge {
         let mut db = db::open(paths)?;
         // The purge is recorded in `changes`, pruned to the configured history.
-        let history = config::load(&paths.config())
-            .map_or(config::DEFAULT_HISTORY_DAYS, |l| l.config.history_days);
+        let history = cfg.map_or(config::DEFAULT_HISTORY_DAYS, |c| c.history_days);
         db.set_history_days(history);
         Some(db.purge_source(kind, &source)?)
     } else {
         None
     };
+    let shown = format!("{shown}{}", in_group(group));
     match (removed, purged) {
         (false, None) => {
             return Err(SourcesError::NotFound(format!(
@@ -113,8 +133,8 @@ mod tests {
     #[test]
     fn add_then_add_again() {
         let (_d, p) = paths();
-        assert!(add(&p, Kind::Asn, "AS62041").unwrap().added);
-        let again = add(&p, Kind::Asn, "62041").unwrap();
+        assert!(add(&p, Kind::Asn, "default", "AS62041").unwrap().added);
+        let again = add(&p, Kind::Asn, "default", "62041").unwrap();
         assert_eq!((again.source.as_str(), again.added), ("62041", false));
     }
 
@@ -122,7 +142,7 @@ mod tests {
     fn remove_unknown_is_not_found_with_or_without_purge() {
         let (_d, p) = paths();
         for purge in [false, true] {
-            let e = remove(&p, Kind::Asn, "999", purge).unwrap_err();
+            let e = remove(&p, Kind::Asn, "default", "999", purge).unwrap_err();
             assert!(
                 matches!(&e, SourcesError::NotFound(m) if m.contains("AS999")),
                 "{e}"
@@ -136,10 +156,10 @@ mod tests {
         let mut db = db::open(&p).unwrap();
         db.merge_source(Kind::Asn, "7", &["10.0.0.0/8".to_string()], 1_000, 7)
             .unwrap();
-        let r = remove(&p, Kind::Asn, "7", true).unwrap();
+        let r = remove(&p, Kind::Asn, "default", "7", true).unwrap();
         assert_eq!((r.removed, r.purged), (false, Some(1)));
         assert!(matches!(
-            remove(&p, Kind::Asn, "7", true),
+            remove(&p, Kind::Asn, "default", "7", true),
             Err(SourcesError::NotFound(_))
         ));
     }
@@ -147,8 +167,8 @@ mod tests {
     #[test]
     fn remove_configured_keeps_values_unless_purged() {
         let (_d, p) = paths();
-        add(&p, Kind::Fqdn, "example.com").unwrap();
-        let r = remove(&p, Kind::Fqdn, "Example.COM.", false).unwrap();
+        add(&p, Kind::Fqdn, "default", "example.com").unwrap();
+        let r = remove(&p, Kind::Fqdn, "default", "Example.COM.", false).unwrap();
         assert_eq!(
             (r.source.as_str(), r.removed, r.purged),
             ("example.com", true, None)

@@ -47,27 +47,25 @@ pub struct Counts {
     pub fqdn: u64,
 }
 
-/// The source named in an answer: `"asn":"62041"` or `"fqdn":"example.com"`, first.
-#[derive(Serialize)]
+/// The source named in an answer, under its kind's word: `"asn":"62041"`,
+/// `"fqdn":"example.com"`, `"feed":"https://..."`, `"country":"NL"`, first.
 pub struct Named<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    asn: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    fqdn: Option<&'a str>,
+    kind: Kind,
+    source: &'a str,
 }
 
 impl<'a> Named<'a> {
     pub fn new(kind: Kind, source: &'a str) -> Named<'a> {
-        match kind {
-            Kind::Asn => Named {
-                asn: Some(source),
-                fqdn: None,
-            },
-            Kind::Fqdn => Named {
-                asn: None,
-                fqdn: Some(source),
-            },
-        }
+        Named { kind, source }
+    }
+}
+
+impl Serialize for Named<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(1))?;
+        m.serialize_entry(self.kind.as_str(), self.source)?;
+        m.end()
     }
 }
 
@@ -94,13 +92,27 @@ pub struct Removed<'a> {
     pub purged: Option<usize>,
 }
 
-/// The answer to `GET /asns` and `GET /fqdns`: `{"asns":[...]}`, `{"fqdns":[...]}`.
-#[derive(Serialize)]
+/// The answer to `GET /asns` and `GET /fqdns`: `{"asns":[...]}`, `{"fqdns":[...]}`,
+/// and, when the configuration has groups besides `default`, `"groups"`: each
+/// listed source with the groups that name it (`{"62041":["default","video"]}`).
+/// (`GET /feeds` and `GET /countries` alike, under `"feeds"` and `"countries"`.)
 pub struct Listed<'a> {
-    /// `GET /asns`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub asns: Option<&'a [String]>,
-    /// `GET /fqdns`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fqdns: Option<&'a [String]>,
+    /// The kind listed: its config key names the list.
+    pub kind: Kind,
+    /// The sources.
+    pub sources: &'a [String],
+    /// The groups of each source.
+    pub groups: Option<std::collections::BTreeMap<&'a str, Vec<&'a str>>>,
+}
+
+impl Serialize for Listed<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry(self.kind.key(), self.sources)?;
+        if let Some(g) = &self.groups {
+            m.serialize_entry("groups", g)?;
+        }
+        m.end()
+    }
 }

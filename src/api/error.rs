@@ -63,9 +63,22 @@ pub enum ApiError {
     Busy,
 }
 
+impl From<crate::listing::ListingError> for ApiError {
+    fn from(e: crate::listing::ListingError) -> Self {
+        match e {
+            crate::listing::ListingError::Store(e) => ApiError::Storage(e),
+            crate::listing::ListingError::UnknownGroup(e) => ApiError::BadRequest(e.to_string()),
+        }
+    }
+}
+
 impl From<SourcesError> for ApiError {
     fn from(e: SourcesError) -> Self {
         match e {
+            // The client named a group that is not configured: its mistake.
+            SourcesError::Config(ConfigError::UnknownGroup(e)) => {
+                ApiError::BadRequest(e.to_string())
+            }
             SourcesError::Config(e) => ApiError::Config(e),
             SourcesError::Store(e) => ApiError::Storage(e),
             SourcesError::NotFound(m) => ApiError::NotFound(m),

@@ -132,7 +132,10 @@ fn no_more(cmd: Cmd, rest: &[String]) -> Result<(), UsageError> {
 
 /// Builds the command from its words and the flags.
 fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Command, UsageError> {
-    if !matches!(cmd, Cmd::Lookup | Cmd::Healthcheck | Cmd::Asn | Cmd::Fqdn) {
+    if !matches!(
+        cmd,
+        Cmd::Lookup | Cmd::Healthcheck | Cmd::Asn | Cmd::Fqdn | Cmd::Feed | Cmd::Country
+    ) {
         no_more(cmd, rest)?;
     }
     Ok(match cmd {
@@ -142,6 +145,7 @@ fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Comman
         Cmd::Export => export(a)?,
         Cmd::Lookup => lookup(rest, a.json)?,
         Cmd::Changes => Command::Changes {
+            group: a.group,
             since: a.since,
             type_filter: a.options.type_filter,
             json: a.json,
@@ -163,12 +167,19 @@ fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Comman
             }
             Command::Snapshot
         }
-        Cmd::Asn => Command::Sources(Kind::Asn, source_action(cmd, Kind::Asn, rest, a.purge)?),
-        Cmd::Fqdn => Command::Sources(Kind::Fqdn, source_action(cmd, Kind::Fqdn, rest, a.purge)?),
+        Cmd::Asn => Command::Sources(Kind::Asn, source_action(cmd, Kind::Asn, rest, a)?),
+        Cmd::Fqdn => Command::Sources(Kind::Fqdn, source_action(cmd, Kind::Fqdn, rest, a)?),
+        Cmd::Feed => Command::Sources(Kind::Feed, source_action(cmd, Kind::Feed, rest, a)?),
+        Cmd::Country => {
+            Command::Sources(Kind::Country, source_action(cmd, Kind::Country, rest, a)?)
+        }
     })
 }
 
-fn export(a: Parsed) -> Result<Command, UsageError> {
+fn export(mut a: Parsed) -> Result<Command, UsageError> {
+    if let Some(g) = &a.group {
+        a.options.select_group(g, a.set_given);
+    }
     a.options.check().map_err(|e| UsageError(e.0))?;
     if a.details {
         crate::inspect::details::check(&a.options, "--details").map_err(|e| UsageError(e.0))?;
@@ -198,15 +209,31 @@ fn source_action(
     cmd: Cmd,
     kind: Kind,
     rest: &[String],
-    purge: bool,
+    a: Parsed,
 ) -> Result<SourceAction, UsageError> {
     let cmd = cmd.name();
-    let what = kind.as_str().to_ascii_uppercase();
+    let what = match kind {
+        Kind::Feed => "URL".to_string(),
+        Kind::Country => "CC".to_string(),
+        _ => kind.as_str().to_ascii_uppercase(),
+    };
+    let purge = a.purge;
+    let group = a.group.clone();
+    let one = |verb: &str| match a.group.as_deref() {
+        Some(crate::format::ALL_GROUPS) => Err(UsageError(format!(
+            "`{cmd} {verb}` changes one group: --group '*' goes with `list` only"
+        ))),
+        g => Ok(g.unwrap_or(crate::format::DEFAULT_GROUP).to_string()),
+    };
     let action = match rest {
-        [a] if a == "list" => SourceAction::List,
-        [a, s] if a == "add" => SourceAction::Add(kind.normalize(s).map_err(UsageError)?),
+        [a] if a == "list" => SourceAction::List(group),
+        [a, s] if a == "add" => SourceAction::Add {
+            source: kind.normalize(s).map_err(UsageError)?,
+            group: one("add")?,
+        },
         [a, s] if a == "remove" => SourceAction::Remove {
             source: kind.normalize(s).map_err(UsageError)?,
+            group: one("remove")?,
             purge,
         },
         [a] if a == "add" || a == "remove" => {
@@ -245,7 +272,13 @@ mod tests {
         assert_eq!(c.paths.db, PathBuf::from("/d/ripe.db"));
         assert_eq!(
             c.command,
-            Command::Sources(Kind::Asn, SourceAction::Add("1".into()))
+            Command::Sources(
+                Kind::Asn,
+                SourceAction::Add {
+                    source: "1".into(),
+                    group: "default".into()
+                }
+            )
         );
         let c = p(&["fqdn", "remove", "x.org", "--purge", "-q"]).unwrap();
         assert_eq!(c.verbosity, Verbosity::Quiet);

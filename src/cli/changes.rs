@@ -12,6 +12,7 @@ use crate::{db, util};
 /// `YYYY-MM-DDTHH:MM:SSZ` is a usage error (exit 2).
 pub fn run(
     paths: &Paths,
+    group: Option<&str>,
     since: Option<&str>,
     filter: TypeFilter,
     json: bool,
@@ -23,8 +24,16 @@ pub fn run(
         Some(s) => changes::parse_since(s).map_err(|e| CliError::Usage(format!("--since: {e}")))?,
         None => changes::default_since(util::unix_now()),
     };
+    let selection = match group {
+        Some(g) => Some(
+            crate::listing::config_for(paths, g)?
+                .selection(g)
+                .map_err(|e| CliError::Usage(format!("--group: {e}")))?,
+        ),
+        None => None,
+    };
     let db = db::open(paths)?;
-    let (out, notes) = changes::render_noted(&db, &since, filter, json)?;
+    let (out, notes) = changes::render_noted(&db, &since, filter, selection.as_ref(), json)?;
     print(&out)?;
     super::output::notes(&notes);
     Ok(Outcome::Success)

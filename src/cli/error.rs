@@ -73,6 +73,8 @@ pub fn exit_code(result: &Result<Outcome, CliError>) -> (u8, bool) {
         Ok(Outcome::Success) | Err(CliError::ClosedStdout) => (0, false),
         Ok(Outcome::SourcesFailed) => (3, false),
         Err(CliError::Usage(_)) => (2, true),
+        // A group named on the command line or in a request that is not configured.
+        Err(CliError::Config(ConfigError::UnknownGroup(_))) => (2, true),
         Err(_) => (1, true),
     }
 }

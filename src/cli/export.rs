@@ -20,12 +20,16 @@ pub fn run(
     if details && !inspect::ENABLED {
         return Err(CliError::Other(inspect::missing("--details")));
     }
+    let cfg = listing::config_for(paths, &options.group)?;
+    let selection = cfg
+        .selection(&options.group)
+        .map_err(|e| CliError::Usage(format!("--group: {e}")))?;
     let db = db::open(paths)?;
     listing::check_not_emptied(paths, &db)??;
     let bytes = if details {
-        inspect::details::render(&db, options)?
+        inspect::details::render(&db, &selection, options)?
     } else {
-        listing::render(&db, options)?
+        listing::render_selection(&db, &selection, options)?
     };
     match out {
         Some(path) => util::write_atomic(path, &bytes).map_err(|source| CliError::Io {

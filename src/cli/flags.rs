@@ -30,6 +30,10 @@ pub(super) struct Parsed {
     pub max_age: Option<u64>,
     pub details: bool,
     pub since: Option<String>,
+    /// `--group`: checked for its form here, against the configuration by the command.
+    pub group: Option<String>,
+    /// Whether `--set` was given (else a group names its sets).
+    pub set_given: bool,
     pub load_only: bool,
     pub syslog: bool,
     /// The command and its arguments, in order.
@@ -240,12 +244,13 @@ pub(super) static FLAGS: &[Flag] = &[
         long: "type",
         short: None,
         scope: Scope::Only(&[Export, Changes]),
-        action: Value("all|cidr|fqdn", |a, v| {
+        action: Value("TYPE", |a, v| {
             a.options.type_filter = parsed::<TypeFilter>(v, "--type")?;
             Ok(())
         }),
-        help: "which sources: all (default), cidr (ASN prefixes)\n\
-               or fqdn (resolved addresses)",
+        help: "which kinds of source: all (default), cidr (every\n\
+               prefix source: asn, feed, country), fqdn (resolved\n\
+               addresses), or one kind: asn, feed, country",
     },
     Flag {
         long: "format",
@@ -291,10 +296,29 @@ pub(super) static FLAGS: &[Flag] = &[
         scope: Scope::Only(&[Export]),
         action: Value("NAME", |a, v| {
             a.options.set = text(v, "--set")?;
+            a.set_given = true;
             Ok(())
         }),
         help: "set or address-list base name: sets NAME_v4 and\n\
                NAME_v6 (default ripe)",
+    },
+    Flag {
+        long: "group",
+        short: None,
+        scope: Scope::Only(&[Export, Changes, Asn, Fqdn, Feed, Country]),
+        action: Value("NAME", |a, v| {
+            let g = text(v, "--group")?;
+            if g != crate::format::ALL_GROUPS {
+                crate::format::check_group_name(&g)
+                    .map_err(|e| UsageError(format!("--group: {e}")))?;
+            }
+            a.group = Some(g);
+            Ok(())
+        }),
+        help: "the group listed or changed (default: default;\n\
+               '*' lists every group); export names the sets\n\
+               of a group other than default NAME_v4 and\n\
+               NAME_v6 unless a set name is given",
     },
     Flag {
         long: "details",
@@ -318,7 +342,7 @@ pub(super) static FLAGS: &[Flag] = &[
     Flag {
         long: "purge",
         short: None,
-        scope: Scope::Only(&[Asn, Fqdn]),
+        scope: Scope::Only(&[Asn, Fqdn, Feed, Country]),
         action: Switch(|a| a.purge = true),
         help: "with remove: delete the stored values now instead\n\
                of letting them age out by ttl_days",

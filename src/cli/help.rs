@@ -15,6 +15,8 @@ pub enum Cmd {
     Export,
     Asn,
     Fqdn,
+    Feed,
+    Country,
     Status,
     Snapshot,
     CollectNow,
@@ -38,13 +40,15 @@ struct Text {
 
 impl Cmd {
     /// Every command, in the order of the overview.
-    pub const ALL: [Cmd; 13] = [
+    pub const ALL: [Cmd; 15] = [
         Cmd::Run,
         Cmd::Daemon,
         Cmd::Serve,
         Cmd::Export,
         Cmd::Asn,
         Cmd::Fqdn,
+        Cmd::Feed,
+        Cmd::Country,
         Cmd::Status,
         Cmd::Snapshot,
         Cmd::CollectNow,
@@ -105,7 +109,7 @@ static TEXTS: &[Text] = &[
     Text {
         cmd: Cmd::Export,
         name: "export",
-        synopsis: "[--type all|cidr|fqdn] [--format text|json|nft|ipset|routeros]\n\
+        synopsis: "[--type TYPE] [--group NAME] [--format text|json|nft|ipset|routeros]\n\
                  [--family 4|6] [--aggregate] [--table NAME] [--set NAME] [--details]\n\
                  [-o FILE]",
         summary: "print the stored addresses (or write FILE atomically);\n\
@@ -118,7 +122,7 @@ static TEXTS: &[Text] = &[
     Text {
         cmd: Cmd::Asn,
         name: "asn",
-        synopsis: "list | add ASN | remove ASN [--purge]",
+        synopsis: "list | add ASN | remove ASN [--purge] [--group NAME]",
         summary: "manage ASN sources (62041, AS62041); --purge also\n\
                  deletes the stored prefixes now instead of by TTL",
         about: "Edits the \"asns\" list of config.json (locked, atomic rewrite). A\n\
@@ -127,10 +131,30 @@ static TEXTS: &[Text] = &[
     Text {
         cmd: Cmd::Fqdn,
         name: "fqdn",
-        synopsis: "list | add FQDN | remove FQDN [--purge]",
+        synopsis: "list | add FQDN | remove FQDN [--purge] [--group NAME]",
         summary: "manage host-name sources",
         about: "Edits the \"fqdns\" list of config.json (locked, atomic rewrite). Names\n\
                  are lower-cased; IP literals and invalid names are refused.",
+    },
+    Text {
+        cmd: Cmd::Feed,
+        name: "feed",
+        synopsis: "list | add URL | remove URL [--purge] [--group NAME]",
+        summary: "manage URL feeds (plain lists of addresses and\n\
+                 prefixes, e.g. Spamhaus DROP)",
+        about: "Edits the \"feeds\" list of config.json (locked, atomic rewrite). Only\n\
+                 http:// and https:// URLs are taken. A feed is one value per line (the\n\
+                 first token; '#' and ';' start comments); other lines are skipped and\n\
+                 counted. A body over feed.max_bytes fails the feed.",
+    },
+    Text {
+        cmd: Cmd::Country,
+        name: "country",
+        synopsis: "list | add CC | remove CC [--purge] [--group NAME]",
+        summary: "manage country sources (NL: the prefixes RIPEstat\n\
+                 lists for the country)",
+        about: "Edits the \"countries\" list of config.json (locked, atomic rewrite).\n\
+                 Codes are two letters (ISO 3166 alpha-2), upper-cased.",
     },
     Text {
         cmd: Cmd::Status,
@@ -191,7 +215,7 @@ static TEXTS: &[Text] = &[
     Text {
         cmd: Cmd::Changes,
         name: "changes",
-        synopsis: "[--since TS] [--type all|cidr|fqdn] [--json]",
+        synopsis: "[--since TS] [--type TYPE] [--group NAME] [--json]",
         summary: "values added and removed since TS\n\
                  (YYYY-MM-DDTHH:MM:SSZ, default 24 hours ago)",
         about: "Lists the values added, expired, swept or purged, oldest first (kept\n\

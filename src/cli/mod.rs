@@ -84,14 +84,21 @@ pub struct Cli {
 /// What to do with a source list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SourceAction {
-    /// Print the configured sources.
-    List,
-    /// Add one.
-    Add(String),
-    /// Remove one; with `purge`, delete its stored values now.
+    /// Print the configured sources (of one group, or of all with their groups).
+    List(Option<String>),
+    /// Add one to a group.
+    Add {
+        /// The source as given.
+        source: String,
+        /// The group (`default` unless `--group`).
+        group: String,
+    },
+    /// Remove one from a group; with `purge`, delete its stored values now.
     Remove {
         /// The source as given.
         source: String,
+        /// The group (`default` unless `--group`).
+        group: String,
         /// Delete its values now instead of letting them age out.
         purge: bool,
     },
@@ -134,6 +141,8 @@ pub enum Command {
     },
     /// Show the values added and removed since a time.
     Changes {
+        /// Only the sources of this group (`*` or `None`: every source).
+        group: Option<String>,
         /// `YYYY-MM-DDTHH:MM:SSZ` as given (checked by the command); 24 hours ago
         /// when `None`.
         since: Option<String>,
@@ -194,7 +203,7 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
         cli.command,
         Command::Export { .. }
             | Command::Status { .. }
-            | Command::Sources(_, SourceAction::List)
+            | Command::Sources(_, SourceAction::List(_))
             | Command::Snapshot
             | Command::Render { .. }
             | Command::CollectNow
@@ -219,10 +228,17 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
         } => export::run(paths, options, output.as_deref(), *details),
         Command::Lookup { query, json } => lookup::run(paths, query, *json),
         Command::Changes {
+            group,
             since,
             type_filter,
             json,
-        } => changes::run(paths, since.as_deref(), *type_filter, *json),
+        } => changes::run(
+            paths,
+            group.as_deref(),
+            since.as_deref(),
+            *type_filter,
+            *json,
+        ),
         Command::Sources(kind, action) => sources::run(paths, *kind, action),
         Command::Status { json } => status::run(paths, *json),
         Command::Run => run::run(paths),

@@ -93,9 +93,10 @@ mod imp {
     pub fn run(paths: &Paths) -> Result<Outcome, CliError> {
         crate::daemon::refuse_if_running(paths)?;
         let cfg = config::load_logged(&paths.config())?;
-        if cfg.asns.is_empty() && cfg.fqdns.is_empty() {
+        if cfg.has_no_sources() {
             log::warn!(
-                "no sources configured in {}: add some with `asn add ASN` or `fqdn add NAME`",
+                "no sources configured in {}: add some with `asn add ASN`, `fqdn add NAME`, \
+                 `feed add URL` or `country add CC`",
                 paths.config().display()
             );
         }

@@ -1,27 +1,48 @@
-//! `asn list|add|remove` and `fqdn list|add|remove`. Changes go through the sources
-//! service, the same code as the API's.
+//! `asn list|add|remove` and `fqdn list|add|remove`, with `--group`. Changes go
+//! through the sources service, the same code as the API's.
 
 use super::output::print;
 use super::{CliError, Outcome, SourceAction};
-use crate::config::{self, Paths};
+use crate::config::{self, Config, Paths};
+use crate::format::ALL_GROUPS;
 use crate::source::Kind;
 use crate::{db, sources};
 
 /// Runs `asn ...` or `fqdn ...`.
 pub fn run(paths: &Paths, kind: Kind, action: &SourceAction) -> Result<Outcome, CliError> {
     match action {
-        SourceAction::List => list(paths, kind)?,
-        SourceAction::Add(s) => drop(sources::add(paths, kind, s)?),
-        SourceAction::Remove { source, purge } => {
-            drop(sources::remove(paths, kind, source, *purge)?)
-        }
+        SourceAction::List(group) => list(paths, kind, group.as_deref())?,
+        SourceAction::Add { source, group } => drop(sources::add(paths, kind, group, source)?),
+        SourceAction::Remove {
+            source,
+            group,
+            purge,
+        } => drop(sources::remove(paths, kind, group, source, *purge)?),
     }
     Ok(Outcome::Success)
 }
 
-/// One configured source per line: `source<TAB>stored values<TAB>newest last_seen`.
-fn list(paths: &Paths, kind: Kind) -> Result<(), CliError> {
+/// The sources listed: those of one group, else of every group.
+fn listed<'c>(cfg: &'c Config, kind: Kind, group: Option<&str>) -> Result<&'c [String], CliError> {
+    match group {
+        None | Some(ALL_GROUPS) => Ok(cfg.sources(kind)),
+        Some(g) => match cfg.group(g) {
+            Some(g) => Ok(g.sources(kind)),
+            None => Err(CliError::Usage(
+                cfg.check_group(g)
+                    .err()
+                    .map_or_else(String::new, |e| format!("--group: {e}")),
+            )),
+        },
+    }
+}
+
+/// One configured source per line: `source<TAB>stored values<TAB>newest last_seen`,
+/// and when the configuration has groups besides `default`, a fourth column with the
+/// groups that name the source (comma-separated).
+fn list(paths: &Paths, kind: Kind, group: Option<&str>) -> Result<(), CliError> {
     let cfg = config::load_logged(&paths.config())?;
+    let names = listed(&cfg, kind, group)?;
     // Counts are a bonus: a storage problem must not hide the configured list.
     let stored = db::open(paths)
         .and_then(|db| db.sources(kind))
@@ -29,12 +50,21 @@ fn list(paths: &Paths, kind: Kind) -> Result<(), CliError> {
             log::warn!("{e}");
             Vec::new()
         });
+    let with_groups = cfg.groups.len() > 1;
     let mut out = String::new();
-    for s in cfg.sources(kind) {
-        match stored.iter().find(|x| &x.source == s) {
-            Some(x) => out.push_str(&format!("{s}\t{}\t{}\n", x.count, x.last_seen)),
-            None => out.push_str(&format!("{s}\t0\t-\n")),
+    for s in names {
+        match stored.binary_search_by(|x| x.source.as_str().cmp(s)) {
+            Ok(i) => out.push_str(&format!(
+                "{s}\t{}\t{}",
+                stored[i].count, stored[i].last_seen
+            )),
+            Err(_) => out.push_str(&format!("{s}\t0\t-")),
         }
+        if with_groups {
+            out.push('\t');
+            out.push_str(&cfg.groups_of(kind, s).join(","));
+        }
+        out.push('\n');
     }
     print(out.as_bytes())
 }

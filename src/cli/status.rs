@@ -1,11 +1,13 @@
 //! `status [--json]`: what the daemon and the last runs recorded, and what is stored.
 //! Gathering the facts, the JSON form and the text form are separate steps.
 
+use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::output::print;
 use super::{CliError, Outcome};
 use crate::config::{self, Config, Paths};
+use crate::source::Kind;
 use crate::status::Status;
 use crate::{db, status, util};
 
@@ -17,6 +19,8 @@ struct Report {
     counts: Option<(u64, u64)>,
     journal_mode: Option<String>,
     last_snapshot: Option<String>,
+    /// Per group: name, configured sources, stored rows of those sources.
+    groups: Vec<(String, usize, u64)>,
     problems: Vec<String>,
 }
 
@@ -46,12 +50,17 @@ fn gather(paths: &Paths) -> Report {
         .ok()
         .flatten();
     let opened = db::open(paths)
-        .and_then(|db| Ok((db.counts()?, db.journal_mode())))
+        .and_then(|db| Ok((db.counts()?, db.journal_mode(), stored_per_source(&db)?)))
         .map_err(|e| problems.push(format!("database: {e}")))
         .ok();
-    let counts = opened.map(|o| o.0);
+    let groups = match (&cfg, &opened) {
+        (Some(c), Some(o)) => per_group(c, &o.2),
+        _ => Vec::new(),
+    };
+    let counts = opened.as_ref().map(|o| o.0);
     // What this open found, else what the last run recorded.
     let journal_mode = opened
+        .as_ref()
         .map(|o| o.1.as_str().to_string())
         .or_else(|| st.as_ref().and_then(|s| s.journal_mode.clone()));
     // The snapshot file itself is the truth when it is known here.
@@ -64,8 +73,37 @@ fn gather(paths: &Paths) -> Report {
         counts,
         journal_mode,
         last_snapshot,
+        groups,
         problems,
     }
+}
+
+/// The number of stored rows of every stored source.
+fn stored_per_source(db: &db::Db) -> Result<HashMap<(Kind, String), u64>, db::StoreError> {
+    let mut out = HashMap::new();
+    for kind in Kind::ALL {
+        for s in db.sources(kind)? {
+            out.insert((kind, s.source), s.count);
+        }
+    }
+    Ok(out)
+}
+
+/// Each group's configured sources and the stored rows of them.
+fn per_group(cfg: &Config, stored: &HashMap<(Kind, String), u64>) -> Vec<(String, usize, u64)> {
+    cfg.groups
+        .iter()
+        .map(|g| {
+            let (mut n, mut rows) = (0, 0);
+            for kind in Kind::ALL {
+                for s in g.sources(kind) {
+                    n += 1;
+                    rows += stored.get(&(kind, s.clone())).copied().unwrap_or(0);
+                }
+            }
+            (g.name.clone(), n, rows)
+        })
+        .collect()
 }
 
 fn as_json(r: &Report) -> serde_json::Value {
@@ -74,8 +112,13 @@ fn as_json(r: &Report) -> serde_json::Value {
         "counts": r.counts.map(|c| serde_json::json!({"asn": c.0, "fqdn": c.1})),
         "asns": r.cfg.as_ref().map(|c| &c.asns),
         "fqdns": r.cfg.as_ref().map(|c| &c.fqdns),
+        "feeds": r.cfg.as_ref().map(|c| &c.feeds),
+        "countries": r.cfg.as_ref().map(|c| &c.countries),
         "journal_mode": r.journal_mode,
         "last_snapshot": r.last_snapshot,
+        "groups": r.groups.iter().map(|(name, sources, stored)| {
+            (name.clone(), serde_json::json!({"sources": sources, "stored": stored}))
+        }).collect::<serde_json::Map<_, _>>(),
         "errors": r.problems,
     })
 }
@@ -138,10 +181,20 @@ fn as_text(r: &Report, paths: &Paths) -> String {
     );
     if let Some(cfg) = &r.cfg {
         let (a, f) = (cfg.asns.len(), cfg.fqdns.len());
-        let _ = writeln!(out, "sources:       {a} ASNs, {f} FQDNs");
+        let (u, c) = (cfg.feeds.len(), cfg.countries.len());
+        let _ = writeln!(
+            out,
+            "sources:       {a} ASNs, {f} FQDNs, {u} feeds, {c} countries"
+        );
     }
     if let Some((a, f)) = r.counts {
-        let _ = writeln!(out, "stored:        {a} ASN values, {f} FQDN values");
+        let _ = writeln!(out, "stored:        {a} prefix values, {f} FQDN values");
+    }
+    // Per group when there are groups besides `default`.
+    if r.groups.len() > 1 {
+        for (name, n, rows) in &r.groups {
+            let _ = writeln!(out, "group {name}: {n} sources, {rows} stored values");
+        }
     }
     if let Some(m) = &r.journal_mode {
         let _ = writeln!(out, "journal mode:  {m}");

@@ -46,8 +46,8 @@ impl Fetched {
         for v in &self.values {
             buf.clear();
             let _ = match kind {
-                Kind::Asn => write!(buf, "{v}"),
                 Kind::Fqdn => write!(buf, "{}", v.addr()),
+                Kind::Asn | Kind::Feed | Kind::Country => write!(buf, "{v}"),
             };
             values.push(&buf);
         }
@@ -58,8 +58,8 @@ impl Fetched {
 /// One value as stored for a source of `kind`.
 pub fn text(kind: Kind, v: &IpNet) -> String {
     match kind {
-        Kind::Asn => v.to_string(),
         Kind::Fqdn => v.addr().to_string(),
+        Kind::Asn | Kind::Feed | Kind::Country => v.to_string(),
     }
 }
 

@@ -3,7 +3,9 @@
 
 mod client;
 mod command;
+pub mod country;
 pub mod dns;
+pub mod feed;
 pub mod fetch;
 mod fetcher;
 mod json;

@@ -75,9 +75,38 @@ impl RipeClient {
     /// [`Fetched::skipped`] and left out.
     pub fn fetch(&self, asn: &str) -> Result<Fetched, SourceError> {
         let asn = crate::source::normalize_asn(asn).map_err(SourceError::Invalid)?;
+        self.retrying(&format!("AS{asn}"), || self.fetch_once(&asn))
+    }
+
+    /// The prefixes of country `cc` (`NL`; `nl` is accepted too): RIPEstat's
+    /// `country-resource-list` at the host of `ripe.url`, its `a-b` ranges split into
+    /// exact prefixes. Invalid values are skipped and counted as for ASNs.
+    pub fn fetch_country(&self, cc: &str) -> Result<Fetched, SourceError> {
+        let cc = crate::source::normalize_country(cc).map_err(SourceError::Invalid)?;
+        let url = super::country::url(&self.url);
+        let min = self.min_prefix;
+        self.retrying(&format!("country {cc}"), || {
+            let query = [
+                ("resource", cc.as_str()),
+                ("sourceapp", self.sourceapp.as_str()),
+            ];
+            let context = format!("country {cc}: skipped from RIPEstat");
+            self.get_data(&url, &query, context, "data.resources", &mut |sc, keep| {
+                super::country::data(sc, keep, min)
+            })
+        })
+    }
+
+    /// Runs `once` until it succeeds, fails for good or the retries are used up
+    /// (`name` in the log lines).
+    fn retrying(
+        &self,
+        name: &str,
+        once: impl Fn() -> Result<Fetched, (SourceError, Option<Duration>)>,
+    ) -> Result<Fetched, SourceError> {
         let mut attempt = 0;
         loop {
-            let (error, asked_wait) = match self.fetch_once(&asn) {
+            let (error, asked_wait) = match once() {
                 Ok(fetched) => return Ok(fetched),
                 Err(e) => e,
             };
@@ -91,7 +120,7 @@ impl RipeClient {
             let wait = match asked_wait {
                 Some(asked) if asked > self.max_retry_after => {
                     log::info!(
-                        "AS{asn}: {error}; RIPEstat asks to wait {} s, longer than this run \
+                        "{name}: {error}; RIPEstat asks to wait {} s, longer than this run \
                          waits, so giving up until the next run",
                         asked.as_secs()
                     );
@@ -102,7 +131,7 @@ impl RipeClient {
             };
             attempt += 1;
             log::info!(
-                "AS{asn}: {error}; retrying in {:.1} s (retry {attempt} of {})",
+                "{name}: {error}; retrying in {:.1} s (retry {attempt} of {})",
                 wait.as_secs_f32(),
                 self.retries
             );
@@ -121,22 +150,44 @@ impl RipeClient {
         if let Some(n) = &min_peers {
             query.push(("min_peers_seeing", n.as_str()));
         }
+        let min = self.min_prefix;
+        let context = format!("AS{asn}: skipped from RIPEstat");
+        self.get_data(
+            &self.url,
+            &query,
+            context,
+            "data.prefixes",
+            &mut |sc, keep| {
+                data(sc, &mut |p| {
+                    keep.push(p.map_err(String::from).and_then(|p| prefix(p, min)))
+                })
+            },
+        )
+    }
+
+    /// One request to a RIPEstat data call at `url`, whose `data` is read by `data`
+    /// into the values kept; `list` names them in errors (`data.prefixes`).
+    fn get_data(
+        &self,
+        url: &str,
+        query: &[(&str, &str)],
+        context: String,
+        list: &str,
+        data: &mut dyn FnMut(&mut Scanner, &mut Keep) -> Result<bool, ScanError>,
+    ) -> Result<Fetched, (SourceError, Option<Duration>)> {
         let rq = Request {
-            url: &self.url,
-            query: &query,
+            url,
+            query,
             accept: "application/json",
             limit: self.body_limit,
         };
         let wait = Cell::new(None);
-        let min = self.min_prefix;
         self.fetcher
             .get(&rq, |answer| {
                 wait.set(answer.retry_after);
-                let mut keep = Keep::new(format!("AS{asn}: skipped from RIPEstat"));
-                let read = read_answer(answer.body, &mut |p| {
-                    keep.push(p.map_err(String::from).and_then(|p| prefix(p, min)))
-                });
-                judge(answer.status, read, keep)
+                let mut keep = Keep::new(context);
+                let read = read_data(answer.body, &mut |sc| data(sc, &mut keep));
+                judge(answer.status, read, keep, list)
             })
             .map_err(|e| (e, wait.get()))
     }
@@ -144,20 +195,25 @@ impl RipeClient {
 
 /// What an answer says besides its prefixes.
 #[derive(Debug, Default)]
-struct Head {
+pub(super) struct Head {
     /// `status`: `ok`, or an error.
     status: Option<String>,
     /// `status_code`, when a number.
     status_code: Option<u16>,
     /// The text of `messages`, at most [`MAX_MESSAGE`] bytes.
     message: String,
-    /// Whether `data.prefixes` was a list.
-    listed: bool,
+    /// Whether `data.prefixes` (or the list the data call has) was there.
+    pub(super) listed: bool,
 }
 
 /// The outcome of an answer with HTTP `status`, read into `read`, its prefixes in
-/// `keep`.
-fn judge(status: u16, read: Result<Head, SourceError>, keep: Keep) -> Result<Fetched, SourceError> {
+/// `keep`; `list` names where they are (`data.prefixes`) when they are missing.
+pub(super) fn judge(
+    status: u16,
+    read: Result<Head, SourceError>,
+    keep: Keep,
+    list: &str,
+) -> Result<Fetched, SourceError> {
     if !(200..300).contains(&status) {
         // RIPEstat explains a refused query in a JSON body (400 "The parameter
         // 'resource' is required."); use that message when there is one.
@@ -174,9 +230,9 @@ fn judge(status: u16, read: Result<Head, SourceError>, keep: Keep) -> Result<Fet
     let head = read?;
     match head.status.as_deref() {
         Some("ok") | None if head.listed => Ok(keep.finish()),
-        Some("ok") | None => Err(SourceError::BadBody(
-            "no data.prefixes list in the answer".into(),
-        )),
+        Some("ok") | None => Err(SourceError::BadBody(format!(
+            "no {list} list in the answer"
+        ))),
         Some(_) => Err(SourceError::Upstream {
             status: head.status_code.filter(|&c| c != 200),
             message: head.message,
@@ -206,12 +262,22 @@ type Item<'a> = Result<&'a str, &'static str>;
 
 /// Reads a RIPEstat answer, handing each `data.prefixes[].prefix` to `sink` as it
 /// comes.
+#[cfg(test)]
 fn read_answer(
     body: &mut dyn Read,
     sink: &mut dyn FnMut(Item<'_>) -> Result<(), SourceError>,
 ) -> Result<Head, SourceError> {
+    read_data(body, &mut |sc| data(sc, sink))
+}
+
+/// Reads a RIPEstat answer of any data call: its status and messages here, its
+/// `data` by `data` (which says whether it held the list the call is for).
+pub(super) fn read_data(
+    body: &mut dyn Read,
+    data: &mut dyn FnMut(&mut Scanner) -> Result<bool, ScanError>,
+) -> Result<Head, SourceError> {
     let mut sc = Scanner::new(body);
-    let read = walk(&mut sc, sink).and_then(|head| sc.end().map(|_| head));
+    let read = walk(&mut sc, data).and_then(|head| sc.end().map(|_| head));
     read.map_err(|e| bad_body(e, "RIPEstat", sc.start()))
 }
 
@@ -227,7 +293,7 @@ enum Key {
 /// Walks the top-level object.
 fn walk(
     sc: &mut Scanner,
-    sink: &mut dyn FnMut(Item<'_>) -> Result<(), SourceError>,
+    data: &mut dyn FnMut(&mut Scanner) -> Result<bool, ScanError>,
 ) -> Result<Head, ScanError> {
     sc.begin_object()?;
     let mut head = Head::default();
@@ -246,7 +312,7 @@ fn walk(
                 head.status_code = sc.number()?.parse().ok();
             }
             Key::Messages => head.message = messages(sc)?,
-            Key::Data => head.listed = data(sc, sink)?,
+            Key::Data => head.listed = data(sc)?,
             Key::StatusCode | Key::Other => sc.skip()?,
         }
     }

@@ -12,6 +12,7 @@ use crate::source::{self, Kind};
 use crate::util;
 
 use super::dns::DnsClient;
+use super::feed::FeedClient;
 use super::ripe::RipeClient;
 use super::{Fetched, SourceError, Transport};
 
@@ -109,16 +110,20 @@ pub enum RunError {
 }
 
 /// Fetches one source.
-fn fetch_one(
-    ripe: &RipeClient,
-    dns: &DnsClient,
-    kind: Kind,
-    source: &str,
-) -> Result<Fetched, SourceError> {
+fn fetch_one(c: &Clients, kind: Kind, source: &str) -> Result<Fetched, SourceError> {
     match kind {
-        Kind::Asn => ripe.fetch(source),
-        Kind::Fqdn => dns.resolve(source),
+        Kind::Asn => c.ripe.fetch(source),
+        Kind::Fqdn => c.dns.resolve(source),
+        Kind::Feed => c.feed.fetch(source),
+        Kind::Country => c.ripe.fetch_country(source),
     }
+}
+
+/// The clients of one run, one per upstream, all over the one transport.
+struct Clients {
+    ripe: RipeClient,
+    dns: DnsClient,
+    feed: FeedClient,
 }
 
 /// Runs `f` over `items` on up to [`PARALLEL_FETCHES`] threads, keeping the order.
@@ -170,18 +175,31 @@ pub fn collect(
     phase.store(PHASE_FETCHING, Ordering::SeqCst);
     // The CA bundle is read only when a source that is collected needs https.
     let mut urls = Vec::new();
-    if wanted.iter().any(|(k, _)| *k == Kind::Asn) {
+    if wanted
+        .iter()
+        .any(|(k, _)| matches!(k, Kind::Asn | Kind::Country))
+    {
         urls.push(cfg.ripe.url.as_str());
     }
+    urls.extend(
+        wanted
+            .iter()
+            .filter(|(k, _)| *k == Kind::Feed)
+            .map(|(_, s)| s.as_str()),
+    );
     if cfg.dns.resolver == config::Resolver::Doh && wanted.iter().any(|(k, _)| *k == Kind::Fqdn) {
         urls.push(cfg.dns.doh_url.as_str());
     }
     let transport = Transport::new(&cfg.fetch, &urls);
     let mut ripe = RipeClient::new(&cfg.ripe, &transport);
     ripe.min_prefix = cfg.min_prefix;
-    let dns = DnsClient::new(&cfg.dns, &transport);
+    let clients = Clients {
+        ripe,
+        dns: DnsClient::new(&cfg.dns, &transport),
+        feed: FeedClient::new(cfg, &transport),
+    };
     let results = parallel(&wanted, stop, |(kind, source)| {
-        let r = fetch_one(&ripe, &dns, *kind, source);
+        let r = fetch_one(&clients, *kind, source);
         match &r {
             Ok(f) => log::debug!(
                 "{}: fetched {} values",

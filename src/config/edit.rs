@@ -8,7 +8,8 @@ use serde_json::{Map, Value};
 
 use super::read::read_value;
 use super::*;
-use crate::source::{normalize_asn_value, normalize_fqdn, Kind};
+use crate::format::DEFAULT_GROUP;
+use crate::source::Kind;
 
 /// Takes the configuration's update lock (a sibling file `.config.json.lock`) for as
 /// long as the returned file is open, so that concurrent CLI commands and API requests
@@ -54,18 +55,7 @@ fn update<T>(
     let (result, changed) = change(root, &before)?;
     if changed {
         let after = from_value(&doc, path)?.config;
-        // Store every source in its normalised form ("62041", lower case), once.
-        for kind in Kind::ALL {
-            if root_has(&doc, kind.key()) {
-                let list = after
-                    .sources(kind)
-                    .iter()
-                    .cloned()
-                    .map(Value::String)
-                    .collect();
-                doc[kind.key()] = Value::Array(list);
-            }
-        }
+        normalize_lists(&mut doc, &after);
         let mut text = serde_json::to_string_pretty(&doc).expect("a JSON value serialises");
         text.push('\n');
         // The next load would refuse a larger file: refuse the change instead.
@@ -93,19 +83,52 @@ fn normalize_arg(path: &Path, kind: Kind, source: &str) -> Result<String, Config
         })
 }
 
-fn root_has(doc: &Value, key: &str) -> bool {
-    doc.get(key).is_some_and(|v| !v.is_null())
+/// Rewrites every source list, the top level's and each group's, in its normalised
+/// form ("62041", lower case), each source once.
+fn normalize_lists(doc: &mut Value, after: &Config) {
+    for group in &after.groups {
+        let obj = if group.name == DEFAULT_GROUP {
+            Some(&mut *doc)
+        } else {
+            doc.get_mut("groups").and_then(|g| g.get_mut(&group.name))
+        };
+        let Some(obj) = obj else { continue };
+        for kind in Kind::ALL {
+            if obj.get(kind.key()).is_some_and(|v| !v.is_null()) {
+                let list = group.sources(kind).iter().cloned().map(Value::String);
+                obj[kind.key()] = Value::Array(list.collect());
+            }
+        }
+    }
 }
 
-/// Adds a source (given as text) to the configuration at `path`, creating the file if
-/// needed. Returns the normalised source and whether it was new.
-pub fn add_source(path: &Path, kind: Kind, source: &str) -> Result<(String, bool), ConfigError> {
+/// The JSON object holding `group`'s source lists: the top level for `default`.
+fn group_object<'d>(root: &'d mut Map<String, Value>, group: &str) -> &'d mut Map<String, Value> {
+    if group == DEFAULT_GROUP {
+        return root;
+    }
+    root.get_mut("groups")
+        .and_then(|g| g.get_mut(group))
+        .and_then(Value::as_object_mut)
+        .expect("a configured group is an object under \"groups\"")
+}
+
+/// Adds a source (given as text) to a group of the configuration at `path`, creating
+/// the file if needed. Returns the normalised source and whether it was new to the
+/// group. An unknown group is an error and changes nothing.
+pub fn add_source(
+    path: &Path,
+    kind: Kind,
+    group: &str,
+    source: &str,
+) -> Result<(String, bool), ConfigError> {
     let norm = normalize_arg(path, kind, source)?;
     update(path, |root, before| {
-        if before.sources(kind).contains(&norm) {
+        let g = before.group(group).ok_or_else(|| unknown(before, group))?;
+        if g.has(kind, &norm) {
             return Ok(((norm.clone(), false), false));
         }
-        let list = root
+        let list = group_object(root, group)
             .entry(kind.key())
             .or_insert_with(|| Value::Array(Vec::new()));
         if list.is_null() {
@@ -118,21 +141,40 @@ pub fn add_source(path: &Path, kind: Kind, source: &str) -> Result<(String, bool
     })
 }
 
-/// Removes a source (given as text) from the configuration at `path`. Returns the
-/// normalised source and whether it was configured.
-pub fn remove_source(path: &Path, kind: Kind, source: &str) -> Result<(String, bool), ConfigError> {
+fn unknown(cfg: &Config, group: &str) -> ConfigError {
+    match cfg.check_group(group) {
+        Err(e) => ConfigError::UnknownGroup(e),
+        // `*` is a selection, not a group that holds sources.
+        Ok(()) => ConfigError::UnknownGroup(UnknownGroup {
+            name: group.to_string(),
+            known: cfg
+                .groups
+                .iter()
+                .map(|g| g.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
+    }
+}
+
+/// Removes a source (given as text) from a group of the configuration at `path`.
+/// Returns the normalised source and whether the group named it.
+pub fn remove_source(
+    path: &Path,
+    kind: Kind,
+    group: &str,
+    source: &str,
+) -> Result<(String, bool), ConfigError> {
     let norm = normalize_arg(path, kind, source)?;
     update(path, |root, before| {
-        if !before.sources(kind).contains(&norm) {
+        let g = before.group(group).ok_or_else(|| unknown(before, group))?;
+        if !g.has(kind, &norm) {
             return Ok(((norm.clone(), false), false));
         }
-        if let Some(Value::Array(list)) = root.get_mut(kind.key()) {
+        if let Some(Value::Array(list)) = group_object(root, group).get_mut(kind.key()) {
             // Entries were validated, so every one normalises; drop all spellings of it.
             list.retain(|v| {
-                let n = match kind {
-                    Kind::Asn => normalize_asn_value(v),
-                    Kind::Fqdn => v.as_str().map_or(Err(String::new()), normalize_fqdn),
-                };
+                let n = kind.normalize_json(v);
                 n.as_deref() != Ok(norm.as_str())
             });
         }

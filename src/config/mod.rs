@@ -12,11 +12,14 @@ use crate::source::Kind;
 
 mod dupkeys;
 mod edit;
+mod group;
 mod read;
 #[cfg(test)]
 mod tests;
+pub mod upstreams;
 
 pub use edit::{add_source, remove_source};
+pub use group::{Group, Mark, Part, Selected, Selection, UnknownGroup};
 pub use read::{from_value, parse, parse_listen};
 
 /// Data directory used when neither `--data-dir` nor `$RIPE_DATA_DIR` is given.
@@ -61,12 +64,15 @@ impl Paths {
     pub fn status(&self) -> PathBuf {
         self.data_dir.join("status.json")
     }
-    /// The legacy file of a kind: `data.json` (ASN) or `fqdn_data.json` (FQDN).
-    pub fn legacy(&self, kind: Kind) -> PathBuf {
-        self.data_dir.join(match kind {
+    /// The legacy file of a kind: `data.json` (ASN) or `fqdn_data.json` (FQDN);
+    /// the kinds added since have none.
+    pub fn legacy(&self, kind: Kind) -> Option<PathBuf> {
+        let name = match kind {
             Kind::Asn => "data.json",
             Kind::Fqdn => "fqdn_data.json",
-        })
+            Kind::Feed | Kind::Country => return None,
+        };
+        Some(self.data_dir.join(name))
     }
 }
 
@@ -192,6 +198,11 @@ pub struct OutputConfig {
     pub timeout_seconds: u64,
     /// A dnsmasq config file instead of a listing (`"dnsmasq": PATH`).
     pub dnsmasq: Option<DnsmasqOutput>,
+    /// What it lists: its group's sources and exclusions, taken from the groups when
+    /// the configuration is read (so a changed group is a changed output).
+    pub selection: Selection,
+    /// For a `load` output of a group with a `mark`: the chain that marks its traffic.
+    pub mark: Option<Mark>,
     /// For a `load` output whose sets a dnsmasq output in the same configuration
     /// names: the timeout of the dns sets (`<set>_dns_v4/_v6`) it creates if missing.
     pub dns_sets: Option<u32>,
@@ -232,10 +243,16 @@ impl OutputConfig {
 /// The whole configuration, validated, with defaults filled in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
-    /// ASN sources, normalised (`"62041"`), without duplicates.
+    /// ASN sources of every group, normalised (`"62041"`), without duplicates: what is
+    /// collected. The top-level list alone is `groups[0]`, the group `default`.
     pub asns: Vec<String>,
-    /// FQDN sources, normalised (lower case, no trailing dot), without duplicates.
+    /// FQDN sources of every group, normalised (lower case, no trailing dot), without
+    /// duplicates.
     pub fqdns: Vec<String>,
+    /// Feed URLs of every group, normalised, without duplicates.
+    pub feeds: Vec<String>,
+    /// Country codes of every group, upper-cased, without duplicates.
+    pub countries: Vec<String>,
     /// When the daemon collects.
     pub schedule: Schedule,
     /// Days a value is kept after it was last seen; 0 keeps values for ever.
@@ -250,12 +267,19 @@ pub struct Config {
     pub fetch: FetchConfig,
     /// The shortest prefixes taken from an upstream.
     pub min_prefix: MinPrefix,
+    /// ASN upstreams and their settings, feed limits.
+    pub upstreams: upstreams::Upstreams,
     /// HTTP API settings.
     pub api: ApiConfig,
     /// Files rendered by the daemon.
     pub outputs: Vec<OutputConfig>,
     /// Storage settings.
     pub storage: StorageConfig,
+    /// The groups, `default` (the top-level sources) first, then `groups` by name.
+    /// `asns` and `fqdns` above are the sources of all of them, collected once.
+    pub groups: Vec<Group>,
+    /// Top-level exclusions, cut out of every group's lists.
+    pub exclude: Vec<ipnet::IpNet>,
 }
 
 impl Default for Config {
@@ -263,6 +287,8 @@ impl Default for Config {
         Config {
             asns: Vec::new(),
             fqdns: Vec::new(),
+            feeds: Vec::new(),
+            countries: Vec::new(),
             schedule: Schedule {
                 interval_minutes: 360,
                 interval_seconds: None,
@@ -284,6 +310,7 @@ impl Default for Config {
             },
             fetch: FetchConfig::default(),
             min_prefix: MinPrefix::default(),
+            upstreams: upstreams::Upstreams::default(),
             api: ApiConfig {
                 listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
                 token: None,
@@ -292,6 +319,8 @@ impl Default for Config {
             storage: StorageConfig {
                 snapshot_interval_hours: 24,
             },
+            groups: vec![Group::new(crate::format::DEFAULT_GROUP)],
+            exclude: Vec::new(),
         }
     }
 }
@@ -302,7 +331,22 @@ impl Config {
         match kind {
             Kind::Asn => &self.asns,
             Kind::Fqdn => &self.fqdns,
+            Kind::Feed => &self.feeds,
+            Kind::Country => &self.countries,
         }
+    }
+    /// The sources of one kind, to fill in.
+    pub(crate) fn sources_mut(&mut self, kind: Kind) -> &mut Vec<String> {
+        match kind {
+            Kind::Asn => &mut self.asns,
+            Kind::Fqdn => &mut self.fqdns,
+            Kind::Feed => &mut self.feeds,
+            Kind::Country => &mut self.countries,
+        }
+    }
+    /// Whether no source of any kind is configured.
+    pub fn has_no_sources(&self) -> bool {
+        Kind::ALL.iter().all(|k| self.sources(*k).is_empty())
     }
 }
 
@@ -341,6 +385,9 @@ pub enum ConfigError {
         /// The limit in bytes.
         limit: u64,
     },
+    /// A source command named a group that is not configured.
+    #[error("{0}")]
+    UnknownGroup(#[from] UnknownGroup),
     /// A key has a value that is not allowed.
     #[error("{}: {key}: {message}", path.display())]
     Invalid {

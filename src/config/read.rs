@@ -8,9 +8,11 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::*;
-use crate::source::{normalize_asn_value, normalize_fqdn, Kind};
+use crate::source::Kind;
 
 mod dnsmasq;
+mod groups;
+mod upstreams;
 
 pub(super) fn read_value(text: &str, path: &Path) -> Result<Value, ConfigError> {
     let value = serde_json::from_str::<Value>(text).map_err(|e| ConfigError::Syntax {
@@ -156,25 +158,30 @@ impl Reader<'_> {
         root: &Map<String, Value>,
         kind: Kind,
     ) -> Result<Vec<String>, ConfigError> {
-        let key = kind.key();
-        let list = match root.get(key) {
+        self.sources_in(root, "", kind)
+    }
+
+    /// The sources of one kind in `obj` (`prefix` names it in errors and warnings).
+    fn sources_in(
+        &mut self,
+        obj: &Map<String, Value>,
+        prefix: &str,
+        kind: Kind,
+    ) -> Result<Vec<String>, ConfigError> {
+        let key = format!("{prefix}{}", kind.key());
+        let list = match obj.get(kind.key()) {
             None | Some(Value::Null) => return Ok(Vec::new()),
             Some(Value::Array(a)) => a,
-            Some(v) => return Err(self.err(key, format!("expected a list, got {}", short(v)))),
+            Some(v) => return Err(self.err(&key, format!("expected a list, got {}", short(v)))),
         };
         let mut out: Vec<String> = Vec::with_capacity(list.len());
         // Duplicates are found through a set, not by scanning `out`: a list of 50,000
         // ASNs must not cost 50,000² comparisons on every load.
         let mut seen: HashSet<String> = HashSet::with_capacity(list.len());
         for (i, v) in list.iter().enumerate() {
-            let norm = match kind {
-                Kind::Asn => normalize_asn_value(v),
-                Kind::Fqdn => match v {
-                    Value::String(s) => normalize_fqdn(s),
-                    other => Err(format!("expected a host name string, got {}", short(other))),
-                },
-            }
-            .map_err(|m| self.err(&format!("{key}[{i}]"), m))?;
+            let norm = kind
+                .normalize_json(v)
+                .map_err(|m| self.err(&format!("{key}[{i}]"), m))?;
             if !seen.insert(norm.clone()) {
                 self.warnings.push(format!(
                     "{key}[{i}]: {norm} is listed twice; collected once"
@@ -201,6 +208,12 @@ fn short(v: &Value) -> String {
 const ROOT_KEYS: &[&str] = &[
     "asns",
     "fqdns",
+    "feeds",
+    "countries",
+    "feed",
+    "asn_upstreams",
+    "bgptools",
+    "ipverse",
     "schedule",
     "ttl_days",
     "history_days",
@@ -209,6 +222,8 @@ const ROOT_KEYS: &[&str] = &[
     "api",
     "outputs",
     "storage",
+    "exclude",
+    "groups",
     "fetch",
     "min_prefix",
 ];
@@ -222,11 +237,10 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
     };
     let root = r.object(value, "(top level)")?;
     r.unknown(root, "", ROOT_KEYS);
-    let mut c = Config {
-        asns: r.sources(root, Kind::Asn)?,
-        fqdns: r.sources(root, Kind::Fqdn)?,
-        ..Config::default()
-    };
+    let mut c = Config::default();
+    for kind in Kind::ALL {
+        *c.sources_mut(kind) = r.sources(root, kind)?;
+    }
     if let Some(n) = r.uint(root, "", "ttl_days", 0, 36_500)? {
         c.ttl_days = n as u32;
     }
@@ -250,8 +264,12 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
     if let Some(o) = r.section(root, "api", API_KEYS)? {
         r.api(o, &mut c.api)?;
     }
+    c.exclude = r.exclusions(root, "", "top level")?;
+    r.groups(root, &mut c)?;
     c.outputs = r.outputs(root)?;
+    r.resolve_output_groups(&mut c)?;
     r.upstream_keys(root, &mut c)?;
+    r.upstreams(root, &mut c.upstreams)?;
     dnsmasq::resolve(&r, &mut c)?;
     Ok(Loaded {
         config: c,
@@ -281,10 +299,30 @@ const OUTPUT_KEYS: &[&str] = &[
     "set",
     "timeout_seconds",
     "load",
+    "group",
 ];
 
 /// The sections of the file, one function each.
 impl Reader<'_> {
+    /// Every listing output names a configured group (or `*`): its selection and mark
+    /// are filled in from the group.
+    fn resolve_output_groups(&self, c: &mut Config) -> Result<(), ConfigError> {
+        for i in 0..c.outputs.len() {
+            if c.outputs[i].dnsmasq.is_some() {
+                continue;
+            }
+            let group = c.outputs[i].render.group.clone();
+            let selection = c
+                .selection(&group)
+                .map_err(|e| self.err(&format!("outputs[{i}].group"), e.to_string()))?;
+            let mark = c.group(&group).and_then(|g| g.mark);
+            let out = &mut c.outputs[i];
+            out.selection = selection;
+            out.mark = mark.filter(|_| out.load.is_some());
+        }
+        Ok(())
+    }
+
     /// The object under `key` of `root` (None when absent or null), its unknown keys
     /// warned about.
     fn section<'v>(
@@ -421,6 +459,8 @@ impl Reader<'_> {
                 .uint(o, &prefix, "timeout_seconds", 1, 3600)?
                 .unwrap_or(60),
             dnsmasq: None,
+            selection: Selection::default(),
+            mark: None,
             dns_sets: None,
         })
     }
@@ -450,8 +490,12 @@ impl Reader<'_> {
         if let Some(t) = self.string(o, prefix, "table")? {
             render.table = t;
         }
-        if let Some(s) = self.string(o, prefix, "set")? {
-            render.set = s;
+        let set = self.string(o, prefix, "set")?;
+        if let Some(s) = &set {
+            render.set = s.clone();
+        }
+        if let Some(g) = self.string(o, prefix, "group")? {
+            render.select_group(&g, set.is_some());
         }
         render
             .check()

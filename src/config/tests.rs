@@ -125,24 +125,24 @@ fn add_remove_keep_unknown_keys() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("config.json");
     assert_eq!(
-        add_source(&path, Kind::Asn, "AS62041").unwrap(),
+        add_source(&path, Kind::Asn, "default", "AS62041").unwrap(),
         ("62041".into(), true)
     );
     assert_eq!(
-        add_source(&path, Kind::Asn, "62041").unwrap(),
+        add_source(&path, Kind::Asn, "default", "62041").unwrap(),
         ("62041".into(), false)
     );
     fs::write(&path, r#"{"asns": ["AS62041", 13335], "mine": [1, 2]}"#).unwrap();
     assert_eq!(
-        add_source(&path, Kind::Fqdn, "Example.com").unwrap(),
+        add_source(&path, Kind::Fqdn, "default", "Example.com").unwrap(),
         ("example.com".into(), true)
     );
     assert_eq!(
-        remove_source(&path, Kind::Asn, "as62041").unwrap(),
+        remove_source(&path, Kind::Asn, "default", "as62041").unwrap(),
         ("62041".into(), true)
     );
     assert_eq!(
-        remove_source(&path, Kind::Asn, "1").unwrap(),
+        remove_source(&path, Kind::Asn, "default", "1").unwrap(),
         ("1".into(), false)
     );
     let v: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
@@ -158,11 +158,11 @@ fn bad_values_leave_file_alone() {
     let path = dir.path().join("config.json");
     fs::write(&path, "{\"asns\": [\"62041\"]}").unwrap();
     for bad in ["ASX", "", "AS-1", "99999999999"] {
-        let e = add_source(&path, Kind::Asn, bad).unwrap_err();
+        let e = add_source(&path, Kind::Asn, "default", bad).unwrap_err();
         assert!(e.to_string().contains(&format!("{bad:?}")), "{e}");
     }
     for bad in ["1.2.3.4", "a b", "é.com"] {
-        assert!(add_source(&path, Kind::Fqdn, bad).is_err());
+        assert!(add_source(&path, Kind::Fqdn, "default", bad).is_err());
     }
     assert_eq!(
         fs::read_to_string(&path).unwrap(),
@@ -170,7 +170,7 @@ fn bad_values_leave_file_alone() {
     );
     // An invalid file is not rewritten either.
     fs::write(&path, "{\"ttl_days\": \"x\"}").unwrap();
-    assert!(add_source(&path, Kind::Asn, "1").is_err());
+    assert!(add_source(&path, Kind::Asn, "default", "1").is_err());
     assert_eq!(fs::read_to_string(&path).unwrap(), "{\"ttl_days\": \"x\"}");
 }
 
@@ -261,7 +261,7 @@ fn too_large_files_are_refused_and_kept() {
     fs::write(&path, &text).unwrap();
     assert_eq!(load(&path).unwrap().config.asns.len(), 100_000);
     // A change that would take it over the limit is refused, the file left as it was.
-    let e = add_source(&path, crate::source::Kind::Asn, "200000").unwrap_err();
+    let e = add_source(&path, crate::source::Kind::Asn, "default", "200000").unwrap_err();
     assert!(matches!(e, ConfigError::TooLarge { .. }), "{e}");
     assert_eq!(fs::read_to_string(&path).unwrap(), text);
     text.push(' ');
@@ -272,4 +272,133 @@ fn too_large_files_are_refused_and_kept() {
             .contains("config.json: larger than the limit of 1048576 bytes"),
         "{e}"
     );
+}
+
+#[test]
+fn groups_and_exclusions() {
+    let text = r#"{
+        "asns": ["62041"], "fqdns": ["telegram.org"],
+        "exclude": ["192.168.0.0/16", "2001:db8::1"],
+        "groups": {
+            "video": {"asns": ["AS2906", "62041"], "fqdns": ["Netflix.com."],
+                      "exclude": ["23.246.0.0/24"], "mark": "0x100"},
+            "office": {"asns": [13335], "mark": 512, "mark_mask": "0xff00"}
+        },
+        "outputs": [{"load": "nft", "group": "video"}, {"path": "/x", "group": "*"},
+                    {"path": "/y", "group": "office", "set": "work"}]
+    }"#;
+    let c = parse(text, p()).unwrap().config;
+    // Collected once: the union, default first.
+    assert_eq!(c.asns, ["62041", "13335", "2906"]);
+    assert_eq!(c.fqdns, ["telegram.org", "netflix.com"]);
+    let names: Vec<&str> = c.groups.iter().map(|g| g.name.as_str()).collect();
+    assert_eq!(names, ["default", "office", "video"]);
+    assert_eq!(c.default_group().asns, ["62041"]);
+    let video = c.group("video").unwrap();
+    assert_eq!(video.asns, ["2906", "62041"]);
+    assert_eq!(
+        video.mark,
+        Some(Mark {
+            value: 0x100,
+            mask: u32::MAX
+        })
+    );
+    assert_eq!(
+        c.group("office").unwrap().mark,
+        Some(Mark {
+            value: 0x200,
+            mask: 0xff00
+        })
+    );
+    assert_eq!(c.groups_of(Kind::Asn, "62041"), ["default", "video"]);
+    assert_eq!(c.exclusions("video").len(), 3);
+    // Outputs: the group's sets, its selection and mark (load only).
+    assert_eq!(c.outputs[0].render.set, "video");
+    assert_eq!(c.outputs[0].mark, video.mark);
+    let only = Selected::Only(vec![
+        (Kind::Asn, "2906".into()),
+        (Kind::Asn, "62041".into()),
+        (Kind::Fqdn, "netflix.com".into()),
+    ]);
+    assert_eq!(c.outputs[0].selection.parts[0].sources, only);
+    assert_eq!(c.outputs[1].render.set, "ripe");
+    assert_eq!(
+        c.outputs[1].selection.parts.len(),
+        3,
+        "* with own exclusions: each group"
+    );
+    assert_eq!(c.outputs[2].render.set, "work");
+    assert_eq!(c.outputs[2].mark, None);
+    // The default group beside others: everything but what only others name.
+    assert_eq!(
+        c.selection("default").unwrap().parts[0].sources,
+        Selected::AllBut(vec![
+            (Kind::Asn, "13335".into()),
+            (Kind::Asn, "2906".into()),
+            (Kind::Fqdn, "netflix.com".into())
+        ])
+    );
+    let e = c.selection("nope").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "unknown group \"nope\": configured groups are default, office, video"
+    );
+    // Without groups: everything, as before groups existed.
+    let c = parse(r#"{"asns": ["1"]}"#, p()).unwrap().config;
+    assert_eq!(c.selection("default").unwrap(), Selection::default());
+    assert_eq!(c.selection("*").unwrap(), Selection::default());
+}
+
+#[test]
+fn bad_groups_and_exclusions_name_the_value_and_group() {
+    for (text, want) in [
+        (r#"{"groups": {"Video": {}}}"#, "groups.Video: invalid group name \"Video\""),
+        (r#"{"groups": {"default": {}}}"#, "groups.default: the group \"default\""),
+        (r#"{"groups": {"a_very_long_group_name_xyz": {}}}"#, "invalid group name"),
+        (r#"{"groups": []}"#, "groups: expected an object"),
+        (r#"{"groups": {"v": {"asns": ["ASX"]}}}"#, "groups.v.asns[0]: invalid ASN \"ASX\""),
+        (r#"{"groups": {"v": {"exclude": ["10.1.2.3/16"]}}}"#, "groups.v.exclude[0]: invalid prefix \"10.1.2.3/16\": host bits set (the prefix is 10.1.0.0/16) (group v)"),
+        (r#"{"exclude": ["nope"]}"#, "exclude[0]: invalid prefix \"nope\""),
+        (r#"{"exclude": "10.0.0.0/8"}"#, "exclude: expected a list"),
+        (r#"{"groups": {"v": {"mark": "0x"}}}"#, "groups.v.mark: expected a non-zero 32-bit mark"),
+        (r#"{"groups": {"v": {"mark": 0}}}"#, "groups.v.mark: expected a non-zero"),
+        (r#"{"groups": {"v": {"mark_mask": "0xff"}}}"#, "groups.v.mark_mask: given without \"mark\""),
+        (r#"{"groups": {"v": {"mark": "0x100", "mark_mask": "0xff"}}}"#, "groups.v.mark: 0x100 has bits outside mark_mask 0xff"),
+        (r#"{"outputs": [{"path": "/x", "group": "v"}]}"#, "outputs[0].group: unknown group \"v\""),
+        (r#"{"outputs": [{"path": "/x", "group": "Bad"}]}"#, "invalid group name \"Bad\""),
+        (r#"{"groups": {"1x": {}}, "outputs": [{"path": "/x", "group": "1x"}]}"#, "invalid set name \"1x\""),
+    ] {
+        let e = parse(text, p()).unwrap_err().to_string();
+        assert!(e.contains(want), "{text}: {e}");
+    }
+}
+
+#[test]
+fn sources_per_group_and_normalised_rewrites() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.json");
+    fs::write(
+        &path,
+        r#"{"asns": ["AS1"], "groups": {"video": {"asns": ["as2"]}}}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        add_source(&path, Kind::Asn, "video", "AS3").unwrap(),
+        ("3".to_string(), true)
+    );
+    assert!(add_source(&path, Kind::Asn, "video", "1").unwrap().1);
+    assert!(!add_source(&path, Kind::Asn, "default", "1").unwrap().1);
+    let before = fs::read_to_string(&path).unwrap();
+    let e = add_source(&path, Kind::Asn, "nope", "4").unwrap_err();
+    assert!(matches!(e, ConfigError::UnknownGroup(_)), "{e}");
+    assert!(e.to_string().contains("\"nope\""), "{e}");
+    assert_eq!(
+        fs::read_to_string(&path).unwrap(),
+        before,
+        "nothing changed"
+    );
+    assert!(remove_source(&path, Kind::Asn, "video", "AS2").unwrap().1);
+    let v: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(v["asns"], serde_json::json!(["1"]));
+    assert_eq!(v["groups"]["video"]["asns"], serde_json::json!(["3", "1"]));
 }

@@ -319,7 +319,7 @@ impl Schedule {
             .last_success
             .as_deref()
             .and_then(util::parse_iso);
-        let has_sources = !cfg.asns.is_empty() || !cfg.fqdns.is_empty();
+        let has_sources = !cfg.has_no_sources();
         let stored = stored().unwrap_or_else(|e| {
             self.record_error(now, format!("database: {e}"));
             0

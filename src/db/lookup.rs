@@ -135,17 +135,18 @@ impl Db {
         filter: TypeFilter,
         mut f: impl FnMut(Row),
     ) -> Result<(), StoreError> {
-        let kind = match filter {
-            TypeFilter::All => "",
-            TypeFilter::Cidr => "asn",
-            TypeFilter::Fqdn => "fqdn",
-        };
+        // No kinds: every row (the empty word passes the first test).
+        let kinds = filter
+            .kinds()
+            .map_or(["", "", ""], super::read::kind_params);
         self.run(|c| {
             let mut st = c.prepare(&format!(
-                "{} WHERE ?1 = '' OR s.kind = ?1 ORDER BY s.kind, s.name",
+                "{} WHERE ?1 = '' OR s.kind IN (?1, ?2, ?3) ORDER BY s.kind, s.name",
                 super::read::ROW
             ))?;
-            st.raw_bind_parameter(1, kind)?;
+            for (i, k) in kinds.iter().enumerate() {
+                st.raw_bind_parameter(i + 1, *k)?;
+            }
             each(&mut st, &mut |r| {
                 f(r);
                 true

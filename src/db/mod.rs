@@ -353,8 +353,7 @@ impl Db {
             migrate::migrate(self, paths)?;
         } else if !LEGACY_WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
             // Once per process: the API opens the database for every request.
-            for kind in Kind::ALL {
-                let f = paths.legacy(kind);
+            for f in Kind::ALL.into_iter().filter_map(|k| paths.legacy(k)) {
                 if f.exists() {
                     log::warn!(
                         "{} is not imported: the database {} exists already (the import runs \

@@ -51,6 +51,13 @@ pub struct SourceSummary {
     pub last_seen: String,
 }
 
+/// The kind words of a type filter as the three parameters of `kind IN (?1, ?2, ?3)`
+/// (the last repeated when there are fewer).
+pub(super) fn kind_params(kinds: &'static [&'static str]) -> [&'static str; 3] {
+    let at = |i: usize| kinds.get(i).or(kinds.last()).copied().unwrap_or("");
+    [at(0), at(1), at(2)]
+}
+
 impl Db {
     /// The distinct values of the selected sources, sorted as strings.
     pub fn get_values(&self, filter: TypeFilter) -> Result<Vec<String>, StoreError> {
@@ -69,23 +76,19 @@ impl Db {
         filter: TypeFilter,
         mut f: impl FnMut(&str),
     ) -> Result<(), StoreError> {
-        let kind = match filter {
-            TypeFilter::All => None,
-            TypeFilter::Cidr => Some("asn"),
-            TypeFilter::Fqdn => Some("fqdn"),
-        };
+        let kinds = filter.kinds().map(kind_params);
         self.run(|c| {
-            let mut st = match kind {
+            let mut st = match kinds {
                 // A covering index, never the table.
                 None => c.prepare("SELECT value FROM entries INDEXED BY entries_value")?,
                 Some(_) => c.prepare(
                     "SELECT e.value FROM sources s JOIN entries e ON e.source = s.id \
-                     WHERE s.kind = ?1",
+                     WHERE s.kind IN (?1, ?2, ?3)",
                 )?,
             };
-            let mut rows = match kind {
+            let mut rows = match kinds {
                 None => st.query([])?,
-                Some(k) => st.query([k])?,
+                Some(k) => st.query(k)?,
             };
             while let Some(r) = rows.next()? {
                 with_value_text(r.get_ref(0)?, &mut f);
@@ -119,15 +122,35 @@ impl Db {
 
     /// The number of stored rows (source, value pairs) of a kind.
     pub fn count_values(&self, kind: Kind) -> Result<u64, StoreError> {
-        let (asn, fqdn) = self.counts()?;
-        Ok(match kind {
-            Kind::Asn => asn,
-            Kind::Fqdn => fqdn,
+        Ok(self
+            .counts_by_kind()?
+            .into_iter()
+            .find(|(k, _)| *k == kind)
+            .map_or(0, |(_, n)| n))
+    }
+
+    /// The number of stored rows of each kind stored, in one pass over the key.
+    pub fn counts_by_kind(&self) -> Result<Vec<(Kind, u64)>, StoreError> {
+        self.run(|c| {
+            let mut st = c.prepare(
+                "SELECT s.kind, sum(x.n) FROM (SELECT source, count(*) AS n FROM entries \
+                 GROUP BY source) x JOIN sources s ON s.id = x.source GROUP BY s.kind",
+            )?;
+            let mut rows = st.query([])?;
+            let mut out = Vec::new();
+            while let Some(r) = rows.next()? {
+                let n = r.get::<_, i64>(1)? as u64;
+                if let Some(k) = Kind::from_word(r.get_ref(0)?.as_str()?) {
+                    out.push((k, n));
+                }
+            }
+            Ok(out)
         })
     }
 
-    /// The number of stored rows of each kind, `(asn, fqdn)`, in one pass over the
-    /// key (counted per source, no sort).
+    /// The number of stored rows of prefix sources (ASNs, feeds, countries) and of
+    /// host names, `(prefixes, fqdn)`, in one pass over the key (counted per source,
+    /// no sort).
     pub fn counts(&self) -> Result<(u64, u64), StoreError> {
         self.run(|c| {
             let mut st = c.prepare(

@@ -6,6 +6,7 @@
 //! output (host names, not addresses).
 
 mod dnsmasq;
+mod exclude;
 mod names;
 mod values;
 mod write;
@@ -14,8 +15,9 @@ pub use dnsmasq::{
     dns_set_name, render_dnsmasq, DnsTarget, DnsmasqLineTooLong, DnsmasqOptions,
     DEFAULT_DNS_TIMEOUT_SECONDS, DNSMASQ_HEADER, DNSMASQ_MAX_LINE,
 };
+pub use exclude::{subtract, Exclusions};
 pub use names::{check_name, NFT_KEYWORDS, NFT_KEYWORDS_NEWER};
-pub use values::{parse_value, prepare, Collector, Entry, Prepared};
+pub use values::{parse_value, prepare, union, Collector, Entry, Prepared};
 pub use write::{
     ipset_maxelem, needs_aggregate, render, render_prepared, IPSET_MAXELEM, IPSET_TMP_SUFFIX,
     NFT_CHUNK,
@@ -24,15 +26,42 @@ pub use write::{
 use std::fmt;
 use std::str::FromStr;
 
-/// Which addresses a listing holds.
+/// Which addresses a listing holds, by the kind of their source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TypeFilter {
     /// Everything.
     All,
-    /// Values from ASN sources (prefixes).
+    /// Values of every prefix source: ASNs, feeds and countries.
     Cidr,
-    /// Values from FQDN sources (addresses).
+    /// Addresses resolved from host names.
     Fqdn,
+    /// Values of ASN sources only.
+    Asn,
+    /// Values of feed sources only.
+    Feed,
+    /// Values of country sources only.
+    Country,
+}
+
+impl TypeFilter {
+    /// The kinds of source (their words in the database's `kind` column) the filter
+    /// keeps, `None` for every kind. The one place that says what `cidr` means: a
+    /// new kind of prefix source is added here.
+    pub fn kinds(self) -> Option<&'static [&'static str]> {
+        match self {
+            TypeFilter::All => None,
+            TypeFilter::Cidr => Some(&["asn", "feed", "country"]),
+            TypeFilter::Fqdn => Some(&["fqdn"]),
+            TypeFilter::Asn => Some(&["asn"]),
+            TypeFilter::Feed => Some(&["feed"]),
+            TypeFilter::Country => Some(&["country"]),
+        }
+    }
+
+    /// Whether values of sources of `kind` (its database word) are kept.
+    pub fn keeps(self, kind: &str) -> bool {
+        self.kinds().is_none_or(|k| k.contains(&kind))
+    }
 }
 
 /// The output format of a listing.
@@ -92,9 +121,32 @@ macro_rules! word_enum {
     };
 }
 
-word_enum!(TypeFilter, "type", "all" => All, "cidr" => Cidr, "fqdn" => Fqdn);
+word_enum!(TypeFilter, "type", "all" => All, "cidr" => Cidr, "fqdn" => Fqdn, "asn" => Asn, "feed" => Feed, "country" => Country);
 word_enum!(Format, "format", "text" => Text, "json" => Json, "nft" => Nft, "ipset" => Ipset, "routeros" => Routeros);
 word_enum!(Family, "family", "4" => V4, "6" => V6);
+
+/// The group of the top-level sources, listed when no group is asked for.
+pub const DEFAULT_GROUP: &str = "default";
+/// The group selection that lists every group.
+pub const ALL_GROUPS: &str = "*";
+/// Longest group name.
+pub const MAX_GROUP_LEN: usize = 24;
+
+/// Checks a group name: 1 to 24 of `a-z`, `0-9` and `_` (they become set names and
+/// keys of `config.json`).
+pub fn check_group_name(name: &str) -> Result<(), BadValue> {
+    let ok = (1..=MAX_GROUP_LEN).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if ok {
+        Ok(())
+    } else {
+        Err(BadValue(format!(
+            "invalid group name {name:?}: use 1 to {MAX_GROUP_LEN} of a-z, 0-9 and _"
+        )))
+    }
+}
 
 /// Default nftables table name.
 pub const DEFAULT_TABLE: &str = "ripe_cidr";
@@ -122,6 +174,8 @@ pub struct RenderOptions {
     pub table: String,
     /// Set / address-list base name.
     pub set: String,
+    /// The group listed: `default`, a group's name, or `*` for every group.
+    pub group: String,
 }
 
 impl Default for RenderOptions {
@@ -133,6 +187,7 @@ impl Default for RenderOptions {
             aggregate: false,
             table: DEFAULT_TABLE.into(),
             set: DEFAULT_SET.into(),
+            group: DEFAULT_GROUP.into(),
         }
     }
 }

@@ -82,6 +82,19 @@ impl RenderOptions {
     /// Validates the table and set names.
     pub fn check(&self) -> Result<(), BadValue> {
         check_name("table", &self.table, MAX_TABLE_LEN)?;
-        check_name("set", &self.set, MAX_SET_LEN)
+        check_name("set", &self.set, MAX_SET_LEN)?;
+        if self.group != super::ALL_GROUPS {
+            super::check_group_name(&self.group)?;
+        }
+        Ok(())
+    }
+
+    /// Selects `group`; a group other than `default` (and `*`) names the sets after
+    /// itself unless a set name was given (`set_given`).
+    pub fn select_group(&mut self, group: &str, set_given: bool) {
+        self.group = group.to_string();
+        if !set_given && group != super::DEFAULT_GROUP && group != super::ALL_GROUPS {
+            self.set = group.to_string();
+        }
     }
 }

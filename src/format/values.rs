@@ -355,6 +355,26 @@ pub fn prepare(values: &[String], family: Option<Family>, aggregate: bool) -> Pr
     c.finish(aggregate)
 }
 
+/// Merges prepared lists (of several groups): sorted, duplicates removed, with
+/// `aggregate` the fewest covering prefixes.
+pub fn union(parts: Vec<Prepared>, aggregate: bool) -> Prepared {
+    let mut out = Prepared::default();
+    for p in parts {
+        out.v4.extend(p.v4);
+        out.v6.extend(p.v6);
+    }
+    if aggregate {
+        aggregate_family(&mut out.v4);
+        aggregate_family(&mut out.v6);
+    } else {
+        out.v4.sort_unstable_by_key(|e| (e.net.key(), e.bare));
+        out.v4.dedup_by(|later, first| later.net == first.net);
+        out.v6.sort_unstable_by_key(|e| (e.net.key(), e.bare));
+        out.v6.dedup_by(|later, first| later.net == first.net);
+    }
+    out
+}
+
 /// Replaces one family by the fewest prefixes that cover exactly the same addresses.
 fn aggregate_family<N: Net>(entries: &mut Vec<Entry<N>>) {
     if entries.is_empty() {

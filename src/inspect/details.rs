@@ -3,6 +3,7 @@
 //! `first_seen` and latest `last_seen`, in the order of the plain listing.
 
 use super::{push_field, BadInput};
+use crate::config::Selection;
 use crate::db::{Db, StoreError};
 use crate::format::{Family, Format, RenderOptions};
 
@@ -30,6 +31,8 @@ struct Compact {
     source: u32,
     first: u32,
     last: u32,
+    /// An exclusion of the group hides part of the value.
+    partly: bool,
 }
 
 /// Strings kept once: a new string is compared with the few added last.
@@ -79,11 +82,14 @@ impl Values {
     }
 }
 
-/// Renders the detailed listing of the values selected by `opts` (type and family; the
-/// caller has [`check`]ed the rest):
+/// Renders the detailed listing of the values of `selection` that `opts` keeps (type
+/// and family; the caller has [`check`]ed the rest):
 /// `{"type":"all","count":N,"addresses":[{"value":"..","sources":[{"kind":"asn",
-/// "source":"62041"}],"first_seen":"..","last_seen":".."}]}` and a newline.
-pub fn render(db: &Db, opts: &RenderOptions) -> Result<Vec<u8>, StoreError> {
+/// "source":"62041"}],"first_seen":"..","last_seen":".."}]}` and a newline. Values are
+/// stored rows, whole: one wholly excluded is left out, one partly excluded has
+/// `"excluded":true` (the plain listing has the pieces that remain).
+pub fn render(db: &Db, selection: &Selection, opts: &RenderOptions) -> Result<Vec<u8>, StoreError> {
+    let judge = super::Judge::new(selection);
     let mut strings = Strings::default();
     let mut rows: Vec<Compact> = Vec::new();
     let mut values = Values::default();
@@ -94,13 +100,19 @@ pub fn render(db: &Db, opts: &RenderOptions) -> Result<Vec<u8>, StoreError> {
             Some(Family::V6) => v6,
             None => true,
         };
-        if wanted {
+        let listed = if wanted {
+            judge.judge(r.kind, &r.source, &r.value)
+        } else {
+            None
+        };
+        if let Some(partly) = listed {
             // Kind and source together: "asn 62041".
             let source = strings.id(format!("{} {}", r.kind.as_str(), r.source));
             rows.push(Compact {
                 source,
                 first: strings.id(r.first_seen),
                 last: strings.id(r.last_seen),
+                partly,
             });
             values.push(&r.value);
         }
@@ -132,8 +144,10 @@ pub fn render(db: &Db, opts: &RenderOptions) -> Result<Vec<u8>, StoreError> {
         out.extend_from_slice(b",\"sources\":[");
         let mut first_seen = "";
         let mut last_seen = "";
+        let mut partly = false;
         for (j, &r) in group.iter().enumerate() {
             let c = &rows[r as usize];
+            partly |= c.partly;
             let (kind, source) = strings.get(c.source).split_once(' ').unwrap_or_default();
             if j > 0 {
                 out.push(b',');
@@ -155,6 +169,9 @@ pub fn render(db: &Db, opts: &RenderOptions) -> Result<Vec<u8>, StoreError> {
         push_field(&mut out, "first_seen", first_seen);
         out.push(b',');
         push_field(&mut out, "last_seen", last_seen);
+        if partly {
+            out.extend_from_slice(b",\"excluded\":true");
+        }
         out.push(b'}');
     }
     let head = format!(

@@ -3,9 +3,69 @@
 //! detailed listing). One implementation each behind the CLI command and the API
 //! route, so that `--json` prints the bytes the API sends.
 
+use std::collections::HashSet;
+
+use crate::config::{Selected, Selection};
+use crate::format::Exclusions;
+use crate::source::Kind;
+
 pub mod changes;
 pub mod details;
 pub mod lookup;
+
+/// Which stored rows a selection (a group, or `*`) lists, and whether its exclusions
+/// hide part of their value. Rows are judged one by one as the database streams them.
+pub(crate) struct Judge {
+    parts: Vec<JudgedPart>,
+}
+
+/// One part of a selection: its sources (`None`: every source; `true`: every source
+/// but these) and its exclusions.
+type JudgedPart = (Option<HashSet<(Kind, String)>>, bool, Exclusions);
+
+impl Judge {
+    /// The judge of `selection`.
+    pub(crate) fn new(selection: &Selection) -> Judge {
+        let parts = selection
+            .parts
+            .iter()
+            .map(|p| {
+                let (set, inverted) = match &p.sources {
+                    Selected::Everything => (None, false),
+                    Selected::Only(pairs) => (Some(pairs.iter().cloned().collect()), false),
+                    Selected::AllBut(pairs) => (Some(pairs.iter().cloned().collect()), true),
+                };
+                (set, inverted, Exclusions::new(&p.exclude))
+            })
+            .collect();
+        Judge { parts }
+    }
+
+    /// Whether the selection lists values of this source at all.
+    pub(crate) fn names(&self, kind: Kind, source: &str) -> bool {
+        self.parts.iter().any(|(set, inverted, _)| {
+            set.as_ref()
+                .is_none_or(|s| s.contains(&(kind, source.to_string())) != *inverted)
+        })
+    }
+
+    /// `None` when the row is not listed (another group's source, or its value wholly
+    /// excluded), else whether an exclusion hides part of it.
+    pub(crate) fn judge(&self, kind: Kind, source: &str, value: &str) -> Option<bool> {
+        let net = crate::format::parse_value(value)?.net;
+        let mut listed = None;
+        for (set, inverted, excl) in &self.parts {
+            let named = set
+                .as_ref()
+                .is_none_or(|s| s.contains(&(kind, source.to_string())) != *inverted);
+            if named && !excl.covers(&net) {
+                let partly = excl.hides(&net);
+                listed = Some(listed.unwrap_or(true) && partly);
+            }
+        }
+        listed
+    }
+}
 
 /// Whether this build has the `inspect` feature. The entry points check it first, so
 /// that without it the optimiser drops everything behind them (no `cfg` on each item).

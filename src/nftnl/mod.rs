@@ -19,7 +19,8 @@ pub use dns::ensure_dns_sets;
 
 use std::io;
 
-use crate::format::{Collector, Family, Prepared, RenderOptions};
+use crate::config::Mark;
+use crate::format::{Family, Prepared, RenderOptions};
 
 use msg::{Batch, Step};
 
@@ -75,6 +76,25 @@ pub fn load(
     p: &Prepared,
     family: Option<Family>,
 ) -> Result<LoadStats, LoadError> {
+    load_marked(table, set, p, family, None)
+}
+
+/// The names of the chains that mark a group's traffic: `<set>_mark` (prerouting) and
+/// `<set>_mark_out` (output).
+pub fn mark_chains(set: &str) -> [String; 2] {
+    [format!("{set}_mark"), format!("{set}_mark_out")]
+}
+
+/// [`load`], and with `mark`, in the same transaction, the chains of
+/// [`mark_chains`]: traffic to the sets' addresses gets the mark (see `msg::chain`).
+/// Other chains of the table are not touched.
+pub fn load_marked(
+    table: &str,
+    set: &str,
+    p: &Prepared,
+    family: Option<Family>,
+    mark: Option<Mark>,
+) -> Result<LoadStats, LoadError> {
     let v4 = family != Some(Family::V6);
     let v6 = family != Some(Family::V4);
     let names = [format!("{set}_v4"), format!("{set}_v6")];
@@ -103,10 +123,39 @@ pub fn load(
         stats.elements += batch.elements(table, &names[1], 16, 1, &mut ranges);
         stats.v6 = p.v6.len();
     }
+    if let Some(m) = mark {
+        mark_steps(&mut batch, table, &names, [v4, v6], m);
+    }
     let (bytes, acks) = batch.finish();
     stats.bytes = bytes.len();
     transact(bytes, &acks, table, &names)?;
     Ok(stats)
+}
+
+/// The chains of [`mark_chains`], created if missing, emptied and given one rule per
+/// family loaded.
+fn mark_steps(batch: &mut Batch, table: &str, names: &[String; 2], families: [bool; 2], m: Mark) {
+    let chains = mark_chains(names[0].trim_end_matches("_v4"));
+    for (i, (chain, hook, kind)) in [
+        (&chains[0], msg::HOOK_PREROUTING, "filter"),
+        (&chains[1], msg::HOOK_OUTPUT, "route"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        batch.base_chain(table, chain, hook, kind, i);
+        batch.flush_chain(table, chain, i);
+        for (f, v6) in [(0, false), (1, true)] {
+            if families[f] {
+                let rule = msg::MarkRule {
+                    set: &names[f],
+                    set_id: f as u32 + 1,
+                    v6,
+                };
+                batch.mark_rule(table, chain, &rule, m.value, m.mask, i);
+            }
+        }
+    }
 }
 
 /// Sends one encoded batch and waits for the acknowledgement of each of its `acks`.
@@ -157,10 +206,20 @@ fn transact(
                 (Step::Elements(n), _) => {
                     LoadError::Kernel(format!("adding elements to set {}", name(n)), e)
                 }
+                (Step::Chain(n), _) => LoadError::Kernel(
+                    format!("the mark chain {} of inet {table}", chain_name(names, n)),
+                    e,
+                ),
             });
         }
     }
     Ok(())
+}
+
+/// Mark chain `n` of the sets `names`.
+fn chain_name(names: &[String], n: usize) -> String {
+    let set = names.first().map_or("?", |s| s.trim_end_matches("_v4"));
+    mark_chains(set)[n.min(1)].clone()
 }
 
 /// The acknowledgements (`NLMSG_ERROR`) in one datagram: the sequence number of the
@@ -185,13 +244,14 @@ fn parse_acks(mut data: &[u8]) -> Vec<(u32, i32)> {
     out
 }
 
-/// The `load` output: the values `opts` selects from the database, aggregated as
-/// for the `nft` format, loaded into its table and sets.
-pub fn load_db(db: &crate::db::Db, opts: &RenderOptions) -> Result<LoadStats, LoadError> {
-    let mut values = Collector::new(opts.family);
-    db.for_each_value(opts.type_filter, |v| values.push(v))?;
-    let prepared = values.finish(true);
-    let stats = load(&opts.table, &opts.set, &prepared, opts.family)?;
+/// The `load` output: `prepared` (aggregated, see `listing::prepare`) loaded into the
+/// table and sets of `opts`, with the group's mark chains when it has a mark.
+pub fn load_logged(
+    opts: &RenderOptions,
+    prepared: &Prepared,
+    mark: Option<Mark>,
+) -> Result<LoadStats, LoadError> {
+    let stats = load_marked(&opts.table, &opts.set, prepared, opts.family, mark)?;
     log::info!(
         "loaded {} IPv4 and {} IPv6 prefixes into table inet {} ({} elements, {} bytes)",
         stats.v4,

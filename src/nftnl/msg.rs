@@ -5,6 +5,10 @@
 //! All integers in netlink headers are in host order; nf_tables' `u32` attributes
 //! and the keys are big-endian (network order).
 
+mod chain;
+
+pub use chain::{MarkRule, HOOK_OUTPUT, HOOK_PREROUTING};
+
 /// `NETLINK_NETFILTER` message type of the batch delimiters.
 const NFNL_MSG_BATCH_BEGIN: u16 = 0x10;
 const NFNL_MSG_BATCH_END: u16 = 0x11;
@@ -66,6 +70,8 @@ pub enum Step {
     Flush(usize),
     /// Adding elements to set `n`.
     Elements(usize),
+    /// Creating, emptying or filling mark chain `n`.
+    Chain(usize),
 }
 
 /// One transaction being encoded.

@@ -1074,6 +1074,9 @@ fn serve_stops_on_sigterm_and_reports_bind_errors() {
 /// `lookup`, `changes` and the detailed listing.
 mod lookup;
 
+/// `/feeds` and `/countries`.
+mod kinds;
+
 /// The web page (`GET /`), `GET /status` and the same-origin rule.
 mod web;
 

@@ -19,11 +19,17 @@ mod dnsmasq;
 #[cfg(feature = "collect")]
 mod fetching;
 mod formats_real;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+mod group_marks;
+#[cfg(all(feature = "api", feature = "collect"))]
+mod groups;
 mod healthcheck;
 #[cfg(feature = "api")]
 mod http_attacks;
 #[cfg(feature = "api")]
 mod http_limits;
+#[cfg(feature = "collect")]
+mod kinds;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci;
 #[cfg(feature = "inspect")]

@@ -161,7 +161,7 @@ fn run_without_wal_stores_and_reports_the_mode() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("journal mode:  delete"), "{text}");
-    assert!(text.contains("stored:        1 ASN values"), "{text}");
+    assert!(text.contains("stored:        1 prefix values"), "{text}");
 }
 
 fn ripe_config(ripe: &FakeServer, asns: &[&str]) -> serde_json::Value {

@@ -26,6 +26,7 @@ const ADDRESS_PARAMS: &[&str] = &[
     "table",
     "set",
     "details",
+    "group",
 ];
 
 /// The render options of a `GET /addresses` query (tests).
@@ -39,6 +40,8 @@ pub fn render_options(query: Option<&str>) -> Result<RenderOptions, ApiError> {
 pub(super) fn listing_options(query: Option<&str>) -> Result<(RenderOptions, bool), ApiError> {
     let mut o = RenderOptions::default();
     let mut details = false;
+    let mut group = None;
+    let mut set_given = false;
     for (k, v) in parse_query(query, ADDRESS_PARAMS)? {
         match k.as_str() {
             "type" => o.type_filter = word(&k, &v)?,
@@ -46,11 +49,18 @@ pub(super) fn listing_options(query: Option<&str>) -> Result<(RenderOptions, boo
             "family" => o.family = Some(word(&k, &v)?),
             "aggregate" => o.aggregate = parse_bool(&k, &v)?,
             "table" => o.table = v,
-            "set" => o.set = v,
+            "set" => {
+                o.set = v;
+                set_given = true;
+            }
+            "group" => group = Some(v),
             "details" => details = parse_bool(&k, &v)?,
             // parse_query let only ADDRESS_PARAMS through.
             _ => {}
         }
+    }
+    if let Some(g) = group {
+        o.select_group(&g, set_given);
     }
     o.check().map_err(|e| ApiError::BadRequest(e.0))?;
     if details && !crate::inspect::ENABLED {
@@ -140,7 +150,13 @@ fn kept(key: &str, files: Option<&FileKey>) -> (Option<Listing>, usize) {
 /// The body and ETag of a listing: the one kept for the same listing of the same
 /// database state, or a new one (rendered alone, within the budget).
 fn listing(opts: &RenderOptions, details: bool, ctx: &Context) -> Result<Listing, ApiError> {
-    let key = format!("{opts:?} details={details}");
+    // What the group holds is configuration, read for every request: a changed group
+    // is a different listing of the same database.
+    let cfg = crate::listing::config_for(&ctx.paths, &opts.group)?;
+    let selection = cfg
+        .selection(&opts.group)
+        .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let key = format!("{opts:?} {selection:?} details={details}");
     let files = file_key(&ctx.paths.db).filter(FileKey::settled);
     if let (Some(found), _) = kept(&key, files.as_ref()) {
         return Ok(found);
@@ -157,9 +173,9 @@ fn listing(opts: &RenderOptions, details: bool, ctx: &Context) -> Result<Listing
     let body = {
         let db = db::open(&ctx.paths)?;
         if details {
-            crate::inspect::details::render(&db, opts)?
+            crate::inspect::details::render(&db, &selection, opts)?
         } else {
-            crate::listing::render(&db, opts)?
+            crate::listing::render_selection(&db, &selection, opts)?
         }
     };
     let tag = etag(&body);

@@ -9,12 +9,24 @@ use crate::format::TypeFilter;
 use crate::inspect::changes;
 use crate::util;
 
-/// The checked parameters: `since` (24 hours ago when absent) and `type`.
-pub(super) fn changes_query(query: Option<&str>) -> Result<(String, TypeFilter), ApiError> {
+/// The checked parameters of `GET /changes`.
+pub(super) struct ChangesQuery {
+    /// 24 hours ago when absent.
+    pub since: String,
+    /// `type`.
+    pub filter: TypeFilter,
+    /// `group` (every source when absent).
+    pub group: Option<String>,
+}
+
+/// The checked parameters: `since` (24 hours ago when absent), `type` and `group`.
+pub(super) fn changes_query(query: Option<&str>) -> Result<ChangesQuery, ApiError> {
     let mut since = None;
     let mut filter = TypeFilter::All;
-    for (k, v) in parse_query(query, &["since", "type"])? {
+    let mut group = None;
+    for (k, v) in parse_query(query, &["since", "type", "group"])? {
         match k.as_str() {
+            "group" => group = Some(v),
             "since" => {
                 since = Some(
                     changes::parse_since(&v)
@@ -25,13 +37,26 @@ pub(super) fn changes_query(query: Option<&str>) -> Result<(String, TypeFilter),
         }
     }
     let since = since.unwrap_or_else(|| changes::default_since(util::unix_now()));
-    Ok((since, filter))
+    Ok(ChangesQuery {
+        since,
+        filter,
+        group,
+    })
 }
 
-pub(super) fn changes(since: &str, filter: TypeFilter, ctx: &Context) -> Result<Reply, ApiError> {
+pub(super) fn changes(q: &ChangesQuery, ctx: &Context) -> Result<Reply, ApiError> {
     if !crate::inspect::ENABLED {
         return Err(ApiError::NotFound(crate::inspect::missing("/changes")));
     }
+    let selection = match &q.group {
+        Some(g) => Some(
+            crate::listing::config_for(&ctx.paths, g)?
+                .selection(g)
+                .map_err(|e| ApiError::BadRequest(format!("group: {e}")))?,
+        ),
+        None => None,
+    };
     let db = db::open(&ctx.paths)?;
-    Ok(Reply::json(200, changes::render(&db, since, filter, true)?))
+    let out = changes::render(&db, &q.since, q.filter, selection.as_ref(), true)?;
+    Ok(Reply::json(200, out))
 }

@@ -168,8 +168,14 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         ["changes"] => (Route::Changes, "GET, HEAD"),
         ["asns"] => (Route::Sources(Kind::Asn), "GET, HEAD, POST"),
         ["fqdns"] => (Route::Sources(Kind::Fqdn), "GET, HEAD, POST"),
+        ["feeds"] => (Route::Sources(Kind::Feed), "GET, HEAD, POST"),
+        ["countries"] => (Route::Sources(Kind::Country), "GET, HEAD, POST"),
         ["asns", s] if !s.is_empty() => (Route::Source(Kind::Asn, s.to_string()), "DELETE"),
         ["fqdns", s] if !s.is_empty() => (Route::Source(Kind::Fqdn, s.to_string()), "DELETE"),
+        ["feeds", s] if !s.is_empty() => (Route::Source(Kind::Feed, s.to_string()), "DELETE"),
+        ["countries", s] if !s.is_empty() => {
+            (Route::Source(Kind::Country, s.to_string()), "DELETE")
+        }
         _ => {
             return Err(ApiError::NotFound(format!(
             "no such path {}; the API has /, /status, /addresses, /health, /lookup, /changes, /asns and /fqdns",
@@ -204,9 +210,9 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
             lookup(&q, ctx)
         }
         (Route::Changes, _) if read_only => {
-            let (since, filter) = changes_query(query)?;
+            let q = changes_query(query)?;
             let _p = permit();
-            changes(&since, filter, ctx)
+            changes(&q, ctx)
         }
         (Route::Health, _) if read_only => {
             parse_query(query, &[])?;
@@ -215,30 +221,38 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
             health(ctx)
         }
         (Route::Sources(kind), _) if read_only => {
-            parse_query(query, &[])?;
+            let group = group_param(parse_query(query, &["group"])?);
             let _p = permit();
-            list(kind, ctx)
+            list(kind, group.as_deref(), ctx)
         }
         (Route::Sources(kind), "POST") => {
             {
                 let _p = permit();
                 authorize(req, ctx)?;
             }
-            parse_query(query, &[])?;
+            let group = group_param(parse_query(query, &["group"])?);
             let _p = permit();
-            add(kind, body, ctx)
+            add(kind, body, group.as_deref(), ctx)
         }
         (Route::Source(kind, source), "DELETE") => {
             let _p = permit();
             authorize(req, ctx)?;
-            let mut purge = false;
-            for (k, v) in parse_query(query, &["purge"])? {
-                purge = parse_bool(&k, &v)?;
+            let (mut purge, mut group) = (false, None);
+            for (k, v) in parse_query(query, &["purge", "group"])? {
+                match k.as_str() {
+                    "group" => group = Some(v),
+                    _ => purge = parse_bool(&k, &v)?,
+                }
             }
-            remove(kind, &source, purge, ctx)
+            remove(kind, &source, purge, group.as_deref(), ctx)
         }
         _ => Err(ApiError::MethodNotAllowed(allow)),
     }
+}
+
+/// The value of `group=` among parsed query parameters (the only one allowed).
+fn group_param(params: Vec<(String, String)>) -> Option<String> {
+    params.into_iter().next().map(|(_, v)| v)
 }
 
 /// Checks the bearer token when `api.token` is set. The configuration is read for

@@ -1,4 +1,5 @@
-//! `GET|POST /asns`, `GET|POST /fqdns`, `DELETE /asns/{asn}`, `DELETE /fqdns/{fqdn}`.
+//! `GET|POST /asns`, `/fqdns`, `/feeds`, `/countries`, and `DELETE` of one of them
+//! (`/asns/{asn}`, `/fqdns/{fqdn}`, `/feeds/{percent-encoded URL}`, `/countries/{CC}`).
 
 use std::fmt;
 
@@ -10,23 +11,37 @@ use crate::api::body::{json_line, Added, Listed, Named, Removed};
 use crate::api::error::ApiError;
 use crate::api::query::quoted;
 use crate::config;
-use crate::source::{self, Kind};
+use crate::source::Kind;
 use crate::sources;
 
-pub(super) fn list(kind: Kind, ctx: &Context) -> Result<Reply, ApiError> {
+pub(super) fn list(kind: Kind, group: Option<&str>, ctx: &Context) -> Result<Reply, ApiError> {
     let cfg = config::load(&ctx.paths.config())?.config;
-    let sources = cfg.sources(kind);
-    let listed = match kind {
-        Kind::Asn => Listed {
-            asns: Some(sources),
-            fqdns: None,
-        },
-        Kind::Fqdn => Listed {
-            asns: None,
-            fqdns: Some(sources),
-        },
+    let sources = match group {
+        None | Some(crate::format::ALL_GROUPS) => cfg.sources(kind),
+        Some(g) => cfg
+            .group(g)
+            .map(|g| g.sources(kind))
+            .ok_or_else(|| ApiError::BadRequest(unknown_group(&cfg, g)))?,
+    };
+    let groups = (cfg.groups.len() > 1).then(|| {
+        sources
+            .iter()
+            .map(|s| (s.as_str(), cfg.groups_of(kind, s)))
+            .collect()
+    });
+    let listed = Listed {
+        kind,
+        sources,
+        groups,
     };
     Ok(Reply::json(200, json_line(&listed)))
+}
+
+fn unknown_group(cfg: &config::Config, g: &str) -> String {
+    cfg.check_group(g).err().map_or_else(
+        || format!("group {}: give one group, not *", quoted(g)),
+        |e| format!("group: {e}"),
+    )
 }
 
 /// The members of a JSON object in the order written, repeated keys included
@@ -53,12 +68,15 @@ impl<'de> Deserialize<'de> for Members {
     }
 }
 
-/// The source in a `POST` body: `{"asn": "AS62041"}` (or a number), `{"fqdn": "..."}`.
-fn source_from_body(kind: Kind, body: &[u8]) -> Result<String, ApiError> {
+/// The source in a `POST` body: `{"asn": "AS62041"}` (or a number), `{"fqdn": "..."}`,
+/// and the group if the body names one (`"group": "video"`).
+fn source_from_body(kind: Kind, body: &[u8]) -> Result<(String, Option<String>), ApiError> {
     let key = kind.as_str();
     let example = match kind {
         Kind::Asn => r#"{"asn": "AS62041"}"#,
         Kind::Fqdn => r#"{"fqdn": "example.com"}"#,
+        Kind::Feed => r#"{"feed": "https://example.org/list.txt"}"#,
+        Kind::Country => r#"{"country": "NL"}"#,
     };
     let bad = |why: String| {
         ApiError::BadRequest(format!("{why}; expected a JSON body such as {example}"))
@@ -74,20 +92,52 @@ fn source_from_body(kind: Kind, body: &[u8]) -> Result<String, ApiError> {
         serde_json::error::Category::Data => bad("the body is not a JSON object".into()),
         _ => bad(format!("invalid JSON body: {e}")),
     })?;
-    if let Some((other, _)) = members.iter().find(|(k, _)| k.as_str() != key) {
+    if let Some((other, _)) = members
+        .iter()
+        .find(|(k, _)| k.as_str() != key && k != "group")
+    {
         return Err(bad(format!("unknown key {} in the body", quoted(other))));
     }
+    let (groups, members): (Vec<_>, Vec<_>) = members.into_iter().partition(|(k, _)| k == "group");
+    let group = match &groups[..] {
+        [] => None,
+        [(_, Value::String(g))] => Some(g.clone()),
+        [(_, other)] => return Err(bad(format!("group: expected a string, got {other}"))),
+        _ => return Err(bad("key \"group\" given more than once in the body".into())),
+    };
     let v = match &members[..] {
         [] => return Err(bad(format!("missing key {key:?}"))),
         [(_, v)] => v,
         _ => return Err(bad(format!("key {key:?} given more than once in the body"))),
     };
-    let norm = match (kind, v) {
-        (Kind::Asn, v) => source::normalize_asn_value(v),
-        (Kind::Fqdn, Value::String(s)) => source::normalize_fqdn(s),
-        (Kind::Fqdn, _) => Err("invalid fqdn: expected a string".to_string()),
+    let norm = kind
+        .normalize_json(v)
+        .map_err(|m| ApiError::BadRequest(format!("{key}: {m}")))?;
+    Ok((norm, group))
+}
+
+/// The group a source route changes: from the body or `?group=` (not both, unless
+/// equal), `default` when neither names one; `*` is refused (a change needs one group).
+fn one_group(from_body: Option<String>, from_query: Option<&str>) -> Result<String, ApiError> {
+    let g = match (from_body, from_query) {
+        (Some(b), Some(q)) if b != q => {
+            return Err(ApiError::BadRequest(format!(
+                "group {} in the body and {} in the query differ",
+                quoted(&b),
+                quoted(q)
+            )))
+        }
+        (Some(b), _) => b,
+        (None, Some(q)) => q.to_string(),
+        (None, None) => crate::format::DEFAULT_GROUP.to_string(),
     };
-    norm.map_err(|m| ApiError::BadRequest(format!("{key}: {m}")))
+    if g == crate::format::ALL_GROUPS {
+        return Err(ApiError::BadRequest(
+            "group: a change goes to one group, not *".into(),
+        ));
+    }
+    crate::format::check_group_name(&g).map_err(|e| ApiError::BadRequest(format!("group: {e}")))?;
+    Ok(g)
 }
 
 /// Whether arrays and objects in `json` nest deeper than `max` (outside strings). The
@@ -121,9 +171,15 @@ pub(super) fn nested_deeper_than(json: &[u8], max: usize) -> bool {
     false
 }
 
-pub(super) fn add(kind: Kind, body: &[u8], ctx: &Context) -> Result<Reply, ApiError> {
-    let source = source_from_body(kind, body)?;
-    let done = sources::add(&ctx.paths, kind, &source)?;
+pub(super) fn add(
+    kind: Kind,
+    body: &[u8],
+    group: Option<&str>,
+    ctx: &Context,
+) -> Result<Reply, ApiError> {
+    let (source, from_body) = source_from_body(kind, body)?;
+    let group = one_group(from_body, group)?;
+    let done = sources::add(&ctx.paths, kind, &group, &source)?;
     let answer = Added {
         source: Named::new(kind, &done.source),
         added: done.added,
@@ -134,11 +190,18 @@ pub(super) fn add(kind: Kind, body: &[u8], ctx: &Context) -> Result<Reply, ApiEr
     ))
 }
 
-pub(super) fn remove(kind: Kind, raw: &str, purge: bool, ctx: &Context) -> Result<Reply, ApiError> {
+pub(super) fn remove(
+    kind: Kind,
+    raw: &str,
+    purge: bool,
+    group: Option<&str>,
+    ctx: &Context,
+) -> Result<Reply, ApiError> {
     let source = kind
         .normalize(raw)
         .map_err(|m| ApiError::BadRequest(format!("{}: {m}", kind.as_str())))?;
-    let done = sources::remove(&ctx.paths, kind, &source, purge)?;
+    let group = one_group(None, group)?;
+    let done = sources::remove(&ctx.paths, kind, &group, &source, purge)?;
     let answer = Removed {
         source: Named::new(kind, &done.source),
         removed: done.removed,

@@ -99,6 +99,8 @@ pub(super) fn output(
             targets: Vec::new(),
         }),
         dns_sets: None,
+        selection: crate::config::Selection::default(),
+        mark: None,
     })
 }
 
@@ -111,17 +113,22 @@ pub(super) fn resolve(r: &Reader<'_>, c: &mut Config) -> Result<(), ConfigError>
         let Some(d) = out.dnsmasq.as_mut() else {
             continue;
         };
-        if d.group != "default" {
+        let Some(group) = c.groups.iter().find(|g| g.name == d.group) else {
+            let known: Vec<&str> = c.groups.iter().map(|g| g.name.as_str()).collect();
             return Err(r.err(
                 &format!("outputs[{i}].group"),
-                format!("unknown group {:?}", d.group),
+                format!(
+                    "unknown group {:?}: configured groups are {}",
+                    d.group,
+                    known.join(", ")
+                ),
             ));
-        }
+        };
         let target = DnsTarget {
             table: out.render.table.clone(),
             set: out.render.set.clone(),
         };
-        d.targets = vec![(target.clone(), c.fqdns.clone())];
+        d.targets = vec![(target.clone(), group.fqdns.clone())];
         if !d.ipset {
             named.push((target, d.set_timeout_seconds));
         }

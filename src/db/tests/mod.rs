@@ -257,12 +257,12 @@ fn values_and_counts() {
 
 fn copy_legacy(paths: &Paths) {
     fs::write(
-        paths.legacy(Kind::Asn),
+        paths.legacy(Kind::Asn).unwrap(),
         include_str!("../../../tests/fixtures/legacy/data.json"),
     )
     .unwrap();
     fs::write(
-        paths.legacy(Kind::Fqdn),
+        paths.legacy(Kind::Fqdn).unwrap(),
         include_str!("../../../tests/fixtures/legacy/fqdn_data.json"),
     )
     .unwrap();
@@ -308,29 +308,29 @@ fn legacy_import_once() {
     assert_eq!(names.len(), 2, "{names:?}");
     assert!(names[0].starts_with("data.json.migrated-2"));
     assert!(names[1].starts_with("fqdn_data.json.migrated-2"));
-    assert!(!paths.legacy(Kind::Asn).exists());
+    assert!(!paths.legacy(Kind::Asn).unwrap().exists());
     drop(db);
     // A legacy file that shows up again is not imported a second time.
     copy_legacy(&paths);
     let db = open(&paths).unwrap();
     assert_eq!(db.all_rows().unwrap().len(), 10);
-    assert!(paths.legacy(Kind::Asn).exists());
+    assert!(paths.legacy(Kind::Asn).unwrap().exists());
 }
 
 #[test]
 fn broken_legacy_file_blocks_and_keeps_everything() {
     let (_d, paths) = setup();
-    fs::write(paths.legacy(Kind::Asn), "{\"1\": {").unwrap();
+    fs::write(paths.legacy(Kind::Asn).unwrap(), "{\"1\": {").unwrap();
     let e = open(&paths).unwrap_err();
     assert!(matches!(e, StoreError::Legacy(_)), "{e}");
     assert!(e.to_string().contains("data.json"), "{e}");
     assert_eq!(
-        fs::read_to_string(paths.legacy(Kind::Asn)).unwrap(),
+        fs::read_to_string(paths.legacy(Kind::Asn).unwrap()).unwrap(),
         "{\"1\": {"
     );
     // Once the file is fixed, the import happens.
     fs::write(
-        paths.legacy(Kind::Asn),
+        paths.legacy(Kind::Asn).unwrap(),
         r#"{"1": {"prefixes": ["10.0.0.0/8"], "last_updated": "2026-01-01T00:00:00"}}"#,
     )
     .unwrap();

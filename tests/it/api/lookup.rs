@@ -169,7 +169,7 @@ fn bad_ip_and_bad_since() {
     ] {
         assert_error(&get(s.addr, target), 400, "since");
     }
-    assert_error(&get(s.addr, "/changes?type=asn"), 400, "type");
+    assert_error(&get(s.addr, "/changes?type=bogus"), 400, "type");
     assert_error(&get(s.addr, "/addresses?details=1"), 400, "details");
     assert_error(
         &get(s.addr, "/addresses?format=json&details=1&aggregate=1"),

@@ -1,0 +1,178 @@
+//! URL feeds: plain lists of addresses and prefixes (Spamhaus DROP, a service's
+//! `ipv4.txt`). The first token of a line is its value; `#` and `;` start comments;
+//! CRLF line ends and a UTF-8 byte order mark are accepted. Lines that are not an
+//! address or prefix are skipped and counted, as RIPEstat's invalid values are.
+//!
+//! The body is read as it streams, one line at a time through a bounded buffer: a
+//! feed costs the memory of the values it yields, whatever its size.
+
+use std::io::{BufRead, BufReader, Read};
+use std::time::Duration;
+
+use ipnet::IpNet;
+
+use super::fetch::{Fetched, Keep, SourceError};
+use super::fetcher::{from_io, Fetcher, Request, Transport};
+use crate::config::{Config, MinPrefix};
+
+/// Longest line read as a value; a longer one is skipped as invalid (a prefix with
+/// a comment is far shorter).
+pub const MAX_LINE: usize = 1024;
+
+/// The read buffer: one `read` of the body at a time.
+const READ_BUFFER: usize = 16 << 10;
+
+/// Shortest time a feed download is given, whatever `ripe.timeout_seconds` says: a
+/// feed of several MiB takes longer than one RIPEstat answer.
+const MIN_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Where [`read_lines`] hands each value, or why a line is not one.
+pub type LineSink<'a> = dyn FnMut(Result<&str, String>) -> Result<(), SourceError> + 'a;
+
+/// What one line of a feed holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Line<'a> {
+    /// Empty, or only a comment.
+    Nothing,
+    /// The value's text (the line's first token, comment cut off).
+    Value(&'a str),
+}
+
+/// The value of one line (without its line end). A fuzz entry point: any input
+/// gives an answer, never a panic.
+///
+/// ```
+/// use ripe_cidr_collector::collect::feed::{parse_line, Line};
+/// assert_eq!(parse_line("1.2.3.0/24 ; SBL123"), Line::Value("1.2.3.0/24"));
+/// assert_eq!(parse_line("  # comment"), Line::Nothing);
+/// ```
+pub fn parse_line(line: &str) -> Line<'_> {
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    let line = line.strip_prefix('\u{feff}').unwrap_or(line);
+    let end = line.find(['#', ';']).unwrap_or(line.len());
+    match line[..end].split_whitespace().next() {
+        Some(token) => Line::Value(token),
+        None => Line::Nothing,
+    }
+}
+
+/// Reads a feed body line by line, handing each value (or why a line is not one) to
+/// `sink`. Memory: the read buffer and one line of at most [`MAX_LINE`] bytes.
+pub fn read_lines(body: &mut dyn Read, sink: &mut LineSink) -> Result<(), SourceError> {
+    let mut r = BufReader::with_capacity(READ_BUFFER, body);
+    let mut line: Vec<u8> = Vec::with_capacity(256);
+    let (mut too_long, mut number) = (false, 0usize);
+    loop {
+        let buf = r.fill_buf().map_err(from_io)?;
+        if buf.is_empty() {
+            break;
+        }
+        let (part, newline) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], true),
+            None => (buf, false),
+        };
+        if !too_long && line.len() + part.len() > MAX_LINE {
+            too_long = true;
+            line.clear();
+        } else if !too_long {
+            line.extend_from_slice(part);
+        }
+        let used = part.len() + usize::from(newline);
+        r.consume(used);
+        if newline {
+            number += 1;
+            one_line(&line, too_long, number, sink)?;
+            line.clear();
+            too_long = false;
+        }
+    }
+    if !line.is_empty() || too_long {
+        one_line(&line, too_long, number + 1, sink)?;
+    }
+    Ok(())
+}
+
+/// One line of [`read_lines`].
+fn one_line(
+    bytes: &[u8],
+    too_long: bool,
+    number: usize,
+    sink: &mut LineSink,
+) -> Result<(), SourceError> {
+    if too_long {
+        return sink(Err(format!(
+            "line {number} is longer than {MAX_LINE} bytes"
+        )));
+    }
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return sink(Err(format!("line {number} is not UTF-8")));
+    };
+    match parse_line(text) {
+        Line::Nothing => Ok(()),
+        Line::Value(v) => sink(Ok(v)),
+    }
+}
+
+/// The values of a whole feed held in memory, as collection keeps them (invalid
+/// lines counted, prefixes shorter than the default `min_prefix` skipped). A fuzz
+/// entry point.
+pub fn parse_feed(mut bytes: &[u8]) -> Result<Fetched, SourceError> {
+    let mut keep = Keep::new("feed".into());
+    read_lines(&mut bytes, &mut |v| {
+        keep.push(value(v, MinPrefix::default()))
+    })?;
+    Ok(keep.finish())
+}
+
+/// The prefix of one feed value, if valid and not shorter than `min`.
+fn value(v: Result<&str, String>, min: MinPrefix) -> Result<IpNet, String> {
+    v.and_then(|s| super::ripe::prefix(s, min))
+}
+
+/// A feed client for one collection run.
+#[derive(Debug)]
+pub struct FeedClient {
+    fetcher: Fetcher,
+    /// A larger body fails the feed (`feed.max_bytes`).
+    pub max_bytes: u64,
+    /// Shorter prefixes are skipped as invalid.
+    pub min_prefix: MinPrefix,
+}
+
+impl FeedClient {
+    /// A client with the settings of `cfg`, reaching feeds through `transport`.
+    pub fn new(cfg: &Config, transport: &Transport) -> FeedClient {
+        let timeout = Duration::from_secs(cfg.ripe.timeout_seconds).max(MIN_TIMEOUT);
+        FeedClient {
+            fetcher: Fetcher::new(transport, timeout),
+            max_bytes: cfg.upstreams.feed.max_bytes,
+            min_prefix: cfg.min_prefix,
+        }
+    }
+
+    /// The values of the feed at `url`. A status other than 2xx, or a body over
+    /// `max_bytes`, fails the feed: nothing of it is kept.
+    pub fn fetch(&self, url: &str) -> Result<Fetched, SourceError> {
+        let rq = Request {
+            url,
+            query: &[],
+            accept: "text/plain, */*;q=0.5",
+            limit: self.max_bytes,
+        };
+        let min = self.min_prefix;
+        self.fetcher.get(&rq, |answer| {
+            if !(200..300).contains(&answer.status) {
+                return Err(SourceError::Http {
+                    status: answer.status,
+                });
+            }
+            let mut keep = Keep::new(format!("{url}: skipped from the feed"));
+            read_lines(answer.body, &mut |v| keep.push(value(v, min)))?;
+            Ok(keep.finish())
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "feed_tests.rs"]
+mod tests;

@@ -1,0 +1,226 @@
+//! Groups: named lists, each with its own sources, exclusions and routing mark. The
+//! top-level source keys are the group `default`; `groups` adds the others. A source
+//! is collected once however many groups name it: groups only select what is listed.
+
+use ipnet::IpNet;
+
+use crate::format::{ALL_GROUPS, DEFAULT_GROUP};
+use crate::source::Kind;
+
+use super::Config;
+
+/// A firewall mark and the bits of it that are set (`"mark"`, `"mark_mask"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mark {
+    /// The value set on matching packets.
+    pub value: u32,
+    /// The bits that are changed (default all: the mark is replaced).
+    pub mask: u32,
+}
+
+/// One group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Group {
+    /// `default` or a name of `[a-z0-9_]{1,24}`.
+    pub name: String,
+    /// ASN sources, normalised, without duplicates.
+    pub asns: Vec<String>,
+    /// FQDN sources, normalised, without duplicates.
+    pub fqdns: Vec<String>,
+    /// Feed URLs, normalised, without duplicates.
+    pub feeds: Vec<String>,
+    /// Country codes, upper-cased, without duplicates.
+    pub countries: Vec<String>,
+    /// Its own exclusions (the top-level `exclude` applies too; see
+    /// [`Config::exclusions`]).
+    pub exclude: Vec<IpNet>,
+    /// The routing mark of its traffic, set by the `load` output's chain.
+    pub mark: Option<Mark>,
+}
+
+impl Group {
+    /// An empty group.
+    pub fn new(name: &str) -> Group {
+        Group {
+            name: name.to_string(),
+            asns: Vec::new(),
+            fqdns: Vec::new(),
+            feeds: Vec::new(),
+            countries: Vec::new(),
+            exclude: Vec::new(),
+            mark: None,
+        }
+    }
+
+    /// The sources of one kind.
+    pub fn sources(&self, kind: Kind) -> &[String] {
+        match kind {
+            Kind::Asn => &self.asns,
+            Kind::Fqdn => &self.fqdns,
+            Kind::Feed => &self.feeds,
+            Kind::Country => &self.countries,
+        }
+    }
+    /// The sources of one kind, to fill in.
+    pub(crate) fn sources_mut(&mut self, kind: Kind) -> &mut Vec<String> {
+        match kind {
+            Kind::Asn => &mut self.asns,
+            Kind::Fqdn => &mut self.fqdns,
+            Kind::Feed => &mut self.feeds,
+            Kind::Country => &mut self.countries,
+        }
+    }
+
+    /// Whether it names `source`.
+    pub fn has(&self, kind: Kind, source: &str) -> bool {
+        self.sources(kind).iter().any(|s| s == source)
+    }
+}
+
+/// A group name that is not in the configuration (a 400 or exit 2).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown group {name:?}: configured groups are {known}")]
+pub struct UnknownGroup {
+    /// The name asked for.
+    pub name: String,
+    /// The configured names, comma-separated.
+    pub known: String,
+}
+
+/// What a group selection lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selected {
+    /// Every stored source: `*`, and `default` while there are no other groups (so a
+    /// configuration without groups lists exactly what it listed before them).
+    Everything,
+    /// Every stored source except these (the default group beside named groups:
+    /// its own sources, and those no group names any more, until they age out).
+    AllBut(Vec<(Kind, String)>),
+    /// These sources only (a named group).
+    Only(Vec<(Kind, String)>),
+}
+
+/// One list of a selection: some sources, minus some prefixes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Part {
+    /// The sources whose values are listed.
+    pub sources: Selected,
+    /// Prefixes cut out of them.
+    pub exclude: Vec<IpNet>,
+}
+
+/// What a listing holds: the union of its parts (one part, except for `*` when
+/// groups have exclusions of their own).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    /// The lists merged.
+    pub parts: Vec<Part>,
+}
+
+impl Default for Selection {
+    /// Everything stored, nothing excluded (a configuration without groups).
+    fn default() -> Self {
+        Selection {
+            parts: vec![Part {
+                sources: Selected::Everything,
+                exclude: Vec::new(),
+            }],
+        }
+    }
+}
+
+impl Config {
+    /// The group called `name`.
+    pub fn group(&self, name: &str) -> Option<&Group> {
+        self.groups.iter().find(|g| g.name == name)
+    }
+
+    /// The group `default` (always there).
+    pub fn default_group(&self) -> &Group {
+        &self.groups[0]
+    }
+
+    /// Checks a selection: `*` or a configured group.
+    pub fn check_group(&self, name: &str) -> Result<(), UnknownGroup> {
+        if name == ALL_GROUPS || self.group(name).is_some() {
+            return Ok(());
+        }
+        Err(UnknownGroup {
+            name: name.to_string(),
+            known: self
+                .groups
+                .iter()
+                .map(|g| g.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+    }
+
+    /// The sources a selection lists (see [`Selected`]).
+    fn selected(&self, name: &str) -> Result<Selected, UnknownGroup> {
+        self.check_group(name)?;
+        if name == ALL_GROUPS || (name == DEFAULT_GROUP && self.groups.len() == 1) {
+            return Ok(Selected::Everything);
+        }
+        let pairs = |g: &Group| -> Vec<(Kind, String)> {
+            Kind::ALL
+                .into_iter()
+                .flat_map(|k| g.sources(k).iter().map(move |s| (k, s.clone())))
+                .collect()
+        };
+        if name == DEFAULT_GROUP {
+            let default = self.default_group();
+            let mut others: Vec<(Kind, String)> = self.groups[1..]
+                .iter()
+                .flat_map(pairs)
+                .filter(|(k, s)| !default.has(*k, s))
+                .collect();
+            others.sort_unstable();
+            others.dedup();
+            return Ok(Selected::AllBut(others));
+        }
+        let group = self.group(name).expect("checked above");
+        Ok(Selected::Only(pairs(group)))
+    }
+
+    /// The exclusions of a group: the top-level `exclude` and its own.
+    pub fn exclusions(&self, name: &str) -> Vec<IpNet> {
+        let mut out = self.exclude.clone();
+        if let Some(g) = self.group(name) {
+            out.extend_from_slice(&g.exclude);
+        }
+        out
+    }
+
+    /// What a listing of `name` (a group or `*`) holds: for a group, its sources minus
+    /// its exclusions; for `*`, the union of every group's list, which is everything
+    /// stored minus the top-level exclusions unless groups exclude prefixes of their
+    /// own (then each group is listed and the lists merged).
+    pub fn selection(&self, name: &str) -> Result<Selection, UnknownGroup> {
+        let own_exclusions = self.groups.iter().any(|g| !g.exclude.is_empty());
+        let names: Vec<&str> = if name == ALL_GROUPS && own_exclusions {
+            self.groups.iter().map(|g| g.name.as_str()).collect()
+        } else {
+            vec![name]
+        };
+        let parts = names
+            .into_iter()
+            .map(|n| {
+                Ok(Part {
+                    sources: self.selected(n)?,
+                    exclude: self.exclusions(n),
+                })
+            })
+            .collect::<Result<_, UnknownGroup>>()?;
+        Ok(Selection { parts })
+    }
+
+    /// The groups that name a source, in configuration order (`default` first).
+    pub fn groups_of(&self, kind: Kind, source: &str) -> Vec<&str> {
+        self.groups
+            .iter()
+            .filter(|g| g.has(kind, source))
+            .map(|g| g.name.as_str())
+            .collect()
+    }
+}

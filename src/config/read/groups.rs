@@ -1,0 +1,179 @@
+//! `groups` and `exclude`: named groups with their sources, exclusions and marks, and
+//! the top-level exclusions that apply to every group.
+
+use std::collections::HashSet;
+
+use ipnet::IpNet;
+use serde_json::{Map, Value};
+
+use super::{short, Reader};
+use crate::config::{Config, ConfigError, Group, Mark};
+use crate::format::{check_group_name, DEFAULT_GROUP};
+use crate::source::Kind;
+
+/// The keys of a group besides its source lists (one per kind).
+const GROUP_KEYS: &[&str] = &["exclude", "mark", "mark_mask"];
+
+impl Reader<'_> {
+    /// `exclude` of `obj` (`prefix` names it in errors, `whose` in messages).
+    pub(super) fn exclusions(
+        &self,
+        obj: &Map<String, Value>,
+        prefix: &str,
+        whose: &str,
+    ) -> Result<Vec<IpNet>, ConfigError> {
+        let key = format!("{prefix}exclude");
+        let list = match obj.get("exclude") {
+            None | Some(Value::Null) => return Ok(Vec::new()),
+            Some(Value::Array(a)) => a,
+            Some(v) => return Err(self.err(&key, format!("expected a list, got {}", short(v)))),
+        };
+        list.iter()
+            .enumerate()
+            .map(|(i, v)| {
+                exclusion(v).map_err(|m| self.err(&format!("{key}[{i}]"), format!("{m} ({whose})")))
+            })
+            .collect()
+    }
+
+    /// The groups: `default` (the top-level sources, already read into `c`) first,
+    /// then `groups` in name order. Fills `c.groups`, and makes `c.asns`, `c.fqdns`,
+    /// `c.feeds` and `c.countries` the sources of every group (what is collected), each once.
+    pub(super) fn groups(
+        &mut self,
+        root: &Map<String, Value>,
+        c: &mut Config,
+    ) -> Result<(), ConfigError> {
+        let mut default = Group::new(DEFAULT_GROUP);
+        for kind in Kind::ALL {
+            *default.sources_mut(kind) = c.sources(kind).to_vec();
+        }
+        default.exclude = Vec::new();
+        let mut groups = vec![default];
+        match root.get("groups") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(o)) => {
+                // serde_json's map iterates in key order: groups are sorted by name.
+                for (name, v) in o {
+                    groups.push(self.group(name, v)?);
+                }
+            }
+            Some(v) => {
+                return Err(self.err("groups", format!("expected an object, got {}", short(v))))
+            }
+        }
+        for kind in Kind::ALL {
+            let mut seen = HashSet::new();
+            let union: Vec<String> = groups
+                .iter()
+                .flat_map(|g| g.sources(kind).iter())
+                .filter(|s| seen.insert(s.as_str()))
+                .cloned()
+                .collect();
+            *c.sources_mut(kind) = union;
+        }
+        c.groups = groups;
+        Ok(())
+    }
+
+    fn group(&mut self, name: &str, v: &Value) -> Result<Group, ConfigError> {
+        let prefix = format!("groups.{name}.");
+        if name == DEFAULT_GROUP {
+            return Err(self.err(
+                &format!("groups.{name}"),
+                "the group \"default\" is the top-level sources; give them at the top level",
+            ));
+        }
+        check_group_name(name).map_err(|e| self.err(&format!("groups.{name}"), e.0))?;
+        let o = self.object(v, &format!("groups.{name}"))?;
+        let known: Vec<&str> = Kind::ALL
+            .iter()
+            .map(|k| k.key())
+            .chain(GROUP_KEYS.iter().copied())
+            .collect();
+        self.unknown(o, &prefix, &known);
+        let mut g = Group::new(name);
+        for kind in Kind::ALL {
+            *g.sources_mut(kind) = self.sources_in(o, &prefix, kind)?;
+        }
+        g.exclude = self.exclusions(o, &prefix, &format!("group {name}"))?;
+        g.mark = self.mark(o, &prefix)?;
+        Ok(g)
+    }
+
+    /// `mark` and `mark_mask`: numbers, or strings in decimal or `0x` hex.
+    fn mark(&self, o: &Map<String, Value>, prefix: &str) -> Result<Option<Mark>, ConfigError> {
+        let word = |key: &str| -> Result<Option<u32>, ConfigError> {
+            let full = format!("{prefix}{key}");
+            match o.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(v) => match mark_number(v) {
+                    Some(0) | None => Err(self.err(
+                        &full,
+                        format!(
+                            "expected a non-zero 32-bit mark such as \"0x100\", got {}",
+                            short(v)
+                        ),
+                    )),
+                    Some(n) => Ok(Some(n)),
+                },
+            }
+        };
+        let value = word("mark")?;
+        let mask = word("mark_mask")?;
+        match (value, mask) {
+            (None, None) => Ok(None),
+            (None, Some(_)) => {
+                Err(self.err(&format!("{prefix}mark_mask"), "given without \"mark\""))
+            }
+            (Some(value), mask) => {
+                let mask = mask.unwrap_or(u32::MAX);
+                if value & !mask != 0 {
+                    return Err(self.err(
+                        &format!("{prefix}mark"),
+                        format!("{value:#x} has bits outside mark_mask {mask:#x}"),
+                    ));
+                }
+                Ok(Some(Mark { value, mask }))
+            }
+        }
+    }
+}
+
+fn mark_number(v: &Value) -> Option<u32> {
+    match v {
+        Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
+        Value::String(s) => match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+            Some(hex) if !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                u32::from_str_radix(hex, 16).ok()
+            }
+            Some(_) => None,
+            None if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => s.parse().ok(),
+            None => None,
+        },
+        _ => None,
+    }
+}
+
+/// One exclusion: a prefix without host bits, or an address.
+fn exclusion(v: &Value) -> Result<IpNet, String> {
+    let Value::String(s) = v else {
+        return Err(format!(
+            "expected a prefix such as \"10.1.0.0/16\", got {}",
+            short(v)
+        ));
+    };
+    if let Ok(addr) = s.parse::<std::net::IpAddr>() {
+        return Ok(IpNet::from(addr));
+    }
+    let net = s.parse::<IpNet>().map_err(|_| {
+        format!("invalid prefix {s:?}: expected e.g. \"10.1.0.0/16\" or \"2001:db8::/32\"")
+    })?;
+    if net.trunc() != net {
+        return Err(format!(
+            "invalid prefix {s:?}: host bits set (the prefix is {})",
+            net.trunc()
+        ));
+    }
+    Ok(net)
+}
