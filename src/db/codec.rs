@@ -138,22 +138,21 @@ pub fn sql_value_text(x: &str) -> String {
     )
 }
 
-/// SQL: the stored form of the value text `x` (see the module doc): one subquery
-/// splits the dotted quad, the result is kept when it renders back to `x`.
+/// SQL: the stored form of the value text `x` (see the module doc). The octets are
+/// read by `CAST` (which stops at the dot) at offsets given by the lengths of those
+/// before; the integer is kept only when the octets and length written back
+/// canonically give `x` again. Kept short: every connection parses the triggers.
 pub fn sql_value_code(x: &str) -> String {
-    let back = sql_value_text("c");
-    // The rest after the first, second and third dot.
-    let r1 = format!("substr({x}, instr({x}, '.') + 1)");
-    let r2 = format!("substr({r1}, instr({r1}, '.') + 1)");
-    let r3 = format!("substr({r2}, instr({r2}, '.') + 1)");
-    let oct = |r: &str| format!("CAST(substr({r}, 1, instr({r}, '.') - 1) AS INTEGER)");
-    let (a, b, c) = (oct(x), oct(&r1), oct(&r2));
     format!(
-        "CASE WHEN typeof({x}) = 'text' THEN (SELECT CASE WHEN c BETWEEN 0 AND 274877906943 \
-         AND ({back}) = {x} THEN c ELSE {x} END FROM (SELECT ((({a} * 256 + {b}) * 256 + {c}) * 256 \
-         + CAST(r3 AS INTEGER)) * 64 + CASE WHEN instr(r3, '/') = 0 THEN 33 \
-         ELSE CAST(substr(r3, instr(r3, '/') + 1) AS INTEGER) END AS c \
-         FROM (SELECT {r3} AS r3))) ELSE {x} END"
+        "CASE WHEN typeof({x}) = 'text' THEN (SELECT CASE WHEN max(a, b, c, d) <= 255 \
+         AND min(a, b, c, d, n) >= 0 AND n < 64 AND a || '.' || b || '.' || c || '.' || d \
+         || CASE n WHEN 33 THEN '' ELSE '/' || n END = {x} \
+         THEN (((a * 256 + b) * 256 + c) * 256 + d) * 64 + n ELSE {x} END FROM \
+         (SELECT a, b, c, CAST(substr({x}, length(a) + length(b) + length(c) + 4) AS INTEGER) AS d, \
+         CASE instr({x}, '/') WHEN 0 THEN 33 ELSE CAST(substr({x}, instr({x}, '/') + 1) AS INTEGER) END AS n FROM \
+         (SELECT a, b, CAST(substr({x}, length(a) + length(b) + 3) AS INTEGER) AS c FROM \
+         (SELECT a, CAST(substr({x}, length(a) + 2) AS INTEGER) AS b FROM \
+         (SELECT CAST({x} AS INTEGER) AS a))))) ELSE {x} END"
     )
 }
 

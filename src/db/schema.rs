@@ -13,6 +13,9 @@
 //!   `(time, seq)`: what cannot be read from `entries`: removals (the row is gone; its
 //!   recorded `added` time rides along in `first_seen`), and changes written by scripts
 //!   or migrated from version 2. `change`: 0 added, 1 expired, 2 swept, 3 purged.
+//! * `ripe_write` and `ripe_coded`: empty views whose triggers do the writes of the
+//!   views above, each conversion written once (every connection parses the triggers:
+//!   short ones keep opening cheap).
 //! * `meta (key, value)`: `history_floor` (changes before it are pruned: the `added`
 //!   times in `entries` are hidden below it instead of deleted), `generation` (counts
 //!   the writes that changed stored values; the snapshot records the one it saved).
@@ -64,20 +67,6 @@ const FLOOR: &str = "coalesce((SELECT value FROM meta WHERE key = 'history_floor
 /// SQL: counts one more change of the stored values (see `meta` in the module doc).
 pub(super) const BUMP: &str = "UPDATE meta SET value = value + 1 WHERE key = 'generation';";
 
-/// SQL: the id of the source `(k, n)` (two expressions).
-fn source_id(k: &str, n: &str) -> String {
-    format!("(SELECT id FROM sources WHERE kind = {k} AND name = {n})")
-}
-
-/// SQL: adds the source `(k, n)` unless it is there (no conflict clause, so that a
-/// script's `INSERT OR REPLACE` cannot renumber it).
-fn ensure_source(k: &str, n: &str) -> String {
-    format!(
-        "INSERT INTO sources (kind, name) SELECT {k}, {n} WHERE NOT EXISTS \
-         (SELECT 1 FROM sources WHERE kind = {k} AND name = {n});"
-    )
-}
-
 /// SQL: the word of a change code `x`.
 fn change_word(x: &str) -> String {
     format!(
@@ -91,8 +80,6 @@ fn views() -> String {
     let vt = sql_value_text;
     let tt = sql_time_text;
     let (vc, tc) = (sql_value_code, sql_time_code);
-    let new_sid = source_id("NEW.kind", "NEW.source");
-    let old_sid = source_id("OLD.kind", "OLD.source");
     format!(
         "CREATE VIEW addresses (kind, source, value, first_seen, last_seen) AS
          SELECT s.kind, s.name, {val}, {first}, {last}
@@ -107,33 +94,50 @@ fn views() -> String {
          ) c JOIN sources s ON s.id = c.source
          ORDER BY c.time, c.cls, CASE c.cls WHEN 0 THEN s.kind END,
              CASE c.cls WHEN 0 THEN s.name END, CASE c.cls WHEN 0 THEN {cval} END, c.seq;
-         CREATE TRIGGER addresses_insert INSTEAD OF INSERT ON addresses BEGIN
-             {ens_new}
+         CREATE VIEW ripe_write (op, kind, source, value, a, b) AS
+         SELECT NULL, NULL, NULL, NULL, NULL, NULL WHERE 0;
+         CREATE VIEW ripe_coded (op, sid, value, a, b) AS
+         SELECT NULL, NULL, NULL, NULL, NULL WHERE 0;
+         CREATE TRIGGER ripe_write INSTEAD OF INSERT ON ripe_write BEGIN
+             INSERT INTO sources (kind, name) SELECT NEW.kind, NEW.source
+             WHERE NEW.op IN ('insert', 'change') AND NOT EXISTS
+                 (SELECT 1 FROM sources WHERE kind = NEW.kind AND name = NEW.source);
+             INSERT INTO ripe_coded VALUES (NEW.op,
+                 (SELECT id FROM sources WHERE kind = NEW.kind AND name = NEW.source),
+                 {vnew}, {ta}, {tb});
+         END;
+         CREATE TRIGGER ripe_coded INSTEAD OF INSERT ON ripe_coded BEGIN
              INSERT INTO entries (source, value, first_seen, last_seen, added)
-             VALUES ({new_sid}, {vnew}, {tnew_first}, {tnew_last}, 0);
-             {BUMP}
+             SELECT NEW.sid, NEW.value, NEW.a, NEW.b, 0 WHERE NEW.op = 'insert';
+             UPDATE entries SET first_seen = NEW.a, last_seen = NEW.b
+             WHERE NEW.op = 'update' AND source = NEW.sid AND value = NEW.value;
+             DELETE FROM entries WHERE NEW.op = 'delete' AND source = NEW.sid
+                 AND value = NEW.value;
+             INSERT INTO history (time, seq, source, value, change)
+             SELECT NEW.a, (SELECT coalesce(max(seq), 0) + 1 FROM history WHERE time = NEW.a),
+                 NEW.sid, NEW.value, NEW.b WHERE NEW.op = 'change';
+             UPDATE meta SET value = value + 1 WHERE key = 'generation' AND NEW.op <> 'change';
+         END;
+         CREATE TRIGGER addresses_insert INSTEAD OF INSERT ON addresses BEGIN
+             INSERT INTO ripe_write VALUES ('insert', NEW.kind, NEW.source, NEW.value,
+                 NEW.first_seen, NEW.last_seen);
          END;
          CREATE TRIGGER addresses_update INSTEAD OF UPDATE ON addresses BEGIN
              SELECT RAISE(ABORT, 'only first_seen and last_seen of addresses can be changed')
              WHERE NEW.kind IS NOT OLD.kind OR NEW.source IS NOT OLD.source
                 OR NEW.value IS NOT OLD.value;
-             UPDATE entries SET first_seen = {tnew_first}, last_seen = {tnew_last}
-             WHERE source = {old_sid} AND value = {vold};
-             {BUMP}
+             INSERT INTO ripe_write VALUES ('update', OLD.kind, OLD.source, OLD.value,
+                 NEW.first_seen, NEW.last_seen);
          END;
          CREATE TRIGGER addresses_delete INSTEAD OF DELETE ON addresses BEGIN
-             DELETE FROM entries WHERE source = {old_sid} AND value = {vold};
-             {BUMP}
+             INSERT INTO ripe_write VALUES ('delete', OLD.kind, OLD.source, OLD.value, NULL, NULL);
          END;
          CREATE TRIGGER changes_insert INSTEAD OF INSERT ON changes BEGIN
              SELECT RAISE(ABORT, 'CHECK constraint failed: change')
              WHERE NEW.change IS NULL OR NEW.change NOT IN ('added', 'expired', 'swept', 'purged');
-             {ens_new}
-             INSERT INTO history (time, seq, source, value, change)
-                 SELECT t, (SELECT coalesce(max(seq), 0) + 1 FROM history WHERE time = t),
-                     {new_sid}, {vnew}, CASE NEW.change WHEN 'added' THEN 0
-                     WHEN 'expired' THEN 1 WHEN 'swept' THEN 2 ELSE 3 END
-                 FROM (SELECT {tnew_time} AS t);
+             INSERT INTO ripe_write VALUES ('change', NEW.kind, NEW.source, NEW.value, NEW.time,
+                 CASE NEW.change WHEN 'added' THEN 0 WHEN 'expired' THEN 1
+                     WHEN 'swept' THEN 2 ELSE 3 END);
          END;",
         val = vt("e.value"),
         first = tt("e.first_seen"),
@@ -141,12 +145,9 @@ fn views() -> String {
         ctime = tt("c.time"),
         cval = vt("c.value"),
         word = change_word("c.change"),
-        ens_new = ensure_source("NEW.kind", "NEW.source"),
         vnew = vc("NEW.value"),
-        vold = vc("OLD.value"),
-        tnew_first = tc("NEW.first_seen"),
-        tnew_last = tc("NEW.last_seen"),
-        tnew_time = tc("NEW.time"),
+        ta = tc("NEW.a"),
+        tb = tc("NEW.b"),
     )
 }
 
