@@ -117,13 +117,45 @@ pub fn find(db: &Db, q: &Query) -> Result<Found, StoreError> {
     })
 }
 
+/// Which groups' exclusions cover the queried address or prefix.
+struct Hidden(Vec<String>);
+
+impl Hidden {
+    fn new(cfg: &Config, q: &Query) -> Hidden {
+        let names = cfg
+            .groups
+            .iter()
+            .filter(|g| crate::format::Exclusions::new(&cfg.exclusions(&g.name)).covers(&q.net))
+            .map(|g| g.name.clone())
+            .collect();
+        Hidden(names)
+    }
+
+    /// Whether every group that lists the source (`default` for a source no group
+    /// names any more) cuts the query out: the match is stored, but not listed.
+    fn hides(&self, cfg: &Config, kind: crate::source::Kind, source: &str) -> bool {
+        if self.0.is_empty() {
+            return false;
+        }
+        let groups = cfg.groups_of(kind, source);
+        let groups = if groups.is_empty() {
+            vec![crate::format::DEFAULT_GROUP]
+        } else {
+            groups
+        };
+        groups.iter().all(|g| self.0.iter().any(|h| h == g))
+    }
+}
+
 /// The answer of `GET /lookup` and `lookup --json` (`json`), or the text of `lookup`.
 ///
 /// JSON: `{"query":"..","matches":[{"value":..,"kind":..,"source":..,"first_seen":..,
 /// "last_seen":..,"configured":true}]}` and a newline; `"truncated":true` after the
 /// matches when [`MAX_ROWS`] were not enough. `configured` says whether the source is
-/// in `cfg`. Text: one line per match, `value source first_seen last_seen` and
-/// `configured` or `not configured`, tab-separated.
+/// in `cfg`; `"excluded":true` (text: a last column `excluded`) marks a match whose
+/// groups' exclusions cut the queried address out of their lists. Text: one line per
+/// match, `value source first_seen last_seen` and `configured` or `not configured`,
+/// tab-separated.
 pub fn render(q: &Query, found: &Found, cfg: &Config, json: bool) -> Vec<u8> {
     render_noted(q, found, cfg, json).0
 }
@@ -139,8 +171,10 @@ pub fn render_noted(q: &Query, found: &Found, cfg: &Config, json: bool) -> (Vec<
         push_field(&mut out, "query", &q.text());
         out.extend_from_slice(b",\"matches\":[");
     }
+    let hidden = Hidden::new(cfg, q);
     for (i, r) in found.rows.iter().enumerate() {
         let configured = cfg.sources(r.kind).contains(&r.source);
+        let excluded = hidden.hides(cfg, r.kind, &r.source);
         if !json {
             let shown = source::display(r.kind, &r.source);
             let tail = if configured {
@@ -154,6 +188,9 @@ pub fn render_noted(q: &Query, found: &Found, cfg: &Config, json: bool) -> (Vec<
             {
                 out.extend_from_slice(if j > 0 { b"\t" } else { b"" });
                 out.extend_from_slice(f.as_bytes());
+            }
+            if excluded {
+                out.extend_from_slice(b"\texcluded");
             }
             out.push(b'\n');
             continue;
@@ -173,9 +210,14 @@ pub fn render_noted(q: &Query, found: &Found, cfg: &Config, json: bool) -> (Vec<
             push_field(&mut out, k, v);
         }
         out.extend_from_slice(if configured {
-            b",\"configured\":true}"
+            b",\"configured\":true"
         } else {
-            b",\"configured\":false}"
+            b",\"configured\":false"
+        });
+        out.extend_from_slice(if excluded {
+            &b",\"excluded\":true}"[..]
+        } else {
+            b"}"
         });
     }
     if json {

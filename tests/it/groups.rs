@@ -216,6 +216,19 @@ fn two_groups_share_a_source_collected_once() {
         listed.lines().next().unwrap().ends_with("\tdefault,video"),
         "{listed}"
     );
+    // `lookup` marks a match that the group's exclusion cuts the address out of.
+    let out = t.run(&["lookup", "45.57.0.1", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["matches"][0]["value"], "45.57.0.0/17", "{v}");
+    assert_eq!(v["matches"][0]["excluded"], true, "{v}");
+    let out = t.run(&["lookup", "45.57.1.1", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["matches"][0].get("excluded").is_none(), "{v}");
+    let out = t.run(&["lookup", "45.57.0.1"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).ends_with("\tconfigured\texcluded\n"),
+        "{out:?}"
+    );
     // Status counts per group.
     let out = t.run(&["status", "--json"]);
     let st: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
