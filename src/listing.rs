@@ -87,18 +87,17 @@ pub fn prepare(
             &Exclusions::new(&part.exclude),
         ));
     }
-    // Several groups: each listed with its own exclusions, then merged. One group's
-    // values are held at a time besides the merged lists.
-    let mut merged = Vec::with_capacity(selection.parts.len());
+    // Several groups: each listed with its own exclusions and merged into the union
+    // at once (duplicates dropped), so one group's values are held at a time besides
+    // the union, never every group's list together.
+    let mut merged = Prepared::default();
     for part in &selection.parts {
         let mut values = Collector::new(opts.family);
         collect(db, &part.sources, opts.type_filter, &mut values)?;
-        merged.push(format::subtract(
-            values.finish(false),
-            &Exclusions::new(&part.exclude),
-        ));
+        let listed = format::subtract(values.finish(false), &Exclusions::new(&part.exclude));
+        merged = format::union(vec![merged, listed], false);
     }
-    Ok(format::union(merged, aggregate))
+    Ok(format::union(vec![merged], aggregate))
 }
 
 /// Renders the stored values of `opts.group` in `cfg`.

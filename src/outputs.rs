@@ -67,14 +67,10 @@ fn render_one(db: &db::Db, out: &OutputConfig) -> Result<(), String> {
             let prepared =
                 crate::listing::prepare(db, &out.selection, &opts).map_err(|e| e.to_string())?;
             // (Recorded as text in status.json's `output_failures`.)
-            crate::nftnl::load_logged(&out.render, &prepared, out.mark)
+            // With the dns sets a dnsmasq output fills: created if missing, never
+            // flushed, matched by the mark chains too.
+            crate::nftnl::load_logged(&out.render, &prepared, out.mark, out.dns_sets)
                 .map_err(|e| e.to_string())?;
-            // The sets a dnsmasq output fills: created if missing, never flushed.
-            if let Some(timeout) = out.dns_sets {
-                let r = &out.render;
-                crate::nftnl::ensure_dns_sets(&r.table, &r.set, r.family, timeout)
-                    .map_err(|e| format!("creating the dns sets: {e}"))?;
-            }
         }
         #[cfg(not(target_os = "linux"))]
         return Err("loading nftables sets needs Linux".into());

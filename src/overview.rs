@@ -79,14 +79,18 @@ impl Overview {
     }
 }
 
-/// The configured groups: name and sources per kind. Only `default` until named
-/// groups exist in the configuration.
+/// The configured groups (`default` first), with their sources per kind.
 fn configured_groups(cfg: &Config) -> Vec<(String, GroupSources)> {
-    let kinds = Kind::ALL
+    cfg.groups
         .iter()
-        .map(|&k| (k, cfg.sources(k).to_vec()))
-        .collect();
-    vec![("default".to_string(), kinds)]
+        .map(|g| {
+            let kinds = Kind::ALL
+                .iter()
+                .map(|&k| (k, g.sources(k).to_vec()))
+                .collect();
+            (g.name.clone(), kinds)
+        })
+        .collect()
 }
 
 /// Builds the overview from the files of `paths`.
@@ -273,6 +277,47 @@ mod tests {
         assert_eq!(o.unconfigured.len(), 1);
         assert_eq!(o.unconfigured[0].source, "old.example");
         assert!(o.journal_mode.is_some());
+    }
+
+    #[test]
+    fn each_group_with_its_own_sources() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Paths::new(dir.path(), None);
+        std::fs::write(
+            paths.config(),
+            r#"{"asns": ["62041"], "fqdns": [], "groups": {"video": {"asns": ["2906", "62041"]}}}"#,
+        )
+        .unwrap();
+        let mut d = db::open(&paths).unwrap();
+        let v = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        d.merge_source(Kind::Asn, "62041", &v(&["192.0.2.0/24"]), 100, 7)
+            .unwrap();
+        d.merge_source(
+            Kind::Asn,
+            "2906",
+            &v(&["198.51.100.0/24", "203.0.113.0/24"]),
+            100,
+            7,
+        )
+        .unwrap();
+        drop(d);
+        let o = build(&paths);
+        let names: Vec<_> = o.groups.iter().map(|g| g.name.as_str()).collect();
+        assert_eq!(names, ["default", "video"]);
+        let sources = |i: usize| -> Vec<&str> {
+            o.groups[i]
+                .sources
+                .iter()
+                .map(|s| s.source.as_str())
+                .collect()
+        };
+        assert_eq!(sources(0), ["62041"]);
+        assert_eq!(sources(1), ["2906", "62041"]);
+        assert_eq!(o.groups[0].counts["asn"], 1);
+        assert_eq!(o.groups[1].counts["asn"], 3);
+        // Stored once, whatever the number of groups naming it.
+        assert_eq!(o.counts.unwrap()["asn"], 3);
+        assert!(o.unconfigured.is_empty());
     }
 
     #[test]

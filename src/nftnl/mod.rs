@@ -76,7 +76,7 @@ pub fn load(
     p: &Prepared,
     family: Option<Family>,
 ) -> Result<LoadStats, LoadError> {
-    load_marked(table, set, p, family, None)
+    load_marked(table, set, p, family, None, None)
 }
 
 /// The names of the chains that mark a group's traffic: `<set>_mark` (prerouting) and
@@ -87,6 +87,8 @@ pub fn mark_chains(set: &str) -> [String; 2] {
 
 /// [`load`], and with `mark`, in the same transaction, the chains of
 /// [`mark_chains`]: traffic to the sets' addresses gets the mark (see `msg::chain`).
+/// With `dns_timeout`, the dns sets dnsmasq fills (`dns`) are created if missing in
+/// the same transaction, never flushed, and the mark chains match them too.
 /// Other chains of the table are not touched.
 pub fn load_marked(
     table: &str,
@@ -94,6 +96,7 @@ pub fn load_marked(
     p: &Prepared,
     family: Option<Family>,
     mark: Option<Mark>,
+    dns_timeout: Option<u32>,
 ) -> Result<LoadStats, LoadError> {
     let v4 = family != Some(Family::V6);
     let v6 = family != Some(Family::V4);
@@ -123,18 +126,32 @@ pub fn load_marked(
         stats.elements += batch.elements(table, &names[1], 16, 1, &mut ranges);
         stats.v6 = p.v6.len();
     }
+    // Numbered after ours (Step::Set(2..)), so their NFTA_SET_IDs are 3 and on.
+    let dns_names = dns_timeout
+        .map(|t| dns::add_dns_sets(&mut batch, table, set, family, t, 2))
+        .unwrap_or_default();
     if let Some(m) = mark {
-        mark_steps(&mut batch, table, &names, [v4, v6], m);
+        mark_steps(&mut batch, table, &names, [v4, v6], m, &dns_names);
     }
     let (bytes, acks) = batch.finish();
     stats.bytes = bytes.len();
-    transact(bytes, &acks, table, &names)?;
+    let all: Vec<String> = names.iter().chain(&dns_names).cloned().collect();
+    transact(bytes, &acks, table, &all)?;
     Ok(stats)
 }
 
 /// The chains of [`mark_chains`], created if missing, emptied and given one rule per
 /// family loaded.
-fn mark_steps(batch: &mut Batch, table: &str, names: &[String; 2], families: [bool; 2], m: Mark) {
+/// `dns`: the dns sets created in this batch (ids 3 and on), matched by rules of
+/// their own, since one rule cannot look an address up in two sets.
+fn mark_steps(
+    batch: &mut Batch,
+    table: &str,
+    names: &[String; 2],
+    families: [bool; 2],
+    m: Mark,
+    dns: &[String],
+) {
     let chains = mark_chains(names[0].trim_end_matches("_v4"));
     for (i, (chain, hook, kind)) in [
         (&chains[0], msg::HOOK_PREROUTING, "filter"),
@@ -154,6 +171,14 @@ fn mark_steps(batch: &mut Batch, table: &str, names: &[String; 2], families: [bo
                 };
                 batch.mark_rule(table, chain, &rule, m.value, m.mask, i);
             }
+        }
+        for (k, name) in dns.iter().enumerate() {
+            let rule = msg::MarkRule {
+                set: name,
+                set_id: 3 + k as u32,
+                v6: name.ends_with("_v6"),
+            };
+            batch.mark_rule(table, chain, &rule, m.value, m.mask, i);
         }
     }
 }
@@ -245,13 +270,22 @@ fn parse_acks(mut data: &[u8]) -> Vec<(u32, i32)> {
 }
 
 /// The `load` output: `prepared` (aggregated, see `listing::prepare`) loaded into the
-/// table and sets of `opts`, with the group's mark chains when it has a mark.
+/// table and sets of `opts`, with the group's mark chains when it has a mark, and the
+/// dns sets of a dnsmasq output of the same sets (`dns_timeout`).
 pub fn load_logged(
     opts: &RenderOptions,
     prepared: &Prepared,
     mark: Option<Mark>,
+    dns_timeout: Option<u32>,
 ) -> Result<LoadStats, LoadError> {
-    let stats = load_marked(&opts.table, &opts.set, prepared, opts.family, mark)?;
+    let stats = load_marked(
+        &opts.table,
+        &opts.set,
+        prepared,
+        opts.family,
+        mark,
+        dns_timeout,
+    )?;
     log::info!(
         "loaded {} IPv4 and {} IPv6 prefixes into table inet {} ({} elements, {} bytes)",
         stats.v4,

@@ -3,18 +3,19 @@
 //! real nftables: dnsmasq adds the addresses it resolves to the dns sets our load
 //! creates, and our reloads never lose them.
 
-use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
-use ripe_cidr_collector::db;
 use ripe_cidr_collector::format::{render_dnsmasq, DnsTarget, DnsmasqOptions, DNSMASQ_MAX_LINE};
 use ripe_cidr_collector::source::Kind;
 use serde_json::json;
 
 use crate::common::{cannot_run, TestDir};
 use crate::netlink::{find, loopback, namespace, Nft};
+
+mod real;
+use real::{packets, render, resolve, runs, send, start_dnsmasq, store};
 
 /// `dnsmasq --test` of one file: Ok, or what dnsmasq said.
 fn dnsmasq_test(dnsmasq: &Path, file: &Path) -> Result<(), String> {
@@ -111,129 +112,6 @@ fn a_file_for_200_domains_in_two_groups_passes_dnsmasq_test() {
             "a subdomain of a music name in video gets both groups' sets"
         );
     }
-}
-
-/// A dnsmasq in the foreground, killed when dropped.
-struct Dnsmasq(Child);
-
-impl Drop for Dnsmasq {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start_dnsmasq(bin: &Path, port: u16, args: &[String]) -> Dnsmasq {
-    let child = Command::new(bin)
-        .args([
-            "--keep-in-foreground",
-            "--conf-file=/dev/null",
-            "--no-resolv",
-            "--no-hosts",
-            "--listen-address=127.0.0.1",
-            "--bind-interfaces",
-            "--pid-file=",
-            "--log-facility=-",
-            "--log-queries",
-        ])
-        .arg(format!("--port={port}"))
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    Dnsmasq(child)
-}
-
-/// A DNS query for the A record of `name`, as a resolver sends it.
-fn query(name: &str) -> Vec<u8> {
-    let mut q = vec![0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0];
-    for label in name.split('.') {
-        q.push(label.len() as u8);
-        q.extend_from_slice(label.as_bytes());
-    }
-    q.extend_from_slice(&[0, 0, 1, 0, 1]);
-    q
-}
-
-/// Asks the dnsmasq at 127.0.0.1:`port` for `name`'s A records until it answers
-/// (it may still be starting); returns the addresses of the answer section.
-fn resolve(port: u16, name: &str) -> Vec<[u8; 4]> {
-    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
-    s.set_read_timeout(Some(Duration::from_millis(300)))
-        .unwrap();
-    let q = query(name);
-    let start = Instant::now();
-    let mut buf = [0u8; 512];
-    let n = loop {
-        s.send_to(&q, ("127.0.0.1", port)).unwrap();
-        if let Ok(n) = s.recv(&mut buf) {
-            break n;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "no answer for {name}"
-        );
-    };
-    let r = &buf[..n];
-    assert_eq!(r[3] & 0x0f, 0, "rcode of the answer for {name}");
-    let answers = u16::from_be_bytes([r[6], r[7]]);
-    // Skip the question (its name as sent, then type and class), then read each
-    // answer: a compressed name pointer, type, class, TTL, length, data.
-    let mut at = q.len();
-    let mut out = Vec::new();
-    for _ in 0..answers {
-        let kind = u16::from_be_bytes([r[at + 2], r[at + 3]]);
-        let len = u16::from_be_bytes([r[at + 10], r[at + 11]]) as usize;
-        if kind == 1 && len == 4 {
-            out.push([r[at + 12], r[at + 13], r[at + 14], r[at + 15]]);
-        }
-        at += 12 + len;
-    }
-    out
-}
-
-/// Sends a datagram to `to` (routed over `lo`), for the counters.
-fn send(to: &str) {
-    let s = UdpSocket::bind("0.0.0.0:0").unwrap();
-    s.send_to(b"x", (to, 9)).unwrap();
-}
-
-/// The packet count of the rule that mentions `set` in chain `out`.
-fn packets(nft: &Nft, set: &str) -> u64 {
-    let chain = nft.ok(&["list", "chain", "inet", "ripe_cidr", "out"]);
-    let line = chain
-        .lines()
-        .find(|l| l.contains(&format!("@{set} ")))
-        .unwrap_or_else(|| panic!("no rule for {set} in {chain}"));
-    let n = line.split("counter packets ").nth(1).unwrap_or("");
-    n.split_whitespace().next().unwrap_or("").parse().unwrap()
-}
-
-fn store(dir: &TestDir, kind: Kind, source: &str, values: &[&str]) {
-    let values: Vec<String> = values.iter().map(|s| s.to_string()).collect();
-    let mut d = db::open(&dir.paths()).unwrap();
-    d.merge_source(
-        kind,
-        source,
-        &values,
-        ripe_cidr_collector::util::unix_now(),
-        0,
-    )
-    .unwrap();
-}
-
-fn render(dir: &TestDir) {
-    let o = dir.cmd().arg("render").output().unwrap();
-    assert!(
-        o.status.success(),
-        "render: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
-fn runs(file: &Path) -> usize {
-    std::fs::read_to_string(file).map_or(0, |s| s.lines().count())
 }
 
 /// The whole path: config with a load and a dnsmasq output, `render` creating our
@@ -538,4 +416,87 @@ fn the_daemon_follows_the_host_names_of_config_json() {
     ) == 2));
     std::thread::sleep(Duration::from_secs(3));
     assert_eq!(runs(&ran), 2, "{}", daemon.stderr());
+}
+
+/// A named group with a mark: its dnsmasq file names `video_dns_v4/_v6`, its load
+/// creates them beside `video_v4/_v6` and its mark chains match all four, so what
+/// dnsmasq adds is marked like what we collected, across reloads.
+#[test]
+fn a_groups_mark_covers_what_dnsmasq_adds() {
+    let Some(dnsmasq) = find("dnsmasq") else {
+        return cannot_run("`dnsmasq` not found (apt-get install dnsmasq-base)");
+    };
+    let nft = match namespace() {
+        Ok(nft) => Nft(nft),
+        Err(why) => return cannot_run(&why),
+    };
+    if let Err(why) = loopback(&["198.51.100.0/24", "203.0.113.0/24"]) {
+        return cannot_run(&why);
+    }
+    let dir = TestDir::new();
+    let confdir = dir.file("dnsmasq.d");
+    std::fs::create_dir(&confdir).unwrap();
+    dir.config(&json!({
+        "groups": {"video": {"fqdns": ["video.example"], "mark": "0x100"}},
+        "outputs": [
+            {"load": "nft", "group": "video"},
+            {"dnsmasq": confdir.join("ripe.conf"), "group": "video"},
+        ],
+    }));
+    render(&dir);
+    let text = std::fs::read_to_string(confdir.join("ripe.conf")).unwrap();
+    assert!(
+        text.contains(
+            "nftset=/video.example/4#inet#ripe_cidr#video_dns_v4,6#inet#ripe_cidr#video_dns_v6\n"
+        ),
+        "{text}"
+    );
+    let chain = nft.ok(&["list", "chain", "inet", "ripe_cidr", "video_mark_out"]);
+    for set in ["@video_v4", "@video_dns_v4", "@video_v6", "@video_dns_v6"] {
+        assert!(chain.contains(set), "{set} in {chain}");
+    }
+    // What the mark chains marked, counted after them.
+    nft.script(
+        b"add chain inet ripe_cidr check { type filter hook output priority 0; policy accept; }
+add rule inet ripe_cidr check meta mark 0x100 counter
+",
+    )
+    .unwrap();
+    let marked = || {
+        let c = nft.ok(&["list", "chain", "inet", "ripe_cidr", "check"]);
+        let n = c.split("counter packets ").nth(1).unwrap_or("");
+        n.split_whitespace()
+            .next()
+            .unwrap_or("")
+            .parse::<u64>()
+            .unwrap()
+    };
+    let upstream = start_dnsmasq(
+        &dnsmasq,
+        5353,
+        &["--address=/video.example/203.0.113.7".into()],
+    );
+    let router = start_dnsmasq(
+        &dnsmasq,
+        53,
+        &[
+            "--server=127.0.0.1#5353".into(),
+            format!("--conf-dir={}", confdir.display()),
+        ],
+    );
+    assert_eq!(resolve(53, "x.video.example"), [[203, 0, 113, 7]]);
+    send("203.0.113.7");
+    assert_eq!(marked(), 1);
+    // A reload with new contents: our set refilled, the chains rebuilt, dnsmasq's
+    // element kept and still marked.
+    store(&dir, Kind::Fqdn, "video.example", &["198.51.100.5"]);
+    render(&dir);
+    assert!(nft
+        .ok(&["list", "set", "inet", "ripe_cidr", "video_v4"])
+        .contains("198.51.100.5"));
+    send("203.0.113.7");
+    send("198.51.100.5");
+    send("198.51.100.6"); // in neither set
+    assert_eq!(marked(), 3);
+    drop((router, upstream));
 }

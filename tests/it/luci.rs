@@ -206,6 +206,33 @@ fn rpcd_plugin_every_call() {
         .contains("unknown method"));
 }
 
+#[test]
+fn rpcd_plugin_adds_to_and_removes_from_a_group() {
+    let t = TestDir::new();
+    t.config(&json!({"asns": ["62041"], "fqdns": [], "groups": {"video": {"asns": []}}}));
+    let ok = json!({"result": true});
+    let add = json!({"kind": "asn", "source": "AS2906", "group": "video"});
+    assert_eq!(call(t.path(), "add", add), ok);
+    let st = call(t.path(), "status", json!({}));
+    let groups = &st["overview"]["groups"];
+    assert_eq!(groups[1]["name"], "video");
+    assert_eq!(groups[1]["sources"][0]["source"], "2906", "{st}");
+    assert_eq!(groups[0]["sources"].as_array().unwrap().len(), 1, "{st}");
+    let unknown = call(
+        t.path(),
+        "add",
+        json!({"kind": "asn", "source": "1", "group": "nope"}),
+    );
+    assert!(
+        unknown["error"].as_str().unwrap().contains("unknown group"),
+        "{unknown}"
+    );
+    let rm = json!({"kind": "asn", "source": "2906", "group": "video"});
+    assert_eq!(call(t.path(), "remove", rm), ok);
+    let st = call(t.path(), "status", json!({}));
+    assert_eq!(st["overview"]["groups"][1]["sources"], json!([]), "{st}");
+}
+
 /// Percent-decodes a query parameter (the stand-in encodes with encodeURIComponent).
 fn decode(s: &str) -> String {
     let b = s.as_bytes();

@@ -229,6 +229,36 @@ fn page_asks_for_the_token() {
     );
 }
 
+#[test]
+fn page_shows_each_group_and_adds_to_it() {
+    let Some(mut b) = browser() else { return };
+    let site = site(&["62041"], &[]);
+    let mut cfg: Value =
+        serde_json::from_slice(&std::fs::read(site.t.file("config.json")).unwrap()).unwrap();
+    cfg["groups"] = json!({"video": {"asns": ["64500"]}});
+    site.t.config(&cfg);
+    let (_serve, addr) = site.t.spawn_listening(&["serve"]);
+    open_page(&mut b, addr);
+    let video = "section.group[data-group=\"video\"]";
+    assert!(text(&mut b, video).contains("Group video"));
+    assert!(text(&mut b, &format!("{video} tr[data-source=\"64500\"]")).contains("AS64500"));
+    assert!(!text(&mut b, "section.group[data-group=\"default\"]").contains("AS64500"));
+    b.eval(&format!(
+        "{{ const f = document.querySelector('{video} .add-form');
+           f.source.value = 'AS64496'; f.querySelector('button[type=submit]').click(); true }}"
+    ));
+    assert!(b.wait_for(
+        &format!("!!document.querySelector('{video} tr[data-source=\"64496\"]')"),
+        Duration::from_secs(10)
+    ));
+    let (_, body) = http_get(addr, "/asns?group=video");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["asns"], json!(["64500", "64496"]), "{body}");
+    let (_, body) = http_get(addr, "/asns?group=default");
+    assert!(!body.contains("64496"), "{body}");
+    assert_eq!(b.errors, Vec::<String>::new());
+}
+
 /// Regenerates `docs/screenshot-desktop.png` and `docs/screenshot-phone.png` when
 /// `RCC_SCREENSHOTS` names the directory (`docs/screenshots.sh`).
 #[test]
@@ -236,10 +266,12 @@ fn page_asks_for_the_token() {
 fn screenshots() {
     let dir = std::env::var("RCC_SCREENSHOTS").expect("RCC_SCREENSHOTS=<directory>");
     let Some(mut b) = browser() else { return };
-    let site = site(
-        &["62041", "64496", "64500"],
-        &["telegram.org", "web.telegram.org"],
-    );
+    let site = site(&["62041", "64500"], &["telegram.org", "web.telegram.org"]);
+    // A second group, collected by the daemon's first run below.
+    let mut cfg: Value =
+        serde_json::from_slice(&std::fs::read(site.t.file("config.json")).unwrap()).unwrap();
+    cfg["groups"] = json!({"video": {"asns": ["64496"], "fqdns": ["video.example"]}});
+    site.t.config(&cfg);
     // The daemon (after the first `run`): the page shows its heartbeat and next run.
     let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
     let _daemon = site.t.spawn(&["daemon", "--listen", &addr.to_string()]);

@@ -5,7 +5,9 @@ use serde_json::{Map, Value};
 
 use super::{short, Reader};
 use crate::config::{Config, ConfigError, DnsmasqOutput, LoadKind, OutputConfig};
-use crate::format::{DnsTarget, Format, RenderOptions, TypeFilter};
+use crate::format::{
+    DnsTarget, Format, RenderOptions, TypeFilter, ALL_GROUPS, DEFAULT_GROUP, DEFAULT_SET,
+};
 
 /// The keys a dnsmasq output takes.
 const KEYS: &[&str] = &[
@@ -71,15 +73,24 @@ pub(super) fn output(
     if let Some(t) = r.string(o, prefix, "table")? {
         render.table = t;
     }
-    if let Some(s) = r.string(o, prefix, "set")? {
-        render.set = s;
+    let set = r.string(o, prefix, "set")?;
+    let group = r
+        .string(o, prefix, "group")?
+        .unwrap_or_else(|| DEFAULT_GROUP.into());
+    if group == ALL_GROUPS && set.is_some() {
+        return Err(r.err(
+            &format!("{prefix}set"),
+            "not with \"group\": \"*\", which writes each group's names to that group's own sets",
+        ));
     }
+    if let Some(s) = &set {
+        render.set = s.clone();
+    }
+    // A named group's sets are called after it, as for the other outputs.
+    render.select_group(&group, set.is_some());
     render
         .check()
         .map_err(|e| r.err(&format!("{prefix}table/set"), e.0))?;
-    let group = r
-        .string(o, prefix, "group")?
-        .unwrap_or_else(|| "default".into());
     let set_timeout_seconds = r
         .uint(o, prefix, "set_timeout_seconds", 1, MAX_SET_TIMEOUT)?
         .map_or(crate::format::DEFAULT_DNS_TIMEOUT_SECONDS, |n| n as u32);
@@ -113,7 +124,7 @@ pub(super) fn resolve(r: &Reader<'_>, c: &mut Config) -> Result<(), ConfigError>
         let Some(d) = out.dnsmasq.as_mut() else {
             continue;
         };
-        let Some(group) = c.groups.iter().find(|g| g.name == d.group) else {
+        if d.group != ALL_GROUPS && !c.groups.iter().any(|g| g.name == d.group) {
             let known: Vec<&str> = c.groups.iter().map(|g| g.name.as_str()).collect();
             return Err(r.err(
                 &format!("outputs[{i}].group"),
@@ -123,14 +134,31 @@ pub(super) fn resolve(r: &Reader<'_>, c: &mut Config) -> Result<(), ConfigError>
                     known.join(", ")
                 ),
             ));
-        };
-        let target = DnsTarget {
-            table: out.render.table.clone(),
-            set: out.render.set.clone(),
-        };
-        d.targets = vec![(target.clone(), group.fqdns.clone())];
+        }
+        // `*`: every group, each to its own sets (the default group's are `ripe`).
+        d.targets = c
+            .groups
+            .iter()
+            .filter(|g| d.group == ALL_GROUPS || g.name == d.group)
+            .map(|g| {
+                let set = match d.group == ALL_GROUPS {
+                    false => out.render.set.clone(),
+                    true if g.name == DEFAULT_GROUP => DEFAULT_SET.to_string(),
+                    true => g.name.clone(),
+                };
+                let target = DnsTarget {
+                    table: out.render.table.clone(),
+                    set,
+                };
+                (target, g.fqdns.clone())
+            })
+            .collect();
         if !d.ipset {
-            named.push((target, d.set_timeout_seconds));
+            named.extend(
+                d.targets
+                    .iter()
+                    .map(|t| (t.0.clone(), d.set_timeout_seconds)),
+            );
         }
     }
     for out in &mut c.outputs {
@@ -186,6 +214,41 @@ mod tests {
     }
 
     #[test]
+    fn groups_write_to_their_own_sets() {
+        let text = r#"{"fqdns": ["a.example"],
+            "groups": {"video": {"fqdns": ["v.example"]}, "music": {"fqdns": ["m.example"]}},
+            "outputs": [{"dnsmasq": "/tmp/v.conf", "group": "video"},
+                        {"dnsmasq": "/tmp/all.conf", "group": "*", "table": "t"},
+                        {"load": "nft", "group": "music", "table": "t"},
+                        {"load": "nft", "group": "video"}]}"#;
+        let c = parse(text, Path::new("config.json")).unwrap().config;
+        let target = |table: &str, set: &str| DnsTarget {
+            table: table.into(),
+            set: set.into(),
+        };
+        let names = |n: &str| vec![n.to_string()];
+        let video = c.outputs[0].dnsmasq.as_ref().unwrap();
+        assert_eq!(
+            video.targets,
+            [(target("ripe_cidr", "video"), names("v.example"))]
+        );
+        let all = c.outputs[1].dnsmasq.as_ref().unwrap();
+        assert_eq!(
+            all.targets,
+            [
+                (target("t", "ripe"), names("a.example")),
+                (target("t", "music"), names("m.example")),
+                (target("t", "video"), names("v.example")),
+            ]
+        );
+        // Each load of a group whose dns sets a dnsmasq output names creates them.
+        assert_eq!(
+            (c.outputs[2].dns_sets, c.outputs[3].dns_sets),
+            (Some(86_400), Some(86_400))
+        );
+    }
+
+    #[test]
     fn bad_dnsmasq_outputs_are_named() {
         for (outputs, want) in [
             (
@@ -214,7 +277,11 @@ mod tests {
             ),
             (
                 r#"[{"dnsmasq": "/x", "group": "nope"}]"#,
-                "outputs[0].group: unknown group \"nope\"",
+                "outputs[0].group: unknown group \"nope\": configured groups are default",
+            ),
+            (
+                r#"[{"dnsmasq": "/x", "group": "*", "set": "s"}]"#,
+                "outputs[0].set: not with \"group\": \"*\"",
             ),
         ] {
             let e = config(outputs).unwrap_err();

@@ -52,7 +52,8 @@ function daemonText(d) {
 function countsText(c) {
 	if (!c)
 		return _('unknown');
-	return Object.keys(c).map(function(k) { return k + ' ' + c[k]; }).join(', ');
+	var shown = Object.keys(c).filter(function(k) { return c[k] > 0; });
+	return shown.length ? shown.map(function(k) { return k + ' ' + c[k]; }).join(', ') : _('none');
 }
 
 function factsTable(o) {
