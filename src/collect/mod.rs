@@ -3,7 +3,7 @@
 
 pub mod asn;
 pub mod bgptools;
-mod client;
+pub(crate) mod client;
 mod command;
 pub mod country;
 pub mod dns;
