@@ -12,6 +12,8 @@ pub mod collect;
 pub mod config;
 pub mod db;
 pub mod format;
+#[cfg(fuzzing)]
+pub mod fuzz;
 #[cfg(any(feature = "api", feature = "collect"))]
 pub mod http1;
 pub mod inspect;

@@ -19,12 +19,12 @@ mod body;
 mod conn;
 mod error;
 mod headers;
-mod http;
+pub(crate) mod http;
 mod incoming;
 mod inflate;
 mod limit;
 mod poller;
-mod query;
+pub(crate) mod query;
 mod routes;
 mod server;
 

@@ -149,36 +149,7 @@ impl Http {
         let fail = |e| io_error(e, seconds);
         conn.stream.write_all(head.as_bytes()).map_err(fail)?;
         conn.stream.flush().map_err(fail)?;
-        let (status, headers) = read_head(&mut conn).map_err(fail)?;
-        let header = |name: &str| {
-            headers
-                .iter()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.trim())
-        };
-        let framing = if status == 204 || status == 304 {
-            Framing::Length(0)
-        } else if let Some(te) = header("transfer-encoding") {
-            // Anything not ending in chunked is delimited by the connection's end.
-            match te.rsplit(',').next().unwrap_or_default().trim() {
-                c if c.eq_ignore_ascii_case("chunked") => Framing::Chunked,
-                _ => Framing::Close,
-            }
-        } else {
-            let lengths = headers.iter().filter(|(k, _)| k == "content-length");
-            match http1::content_length(lengths.map(|(_, v)| v.as_str())) {
-                Ok(Some(n)) => Framing::Length(n),
-                Ok(None) => Framing::Close,
-                Err(e) => return Err(SourceError::Protocol(e.to_string())),
-            }
-        };
-        Ok(Response {
-            status,
-            headers,
-            framing,
-            conn,
-            seconds,
-        })
+        read_response(conn, seconds)
     }
 
     /// A TCP connection to the URL's host, tried address by address.
@@ -320,9 +291,48 @@ impl Write for Timed {
     }
 }
 
+/// Reads the response head from `conn` (after the request was sent) and decides the
+/// body's framing. Apart from the socket, it is what a server's answer can reach.
+fn read_response(mut conn: Conn, seconds: u64) -> Result<Response, SourceError> {
+    let fail = |e| io_error(e, seconds);
+    let (status, headers) = read_head(&mut conn).map_err(fail)?;
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.trim())
+    };
+    let framing = if status == 204 || status == 304 {
+        Framing::Length(0)
+    } else if let Some(te) = header("transfer-encoding") {
+        // Anything not ending in chunked is delimited by the connection's end.
+        match te.rsplit(',').next().unwrap_or_default().trim() {
+            c if c.eq_ignore_ascii_case("chunked") => Framing::Chunked,
+            _ => Framing::Close,
+        }
+    } else {
+        let lengths = headers.iter().filter(|(k, _)| k == "content-length");
+        match http1::content_length(lengths.map(|(_, v)| v.as_str())) {
+            Ok(Some(n)) => Framing::Length(n),
+            Ok(None) => Framing::Close,
+            Err(e) => return Err(SourceError::Protocol(e.to_string())),
+        }
+    };
+    Ok(Response {
+        status,
+        headers,
+        framing,
+        conn,
+        seconds,
+    })
+}
+
 /// A plain or TLS connection.
 enum Stream {
     Plain(Timed),
+    /// Bytes given by the fuzz target as a server's answer.
+    #[cfg(fuzzing)]
+    Bytes(io::Cursor<Vec<u8>>),
     #[cfg(feature = "tls")]
     Tls(Box<StreamOwned<ClientConnection, Timed>>),
 }
@@ -331,6 +341,8 @@ impl Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Stream::Plain(s) => s.read(buf),
+            #[cfg(fuzzing)]
+            Stream::Bytes(s) => s.read(buf),
             #[cfg(feature = "tls")]
             Stream::Tls(s) => s.read(buf),
         }
@@ -341,6 +353,8 @@ impl Write for Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Stream::Plain(s) => s.write(buf),
+            #[cfg(fuzzing)]
+            Stream::Bytes(_) => Ok(buf.len()),
             #[cfg(feature = "tls")]
             Stream::Tls(s) => s.write(buf),
         }
@@ -348,6 +362,8 @@ impl Write for Stream {
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Stream::Plain(s) => s.flush(),
+            #[cfg(fuzzing)]
+            Stream::Bytes(_) => Ok(()),
             #[cfg(feature = "tls")]
             Stream::Tls(s) => s.flush(),
         }
@@ -481,6 +497,21 @@ impl Response {
 pub(crate) fn retry_after(resp: &Response) -> Option<Duration> {
     let v = resp.header("retry-after")?;
     v.trim().parse::<u64>().ok().map(Duration::from_secs)
+}
+
+/// The fuzz target's way in: `data` as a server's whole answer, read as a request
+/// reads it (head, framing, body up to 1 MiB).
+#[cfg(fuzzing)]
+pub(crate) fn fuzz_response(data: &[u8]) {
+    let conn = Conn {
+        stream: Stream::Bytes(io::Cursor::new(data.to_vec())),
+        buf: vec![0; MAX_HEAD].into_boxed_slice(),
+        pos: 0,
+        len: 0,
+    };
+    if let Ok(mut resp) = read_response(conn, 1) {
+        let _ = io::copy(&mut resp.body(1 << 20), &mut io::sink());
+    }
 }
 
 #[path = "body.rs"]

@@ -288,6 +288,15 @@ pub(super) fn system_error(e: &io::Error) -> Result<Fetched, SourceError> {
     Err(SourceError::Dns(detail.to_string()))
 }
 
+/// The fuzz target's way in: `data` as a DoH JSON answer body.
+#[cfg(fuzzing)]
+pub(crate) fn fuzz_answer(data: &[u8]) {
+    let mut keep = Keep::new("fuzz".into());
+    let mut body = data;
+    let mut sc = Scanner::new(&mut body);
+    let _ = doh_answer(&mut sc, &mut keep).and_then(|_| sc.end());
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Instant;

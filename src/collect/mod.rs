@@ -1,7 +1,7 @@
 //! Collection: RIPEstat and DNS clients over the one fetch layer (`fetcher`: the
 //! built-in HTTP client in `client`, or `fetch.command`), and the collection run.
 
-mod client;
+pub(crate) mod client;
 mod command;
 pub mod country;
 pub mod dns;

@@ -262,7 +262,7 @@ type Item<'a> = Result<&'a str, &'static str>;
 
 /// Reads a RIPEstat answer, handing each `data.prefixes[].prefix` to `sink` as it
 /// comes.
-#[cfg(test)]
+#[cfg(any(test, fuzzing))]
 fn read_answer(
     body: &mut dyn Read,
     sink: &mut dyn FnMut(Item<'_>) -> Result<(), SourceError>,
@@ -437,6 +437,18 @@ fn pick_message(errors: Vec<String>, others: Vec<String>) -> String {
         text.push_str("...");
     }
     text
+}
+
+/// The fuzz target's way in: `data` as a RIPEstat answer body, read as `fetch` reads
+/// it, each prefix checked as it would be stored.
+#[cfg(fuzzing)]
+pub(crate) fn fuzz_answer(data: &[u8]) {
+    let mut keep = Keep::new("fuzz".into());
+    let mut sink = |item: Item<'_>| match item {
+        Ok(text) => keep.push(prefix(text, MinPrefix::default())),
+        Err(_) => Ok(()),
+    };
+    let _ = read_answer(&mut &data[..], &mut sink);
 }
 
 #[cfg(test)]

@@ -333,3 +333,22 @@ pub fn log_report(report: &RunReport) {
         report.sources.len() - failed
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_errors_keep_their_cause() {
+        let e = RunError::from(StoreError::Other("disk full".into()));
+        assert_eq!(
+            e.to_string(),
+            StoreError::Other("disk full".into()).to_string()
+        );
+        assert!(matches!(e, RunError::Store(_)));
+        assert_eq!(
+            RunError::Stopped.to_string(),
+            "stopped before storing anything"
+        );
+    }
+}

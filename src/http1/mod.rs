@@ -9,7 +9,7 @@
 //! says how many it used, so the server's poll loop (non-blocking) and the client
 //! (blocking, through a buffer) drive it alike.
 
-mod chunked;
+pub(crate) mod chunked;
 
 pub use chunked::{
     read_chunked, ChunkError, Chunked, ReadError, Step, MAX_CHUNK_LINE, MAX_TRAILER,

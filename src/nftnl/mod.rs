@@ -11,8 +11,10 @@
 //! Memory: the batch is encoded once (about 40 bytes per IPv4 prefix) and sent in
 //! one datagram, as the kernel requires.
 
+#[cfg(any(test, fuzzing))]
+pub(crate) mod decode;
 mod dns;
-mod msg;
+pub(crate) mod msg;
 mod sock;
 
 pub use dns::ensure_dns_sets;
@@ -249,7 +251,7 @@ fn chain_name(names: &[String], n: usize) -> String {
 
 /// The acknowledgements (`NLMSG_ERROR`) in one datagram: the sequence number of the
 /// message they answer and its errno (0: done).
-fn parse_acks(mut data: &[u8]) -> Vec<(u32, i32)> {
+pub(crate) fn parse_acks(mut data: &[u8]) -> Vec<(u32, i32)> {
     const NLMSG_ERROR: u16 = 2;
     let mut out = Vec::new();
     while data.len() >= 20 {

@@ -53,64 +53,91 @@ fn two_groups() -> Vec<(DnsTarget, Vec<String>)> {
     ]
 }
 
+/// `dnsmasq --test` accepts `file`, no line is over 1,023 characters, every one of
+/// the 200 names of [`two_groups`] is in exactly one line, and the shared names and
+/// the subdomains of the other group's names carry both groups' sets.
+fn check_two_groups_file(dnsmasq: &Path, file: &Path) {
+    dnsmasq_test(dnsmasq, file).unwrap();
+    let text = std::fs::read_to_string(file).unwrap();
+    let mut seen = std::collections::BTreeMap::new();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert!(
+        lines.len() > 4,
+        "long lists are split: {} lines",
+        lines.len()
+    );
+    for line in &lines {
+        assert!(line.len() <= DNSMASQ_MAX_LINE, "{} characters", line.len());
+        let rest = line.split_once("=/").unwrap().1;
+        let (names, sets) = rest.rsplit_once('/').unwrap();
+        for n in names.split('/') {
+            assert!(
+                seen.insert(n.to_string(), sets.to_string()).is_none(),
+                "{n} twice"
+            );
+        }
+    }
+    let groups = two_groups();
+    let all: std::collections::BTreeSet<&String> = groups.iter().flat_map(|g| &g.1).collect();
+    assert_eq!(all.len(), 200);
+    let missing: Vec<_> = all.iter().filter(|n| !seen.contains_key(**n)).collect();
+    assert_eq!(seen.len(), 200, "{missing:?}");
+    let both = seen["shared-0.example"].clone();
+    assert!(
+        both.contains("video_dns_v4") && both.contains("music_dns_v6"),
+        "{both}"
+    );
+    let sub = &seen["sub.host-000.music.a-rather-long-domain-name-for-tests.example"];
+    assert_eq!(
+        sub, &both,
+        "a subdomain of a music name in video gets both groups' sets"
+    );
+}
+
 #[test]
 fn a_file_for_200_domains_in_two_groups_passes_dnsmasq_test() {
     let Some(dnsmasq) = find("dnsmasq") else {
         return cannot_run("`dnsmasq` not found (apt-get install dnsmasq-base)");
     };
-    let groups = two_groups();
     let dir = TestDir::new();
     for ipset in [false, true] {
-        let text = render_dnsmasq(
-            &groups,
-            DnsmasqOptions {
-                family: None,
-                ipset,
-            },
-        )
-        .unwrap();
+        let opts = DnsmasqOptions {
+            family: None,
+            ipset,
+        };
+        let text = render_dnsmasq(&two_groups(), opts).unwrap();
         let file = dir.file(if ipset { "ipset.conf" } else { "nftset.conf" });
         std::fs::write(&file, &text).unwrap();
-        dnsmasq_test(&dnsmasq, &file).unwrap();
-        let mut seen = std::collections::BTreeMap::new();
-        let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
-        assert!(
-            lines.len() > 4,
-            "long lists are split: {} lines",
-            lines.len()
-        );
-        for line in &lines {
-            assert!(line.len() <= DNSMASQ_MAX_LINE, "{} characters", line.len());
-            let rest = line.split_once("=/").unwrap().1;
-            let (names, sets) = rest.rsplit_once('/').unwrap();
-            for n in names.split('/') {
-                assert!(
-                    seen.insert(n.to_string(), sets.to_string()).is_none(),
-                    "{n} twice"
-                );
-            }
-        }
-        // Every name once, except the subdomains of names of the same group.
-        let all: std::collections::BTreeSet<&String> = groups.iter().flat_map(|g| &g.1).collect();
-        assert_eq!(all.len(), 200);
-        assert_eq!(
-            seen.len(),
-            200,
-            "{:?}",
-            all.iter()
-                .filter(|n| !seen.contains_key(**n))
-                .collect::<Vec<_>>()
-        );
-        let both = seen["shared-0.example"].clone();
-        assert!(
-            both.contains("video_dns_v4") && both.contains("music_dns_v6"),
-            "{both}"
-        );
-        let sub = &seen["sub.host-000.music.a-rather-long-domain-name-for-tests.example"];
-        assert_eq!(
-            sub, &both,
-            "a subdomain of a music name in video gets both groups' sets"
-        );
+        check_two_groups_file(&dnsmasq, &file);
+    }
+}
+
+/// The same 200 names as two groups of `config.json`, through `render` of one
+/// dnsmasq output for every group (`"group": "*"`), which also creates each group's
+/// dns sets.
+#[test]
+fn two_groups_of_config_json_in_one_file() {
+    let Some(dnsmasq) = find("dnsmasq") else {
+        return cannot_run("`dnsmasq` not found (apt-get install dnsmasq-base)");
+    };
+    let nft = match namespace() {
+        Ok(nft) => Nft(nft),
+        Err(why) => return cannot_run(&why),
+    };
+    let dir = TestDir::new();
+    let file = dir.file("ripe.conf");
+    let groups: serde_json::Map<String, serde_json::Value> = two_groups()
+        .into_iter()
+        .map(|(t, names)| (t.set, json!({ "fqdns": names })))
+        .collect();
+    dir.config(&json!({
+        "groups": groups,
+        "outputs": [{"dnsmasq": file, "group": "*"}],
+    }));
+    render(&dir);
+    check_two_groups_file(&dnsmasq, &file);
+    for set in ["video_dns_v4", "music_dns_v6", "ripe_dns_v4"] {
+        nft.ok(&["list", "set", "inet", "ripe_cidr", set]);
     }
 }
 

@@ -1,0 +1,170 @@
+//! Entry points for the fuzz targets in `fuzz/` (built only with `--cfg fuzzing`, as
+//! cargo-fuzz does): each feeds outside input to one parser and checks what must hold
+//! whatever the input. The parsers stay private to their modules in every other build.
+
+use std::path::Path;
+
+/// The API server's request head parser.
+#[cfg(feature = "api")]
+pub fn http_head(data: &[u8]) {
+    if let Ok(Some(head)) = crate::api::http::parse_head(data) {
+        // A complete head never claims more bytes than it was given.
+        assert!(head.len <= data.len());
+    }
+}
+
+/// Request targets: path and query splitting, percent-decoding, parameter checks.
+#[cfg(feature = "api")]
+pub fn query(target: &str) {
+    use crate::api::query::{parse_query, path_segments, split_target};
+    let (path, query) = split_target(target);
+    let _ = path_segments(path);
+    let allowed = [
+        "type",
+        "format",
+        "family",
+        "aggregate",
+        "table",
+        "set",
+        "details",
+        "group",
+    ];
+    if let Ok(params) = parse_query(query, &allowed) {
+        for (k, _) in &params {
+            assert!(allowed.contains(&k.as_str()));
+        }
+    }
+}
+
+/// The one chunked decoder and Content-Length parser (server and client). The input
+/// is fed in pieces of the size the first byte picks, as a socket delivers it, and
+/// again through `read_chunked` over a buffer of that size: both must agree, and
+/// framing never piles up beyond its bounds.
+#[cfg(any(feature = "api", feature = "collect"))]
+pub fn http_body(data: &[u8]) {
+    use crate::http1::chunked::{read_chunked, Chunked, MAX_CHUNK_LINE, MAX_TRAILER};
+    let Some((&first, body)) = data.split_first() else {
+        return;
+    };
+    let piece = usize::from(first % 17) + 1;
+    if let Ok(s) = std::str::from_utf8(body) {
+        let _ = crate::http1::parse_length(s);
+    }
+    let mut d = Chunked::new();
+    let mut pending: Vec<u8> = Vec::new();
+    let mut stepped = Vec::new();
+    let mut failed = false;
+    'feed: for chunk in body.chunks(piece) {
+        pending.extend_from_slice(chunk);
+        loop {
+            match d.step(&pending) {
+                Ok(step) if step.used == 0 => {
+                    assert!(pending.len() <= MAX_CHUNK_LINE + MAX_TRAILER + piece);
+                    break;
+                }
+                Ok(step) => {
+                    stepped.extend_from_slice(step.data);
+                    let used = step.used;
+                    pending.drain(..used);
+                    if d.done() {
+                        break 'feed;
+                    }
+                }
+                Err(_) => {
+                    failed = true;
+                    break 'feed;
+                }
+            }
+        }
+    }
+    let mut r = std::io::BufReader::with_capacity(piece, body);
+    let mut out = Vec::new();
+    if let Ok(true) = read_chunked(&mut r, &mut out, 1 << 20) {
+        if !failed && d.done() {
+            assert_eq!(out, stepped);
+        }
+    }
+}
+
+/// `config.json` as an administrator (or a broken editor) may leave it.
+pub fn config(text: &str) {
+    let _ = crate::config::parse(text, Path::new("config.json"));
+}
+
+/// The earlier Python version's `data.json` and `fqdn_data.json`.
+pub fn legacy(text: &str) {
+    use crate::source::Kind;
+    for kind in [Kind::Asn, Kind::Fqdn] {
+        let mut rows = Vec::new();
+        let _ = crate::legacy::parse(kind, text, "data.json", "2026-01-01T00:00:00Z", &mut rows);
+    }
+}
+
+/// An upstream's answer as the collect client reads it: status line, headers, framing
+/// (`Content-Length`, chunked, close) and the body, bounded.
+#[cfg(feature = "collect")]
+pub fn client_response(data: &[u8]) {
+    crate::collect::client::fuzz_response(data);
+}
+
+/// A RIPEstat `announced-prefixes` answer, read as it streams.
+#[cfg(feature = "collect")]
+pub fn ripestat(data: &[u8]) {
+    crate::collect::ripe::fuzz_answer(data);
+}
+
+/// A DoH JSON answer, read as it streams.
+#[cfg(feature = "collect")]
+pub fn doh(data: &[u8]) {
+    crate::collect::dns::fuzz_answer(data);
+}
+
+/// The netlink encoder against its own decoder: the ranges the input describes
+/// (sorted, not overlapping, as the loader gives them) come back from the encoded
+/// batch as nft's interval elements; and kernel acknowledgements of any shape parse
+/// without a panic.
+#[cfg(all(feature = "collect", target_os = "linux"))]
+pub fn nftnl(data: &[u8]) {
+    use crate::nftnl::msg::Batch;
+    let _ = crate::nftnl::parse_acks(data);
+    let (v6, rest) = match data.split_first() {
+        Some((b, rest)) => (b & 1 == 1, rest),
+        None => return,
+    };
+    let key_len = if v6 { 16 } else { 4 };
+    let top = u128::MAX >> (128 - 8 * key_len);
+    let mut ranges = Vec::new();
+    let mut next = 0u128;
+    for pair in rest.chunks_exact(2) {
+        let gap = u128::from(pair[0]) << (8 * key_len - 8);
+        let len = u128::from(pair[1]) << (8 * key_len - 16);
+        let Some(lo) = next.checked_add(gap) else {
+            break;
+        };
+        let Some(hi) = lo.checked_add(len) else { break };
+        if hi > top {
+            break;
+        }
+        ranges.push((lo, hi));
+        match hi.checked_add(2) {
+            Some(n) if n <= top => next = n,
+            _ => break,
+        }
+    }
+    let mut b = Batch::new(16, 1);
+    b.elements("t", "s", key_len, 0, &mut ranges.iter().copied());
+    let (bytes, _) = b.finish();
+    let got = crate::nftnl::decode::elements(&bytes);
+    let key = |k: u128| k.to_be_bytes()[16 - key_len..].to_vec();
+    let mut want = Vec::new();
+    for (i, &(lo, hi)) in ranges.iter().enumerate() {
+        if i == 0 && lo != 0 {
+            want.push((key(0), true));
+        }
+        want.push((key(lo), false));
+        if hi < top {
+            want.push((key(hi + 1), true));
+        }
+    }
+    assert_eq!(got, want);
+}
