@@ -32,6 +32,9 @@ pub struct Status {
     pub next_run: Option<String>,
     /// Failed sources of the last run (`AS62041`, `example.com`) and why.
     pub failures: BTreeMap<String, String>,
+    /// The ASN upstream that last answered for each ASN (`AS62041` → `bgptools`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub upstreams: BTreeMap<String, String>,
     /// Output files that failed after the last run that rendered them, and why.
     pub output_failures: BTreeMap<String, String>,
     /// The journal mode the database used at the last run: `"wal"` or `"delete"`.

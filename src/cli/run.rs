@@ -26,6 +26,11 @@ mod imp {
             st.last_run_finished = Some(report.finished.clone());
             st.last_run_added = Some(report.added() as u32);
             st.last_run_removed = Some(report.removed() as u32);
+            for s in &report.sources {
+                if let Some(up) = s.upstream {
+                    st.upstreams.insert(s.name(), up.to_string());
+                }
+            }
             st.failures = report
                 .failures()
                 .filter_map(|s| Some((s.name(), s.outcome.as_ref().err()?.to_string())))

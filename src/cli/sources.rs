@@ -39,7 +39,8 @@ fn listed<'c>(cfg: &'c Config, kind: Kind, group: Option<&str>) -> Result<&'c [S
 
 /// One configured source per line: `source<TAB>stored values<TAB>newest last_seen`,
 /// and when the configuration has groups besides `default`, a fourth column with the
-/// groups that name the source (comma-separated).
+/// groups that name the source (comma-separated); for ASNs with more than one
+/// upstream configured, a last column with the upstream that answered last.
 fn list(paths: &Paths, kind: Kind, group: Option<&str>) -> Result<(), CliError> {
     let cfg = config::load_logged(&paths.config())?;
     let names = listed(&cfg, kind, group)?;
@@ -51,6 +52,14 @@ fn list(paths: &Paths, kind: Kind, group: Option<&str>) -> Result<(), CliError> 
             Vec::new()
         });
     let with_groups = cfg.groups.len() > 1;
+    // With more than one ASN upstream, which one answered last (from status.json).
+    let upstreams = (kind == Kind::Asn && cfg.upstreams.asn.len() > 1).then(|| {
+        crate::status::read(&paths.status())
+            .ok()
+            .flatten()
+            .map(|st| st.upstreams)
+            .unwrap_or_default()
+    });
     let mut out = String::new();
     for s in names {
         match stored.binary_search_by(|x| x.source.as_str().cmp(s)) {
@@ -63,6 +72,11 @@ fn list(paths: &Paths, kind: Kind, group: Option<&str>) -> Result<(), CliError> 
         if with_groups {
             out.push('\t');
             out.push_str(&cfg.groups_of(kind, s).join(","));
+        }
+        if let Some(ups) = &upstreams {
+            let name = crate::source::display(kind, s);
+            out.push('\t');
+            out.push_str(ups.get(&name).map_or("-", String::as_str));
         }
         out.push('\n');
     }

@@ -135,13 +135,18 @@ impl Http {
             pos: 0,
             len: 0,
         };
+        // A caller may name its own User-Agent (bgp.tools wants a contact in it).
+        let is_ua = |k: &str| k.eq_ignore_ascii_case("user-agent");
+        let ua = headers
+            .iter()
+            .find(|(k, _)| is_ua(k))
+            .map_or(super::fetcher::USER_AGENT, |(_, v)| *v);
         let mut head = format!(
-            "GET {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: {}\r\n",
+            "GET {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: {ua}\r\n",
             url.target,
             url.host_header(),
-            super::fetcher::USER_AGENT
         );
-        for (k, v) in headers {
+        for (k, v) in headers.iter().filter(|(k, _)| !is_ua(k)) {
             head.push_str(&format!("{k}: {v}\r\n"));
         }
         head.push_str("Connection: close\r\n\r\n");

@@ -20,6 +20,9 @@ pub struct Fetched {
     pub values: Vec<IpNet>,
     /// How many values in the answer were invalid and left out (each is logged).
     pub skipped: usize,
+    /// The ASN upstream that answered (`ripestat`, `bgptools`, `ipverse`); `None`
+    /// for the other kinds.
+    pub upstream: Option<&'static str>,
 }
 
 impl Fetched {
@@ -28,7 +31,11 @@ impl Fetched {
         values.sort_unstable();
         values.dedup();
         values.shrink_to_fit();
-        Fetched { values, skipped }
+        Fetched {
+            values,
+            skipped,
+            upstream: None,
+        }
     }
 
     /// The values as stored for a source of `kind`: `192.0.2.0/24` for ASNs, the bare

@@ -84,6 +84,8 @@ pub(crate) struct Answer<'a> {
 pub(crate) struct Fetcher {
     timeout: Duration,
     how: How,
+    /// The `User-Agent` sent ([`USER_AGENT`] unless an upstream wants its own).
+    user_agent: String,
 }
 
 #[derive(Debug)]
@@ -99,7 +101,17 @@ impl Fetcher {
             Some(argv) => How::Command(argv.clone()),
             None => How::Builtin(Http::new(timeout, &transport.tls)),
         };
-        Fetcher { timeout, how }
+        Fetcher {
+            timeout,
+            how,
+            user_agent: USER_AGENT.to_string(),
+        }
+    }
+
+    /// The same, sending `user_agent` (also as `{user_agent}` of `fetch.command`).
+    pub(crate) fn with_user_agent(mut self, user_agent: &str) -> Fetcher {
+        self.user_agent = user_agent.to_string();
+        self
     }
 
     /// Makes the request and hands its answer to `parse`. A status other than 2xx is
@@ -111,7 +123,8 @@ impl Fetcher {
     ) -> Result<T, SourceError> {
         match &self.how {
             How::Builtin(http) => {
-                let mut resp = http.get(rq.url, rq.query, &[("accept", rq.accept)])?;
+                let headers = [("accept", rq.accept), ("user-agent", &self.user_agent)];
+                let mut resp = http.get(rq.url, rq.query, &headers)?;
                 let status = resp.status();
                 let retry_after = retry_after(&resp);
                 let limit = match status {
@@ -135,7 +148,7 @@ impl Fetcher {
                 command::run(
                     argv,
                     &url,
-                    USER_AGENT,
+                    &self.user_agent,
                     deadline,
                     seconds,
                     rq.limit,

@@ -1,6 +1,8 @@
 //! Collection: RIPEstat and DNS clients over the one fetch layer (`fetcher`: the
 //! built-in HTTP client in `client`, or `fetch.command`), and the collection run.
 
+pub mod asn;
+pub mod bgptools;
 pub(crate) mod client;
 mod command;
 pub mod country;
@@ -8,6 +10,7 @@ pub mod dns;
 pub mod feed;
 pub mod fetch;
 mod fetcher;
+mod ipverse;
 mod json;
 pub mod ripe;
 pub mod run;

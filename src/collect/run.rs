@@ -11,6 +11,7 @@ use crate::db::{self, MergeStats, StoreError};
 use crate::source::{self, Kind};
 use crate::util;
 
+use super::asn::AsnClient;
 use super::dns::DnsClient;
 use super::feed::FeedClient;
 use super::ripe::RipeClient;
@@ -39,6 +40,8 @@ pub struct SourceReport {
     pub fetched: usize,
     /// Invalid values left out.
     pub skipped: usize,
+    /// The ASN upstream that answered (`ripestat`, `bgptools`, `ipverse`).
+    pub upstream: Option<&'static str>,
     /// What the merge did, or why the source failed (its rows were left untouched).
     /// The error stays typed so that the daemon can tell transient failures (retried
     /// early) from permanent ones.
@@ -112,16 +115,16 @@ pub enum RunError {
 /// Fetches one source.
 fn fetch_one(c: &Clients, kind: Kind, source: &str) -> Result<Fetched, SourceError> {
     match kind {
-        Kind::Asn => c.ripe.fetch(source),
+        Kind::Asn => c.asn.fetch(source),
         Kind::Fqdn => c.dns.resolve(source),
         Kind::Feed => c.feed.fetch(source),
-        Kind::Country => c.ripe.fetch_country(source),
+        Kind::Country => c.asn.ripe.fetch_country(source),
     }
 }
 
 /// The clients of one run, one per upstream, all over the one transport.
 struct Clients {
-    ripe: RipeClient,
+    asn: AsnClient,
     dns: DnsClient,
     feed: FeedClient,
 }
@@ -175,10 +178,10 @@ pub fn collect(
     phase.store(PHASE_FETCHING, Ordering::SeqCst);
     // The CA bundle is read only when a source that is collected needs https.
     let mut urls = Vec::new();
-    if wanted
-        .iter()
-        .any(|(k, _)| matches!(k, Kind::Asn | Kind::Country))
-    {
+    if wanted.iter().any(|(k, _)| *k == Kind::Asn) {
+        urls.extend(AsnClient::urls(cfg));
+    }
+    if wanted.iter().any(|(k, _)| *k == Kind::Country) {
         urls.push(cfg.ripe.url.as_str());
     }
     urls.extend(
@@ -194,7 +197,7 @@ pub fn collect(
     let mut ripe = RipeClient::new(&cfg.ripe, &transport);
     ripe.min_prefix = cfg.min_prefix;
     let clients = Clients {
-        ripe,
+        asn: AsnClient::new(cfg, &transport, ripe),
         dns: DnsClient::new(&cfg.dns, &transport),
         feed: FeedClient::new(cfg, &transport),
     };
@@ -266,7 +269,7 @@ fn store(
                 Ok(f) => {
                     // One source at a time goes into the store's compact form, its
                     // own dropped first: a big source is held once, never as text.
-                    let (fetched, skipped) = (f.values.len(), f.skipped);
+                    let (fetched, skipped, upstream) = (f.values.len(), f.skipped, f.upstream);
                     let values = f.to_values(kind);
                     drop(f);
                     let stats = tx.merge_values(kind, source, values, now, now_cfg.ttl_days)?;
@@ -275,6 +278,7 @@ fn store(
                         source: source.clone(),
                         fetched,
                         skipped,
+                        upstream,
                         outcome: Ok(stats),
                     }
                 }
@@ -283,6 +287,7 @@ fn store(
                     source: source.clone(),
                     fetched: 0,
                     skipped: 0,
+                    upstream: None,
                     outcome: Err(e),
                 },
             };

@@ -47,7 +47,7 @@ pub struct WriteTx<'a> {
     /// The newest time a write of this transaction used: the pruning of `changes` is
     /// relative to it, so that a merge "at" a given time prunes consistently.
     pub(super) time: Cell<Option<i64>>,
-    /// Whether a stored value changed (counted in `meta.generation` at commit).
+    /// Whether a value was added or removed (counted in `meta.generation` at commit).
     pub(super) changed: Cell<bool>,
 }
 
@@ -141,7 +141,9 @@ impl WriteTx<'_> {
                 refreshed: join.seen,
                 removed,
             };
-            if stats != MergeStats::default() {
+            // A refresh alone (last_seen moved) is not worth a snapshot on flash: the
+            // next run after a restore refreshes again.
+            if added > 0 {
                 self.changed.set(true);
             }
             Ok(stats)

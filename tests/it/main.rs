@@ -4,6 +4,8 @@
 
 #[cfg(feature = "api")]
 mod api;
+#[cfg(feature = "collect")]
+mod asn_upstreams;
 #[cfg(all(feature = "api", unix))]
 mod browser;
 mod cli;

@@ -25,6 +25,9 @@ impl Schedule {
                     self.run_backoff.reset();
                 }
                 for s in &report.sources {
+                    if let Some(up) = s.upstream {
+                        self.status.upstreams.insert(s.name(), up.to_string());
+                    }
                     match &s.outcome {
                         Ok(_) => self.status.failures.remove(&s.name()),
                         Err(e) => self.status.failures.insert(s.name(), e.to_string()),

@@ -50,6 +50,7 @@ fn source(name: &str) -> Source {
 fn ok(name: &str, added: usize) -> SourceReport {
     let (kind, source) = source(name);
     SourceReport {
+        upstream: None,
         kind,
         source,
         fetched: added,
@@ -64,6 +65,7 @@ fn ok(name: &str, added: usize) -> SourceReport {
 fn failed(name: &str, e: SourceError) -> SourceReport {
     let (kind, source) = source(name);
     SourceReport {
+        upstream: None,
         kind,
         source,
         fetched: 0,

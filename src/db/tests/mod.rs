@@ -430,3 +430,24 @@ fn newer_schema_is_refused_untouched() {
     assert_eq!(fs::read(&paths.db).unwrap(), before);
     assert!(!paths.data_dir.join("ripe.db-wal").exists());
 }
+
+#[test]
+fn generation_counts_values_added_and_removed() {
+    let (_d, paths) = setup();
+    let mut db = open(&paths).unwrap();
+    let g = |db: &Db| db.generation().unwrap().0;
+    assert_eq!(g(&db), 0, "a new database");
+    db.merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8"]), T0, 7)
+        .unwrap();
+    assert_eq!(g(&db), 1);
+    // Seen again: only last_seen moves, no snapshot is due for that.
+    db.merge_source(Kind::Asn, "1", &vals(&["10.0.0.0/8"]), T0 + DAY, 7)
+        .unwrap();
+    assert_eq!(g(&db), 1);
+    db.purge_source(Kind::Asn, "1").unwrap();
+    assert_eq!(g(&db), 2);
+    db.purge_source(Kind::Asn, "1").unwrap();
+    assert_eq!(g(&db), 2, "nothing purged");
+    db.saved(2).unwrap();
+    assert_eq!(db.generation().unwrap(), (2, 2));
+}

@@ -1,0 +1,99 @@
+//! ASN upstreams in the configured order (`asn_upstreams`): each ASN is asked of
+//! one upstream after the other until one answers. Any failure moves on (a 500, a
+//! timeout, an ASN unknown there); when all fail, the error kept is a transient one
+//! if any was (so the daemon retries early), else the first.
+
+use std::time::Duration;
+
+use super::bgptools::BgptoolsClient;
+use super::fetch::{Fetched, SourceError};
+use super::ipverse::IpverseClient;
+use super::ripe::RipeClient;
+use super::Transport;
+use crate::config::upstreams::AsnUpstream;
+use crate::config::Config;
+
+/// The ASN upstreams of one run.
+#[derive(Debug)]
+pub struct AsnClient {
+    order: Vec<AsnUpstream>,
+    /// RIPEstat (also asked for countries).
+    pub ripe: RipeClient,
+    ipverse: Option<IpverseClient>,
+    bgptools: Option<BgptoolsClient>,
+}
+
+impl AsnClient {
+    /// The upstreams `cfg` lists, over `transport`; `ripe` is the RIPEstat client.
+    pub fn new(cfg: &Config, transport: &Transport, ripe: RipeClient) -> AsnClient {
+        let order = cfg.upstreams.asn.clone();
+        let timeout = Duration::from_secs(cfg.ripe.timeout_seconds);
+        let ipverse = order.contains(&AsnUpstream::Ipverse).then(|| {
+            IpverseClient::new(&cfg.upstreams.ipverse, timeout, cfg.min_prefix, transport)
+        });
+        let bgptools = order.contains(&AsnUpstream::Bgptools).then(|| {
+            BgptoolsClient::new(
+                &cfg.upstreams.bgptools,
+                timeout,
+                cfg.min_prefix,
+                transport,
+                &cfg.asns,
+            )
+        });
+        AsnClient {
+            order,
+            ripe,
+            ipverse,
+            bgptools,
+        }
+    }
+
+    /// The URLs the upstreams of `cfg` reach (whether a CA bundle is needed).
+    pub fn urls(cfg: &Config) -> Vec<&str> {
+        cfg.upstreams
+            .asn
+            .iter()
+            .map(|u| match u {
+                AsnUpstream::Ripestat => cfg.ripe.url.as_str(),
+                AsnUpstream::Bgptools => cfg.upstreams.bgptools.url.as_str(),
+                AsnUpstream::Ipverse => cfg.upstreams.ipverse.url.as_str(),
+            })
+            .collect()
+    }
+
+    /// The prefixes of `asn` from the first upstream that answers, which
+    /// [`Fetched::upstream`] names.
+    pub fn fetch(&self, asn: &str) -> Result<Fetched, SourceError> {
+        let mut kept: Option<SourceError> = None;
+        for (i, up) in self.order.iter().enumerate() {
+            let r = match up {
+                AsnUpstream::Ripestat => self.ripe.fetch(asn),
+                AsnUpstream::Ipverse => self.ipverse.as_ref().map_or_else(none, |c| c.fetch(asn)),
+                AsnUpstream::Bgptools => self.bgptools.as_ref().map_or_else(none, |c| c.fetch(asn)),
+            };
+            match r {
+                Ok(mut f) => {
+                    f.upstream = Some(up.as_str());
+                    return Ok(f);
+                }
+                Err(e) => {
+                    // The error stays typed (transient or not); the log says whose.
+                    if let Some(next) = self.order.get(i + 1) {
+                        log::info!("AS{asn}: {up} failed: {e}; trying {next}");
+                    }
+                    kept = match kept {
+                        Some(k) if k.is_transient() || !e.is_transient() => Some(k),
+                        _ => Some(e),
+                    };
+                }
+            }
+        }
+        Err(kept.unwrap_or_else(|| SourceError::Invalid("no ASN upstream configured".into())))
+    }
+}
+
+/// An upstream in the order without its client (cannot happen: both are built from
+/// the same list).
+fn none() -> Result<Fetched, SourceError> {
+    Err(SourceError::Invalid("upstream not set up".into()))
+}
