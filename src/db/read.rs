@@ -152,22 +152,14 @@ impl Db {
     /// host names, `(prefixes, fqdn)`, in one pass over the key (counted per source,
     /// no sort).
     pub fn counts(&self) -> Result<(u64, u64), StoreError> {
-        self.run(|c| {
-            let mut st = c.prepare(
-                "SELECT s.kind, sum(x.n) FROM (SELECT source, count(*) AS n FROM entries \
-                 GROUP BY source) x JOIN sources s ON s.id = x.source GROUP BY s.kind",
-            )?;
-            let mut rows = st.query([])?;
-            let mut out = (0, 0);
-            while let Some(r) = rows.next()? {
-                let n = r.get::<_, i64>(1)? as u64;
-                match r.get_ref(0)?.as_str()? {
-                    "fqdn" => out.1 += n,
-                    _ => out.0 += n,
-                }
+        let mut out = (0, 0);
+        for (kind, n) in self.counts_by_kind()? {
+            match kind {
+                Kind::Fqdn => out.1 += n,
+                _ => out.0 += n,
             }
-            Ok(out)
-        })
+        }
+        Ok(out)
     }
 
     /// Every stored source of a kind with its count and newest `last_seen`.
