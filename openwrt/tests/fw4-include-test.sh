@@ -54,19 +54,18 @@ setup() {
 	export STUB_RENDER_EXIT
 }
 
-# fw4 ARGS, then waits (at most 10 s) for the include's background job to end.
+# fw4 ARGS, then waits (at most 20 s) for the include's background job, and anything
+# it started, to end: they inherit fd 8, whose open file holds a shared flock, so an
+# exclusive flock of the same file is granted only once the last of them has exited
+# (a fixed sleep for the job's last `nft -f` failed under load).
 fw4_then_wait() {
 	: > "$STUB_LOG"
+	exec 8> "$tmp/busy"
+	flock -s 8
 	fw4 "$@" 2> "$tmp/fw4.err"
-	n=0
-	while [ "$n" -lt 100 ]; do
-		if ! grep -q '^bin ' "$STUB_LOG" || grep -q '^bin done' "$STUB_LOG"; then
-			break
-		fi
-		sleep 0.1
-		n=$((n + 1))
-	done
-	sleep 0.2 # the background job's last nft -f, if any
+	exec 8>&-
+	flock -w 20 "$tmp/busy" true \
+		|| echo "fw4_then_wait: the include's background job still runs after 20 s"
 }
 
 # check NAME PATTERN...: each pattern (grep -E) matches a line of the log; a pattern
