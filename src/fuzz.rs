@@ -168,3 +168,50 @@ pub fn nftnl(data: &[u8]) {
     }
     assert_eq!(got, want);
 }
+
+/// A plain-list feed (Spamhaus DROP, `ipv4.txt` files, ipverse's lists): any bytes,
+/// line by line as they stream.
+#[cfg(feature = "collect")]
+pub fn feed(data: &[u8]) {
+    let _ = crate::collect::feed::parse_feed(data);
+    if let Ok(text) = std::str::from_utf8(data) {
+        for line in text.lines().take(64) {
+            let _ = crate::collect::feed::parse_line(line);
+        }
+    }
+}
+
+/// A RIPEstat `country-resource-list` answer, and `a-b` ranges split into prefixes:
+/// the prefixes of a range cover exactly the range.
+#[cfg(feature = "collect")]
+pub fn country(data: &[u8]) {
+    let _ = crate::collect::country::parse_answer(data);
+    if let Ok(text) = std::str::from_utf8(data) {
+        if let Ok(nets) = crate::collect::country::range_prefixes(text.trim()) {
+            let mut next: Option<u128> = None;
+            for net in &nets {
+                let (lo, hi) = match net {
+                    ipnet::IpNet::V4(n) => (
+                        u128::from(u32::from(n.network())),
+                        u128::from(u32::from(n.broadcast())),
+                    ),
+                    ipnet::IpNet::V6(n) => (u128::from(n.network()), u128::from(n.broadcast())),
+                };
+                if let Some(want) = next {
+                    assert_eq!(lo, want, "the prefixes of {text:?} leave a gap or overlap");
+                }
+                next = hi.checked_add(1);
+            }
+        }
+    }
+}
+
+/// Lines of bgp.tools' `table.jsonl`.
+#[cfg(feature = "collect")]
+pub fn bgptools(data: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(data) {
+        for line in text.lines().take(64) {
+            let _ = crate::collect::bgptools::parse_line(line);
+        }
+    }
+}

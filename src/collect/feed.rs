@@ -6,13 +6,14 @@
 //! The body is read as it streams, one line at a time through a bounded buffer: a
 //! feed costs the memory of the values it yields, whatever its size.
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
 use std::time::Duration;
 
 use ipnet::IpNet;
 
 use super::fetch::{Fetched, Keep, SourceError};
-use super::fetcher::{from_io, Fetcher, Request, Transport};
+use super::fetcher::{from_io, Fetcher, Request, Transport, Validators};
 use crate::config::{Config, MinPrefix};
 
 /// Longest line read as a value; a longer one is skipped as invalid (a prefix with
@@ -137,6 +138,9 @@ pub struct FeedClient {
     pub max_bytes: u64,
     /// Shorter prefixes are skipped as invalid.
     pub min_prefix: MinPrefix,
+    /// The validators of the last answer of each feed whose values are stored: its
+    /// requests are conditional.
+    pub since: HashMap<String, Validators>,
 }
 
 impl FeedClient {
@@ -147,11 +151,13 @@ impl FeedClient {
             fetcher: Fetcher::new(transport, timeout),
             max_bytes: cfg.upstreams.feed.max_bytes,
             min_prefix: cfg.min_prefix,
+            since: HashMap::new(),
         }
     }
 
     /// The values of the feed at `url`. A status other than 2xx, or a body over
-    /// `max_bytes`, fails the feed: nothing of it is kept.
+    /// `max_bytes`, fails the feed: nothing of it is kept. A 304 to a conditional
+    /// request is [`Fetched::not_modified`], with nothing read.
     pub fn fetch(&self, url: &str) -> Result<Fetched, SourceError> {
         let rq = Request {
             url,
@@ -160,7 +166,15 @@ impl FeedClient {
             limit: self.max_bytes,
         };
         let min = self.min_prefix;
-        self.fetcher.get(&rq, |answer| {
+        let since = self.since.get(url).cloned().unwrap_or_default();
+        self.fetcher.get_if(&rq, &since, |answer| {
+            if answer.status == 304 && !since.is_empty() {
+                log::info!("{url}: not modified since the last answer; stored values seen again");
+                let mut f = Fetched::new(Vec::new(), 0);
+                f.not_modified = true;
+                f.validators = Some(since.clone());
+                return Ok(f);
+            }
             if !(200..300).contains(&answer.status) {
                 return Err(SourceError::Http {
                     status: answer.status,
@@ -168,7 +182,9 @@ impl FeedClient {
             }
             let mut keep = Keep::new(format!("{url}: skipped from the feed"));
             read_lines(answer.body, &mut |v| keep.push(value(v, min)))?;
-            Ok(keep.finish())
+            let mut f = keep.finish();
+            f.validators = Some(answer.validators).filter(|v| !v.is_empty());
+            Ok(f)
         })
     }
 }

@@ -23,6 +23,11 @@ pub struct Fetched {
     /// The ASN upstream that answered (`ripestat`, `bgptools`, `ipverse`); `None`
     /// for the other kinds.
     pub upstream: Option<&'static str>,
+    /// A feed's validators for the next conditional request.
+    pub validators: Option<super::Validators>,
+    /// A feed answered 304: nothing changed since the validators sent; the stored
+    /// values count as seen again.
+    pub not_modified: bool,
 }
 
 impl Fetched {
@@ -35,6 +40,8 @@ impl Fetched {
             values,
             skipped,
             upstream: None,
+            validators: None,
+            not_modified: false,
         }
     }
 

@@ -77,6 +77,26 @@ pub(crate) struct Answer<'a> {
     pub retry_after: Option<Duration>,
     /// The body; errors are [`SourceError`]s inside `io::Error` ([`from_io`]).
     pub body: &'a mut dyn Read,
+    /// The answer's `ETag` and `Last-Modified` (the built-in client only).
+    pub validators: Validators,
+}
+
+/// What a conditional request sends back (`If-None-Match`, `If-Modified-Since`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Validators {
+    /// The last answer's `ETag`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
+    /// The last answer's `Last-Modified`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_modified: Option<String>,
+}
+
+impl Validators {
+    /// Whether there is nothing to send.
+    pub fn is_empty(&self) -> bool {
+        self.etag.is_none() && self.last_modified.is_none()
+    }
 }
 
 /// Makes the requests of one kind of source.
@@ -121,10 +141,36 @@ impl Fetcher {
         rq: &Request,
         parse: impl FnOnce(Answer<'_>) -> Result<T, SourceError>,
     ) -> Result<T, SourceError> {
+        self.get_if(rq, &Validators::default(), parse)
+    }
+
+    /// [`Fetcher::get`], conditional on `since` (a 304 is `parse`'s to judge). A
+    /// `fetch.command` cannot send the validators: its requests are plain.
+    pub(crate) fn get_if<T>(
+        &self,
+        rq: &Request,
+        since: &Validators,
+        parse: impl FnOnce(Answer<'_>) -> Result<T, SourceError>,
+    ) -> Result<T, SourceError> {
         match &self.how {
             How::Builtin(http) => {
-                let headers = [("accept", rq.accept), ("user-agent", &self.user_agent)];
+                let mut headers = vec![("accept", rq.accept), ("user-agent", &self.user_agent)];
+                if let Some(e) = &since.etag {
+                    headers.push(("if-none-match", e));
+                }
+                if let Some(m) = &since.last_modified {
+                    headers.push(("if-modified-since", m));
+                }
                 let mut resp = http.get(rq.url, rq.query, &headers)?;
+                // Kept only when short and printable: they go back in a header.
+                let keep = |v: Option<&str>| {
+                    v.filter(|v| v.len() <= 256 && v.bytes().all(|b| (b' '..=b'~').contains(&b)))
+                        .map(str::to_string)
+                };
+                let validators = Validators {
+                    etag: keep(resp.header("etag")),
+                    last_modified: keep(resp.header("last-modified")),
+                };
                 let status = resp.status();
                 let retry_after = retry_after(&resp);
                 let limit = match status {
@@ -136,6 +182,7 @@ impl Fetcher {
                     status,
                     retry_after,
                     body: &mut body,
+                    validators,
                 })
             }
             How::Command(argv) => {
@@ -157,6 +204,7 @@ impl Fetcher {
                             status: 200,
                             retry_after: None,
                             body,
+                            validators: Validators::default(),
                         })
                     },
                 )

@@ -8,6 +8,7 @@ mod command;
 pub mod country;
 pub mod dns;
 pub mod feed;
+mod feed_state;
 pub mod fetch;
 mod fetcher;
 mod ipverse;
@@ -19,6 +20,6 @@ mod tls;
 mod url;
 
 pub use fetch::{Fetched, SourceError};
-pub use fetcher::{Transport, USER_AGENT};
+pub use fetcher::{Transport, Validators, USER_AGENT};
 #[cfg(feature = "tls")]
 pub use tls::CaRoots;

@@ -2,6 +2,7 @@
 //! then one write transaction per kind that re-reads the configuration, merges each
 //! successful source and sweeps unconfigured ones.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::thread;
@@ -196,10 +197,17 @@ pub fn collect(
     let transport = Transport::new(&cfg.fetch, &urls);
     let mut ripe = RipeClient::new(&cfg.ripe, &transport);
     ripe.min_prefix = cfg.min_prefix;
+    let feeds: Vec<&str> = wanted
+        .iter()
+        .filter(|(k, _)| *k == Kind::Feed)
+        .map(|(_, s)| s.as_str())
+        .collect();
+    let mut feed = FeedClient::new(cfg, &transport);
+    feed.since = super::feed_state::load(paths, &feeds)?;
     let clients = Clients {
         asn: AsnClient::new(cfg, &transport, ripe),
         dns: DnsClient::new(&cfg.dns, &transport),
-        feed: FeedClient::new(cfg, &transport),
+        feed,
     };
     let results = parallel(&wanted, stop, |(kind, source)| {
         let r = fetch_one(&clients, *kind, source);
@@ -239,7 +247,15 @@ fn store(
     let mut db = db::open(paths)?;
     db.set_history_days(cfg.history_days);
     let mut warned = false;
+    let mut validators = Vec::new();
     for kind in Kind::ALL {
+        // Feeds that answered 304: their stored values, merged again as seen now.
+        let mut unchanged = HashMap::new();
+        for (i, ((k, s), r)) in wanted.iter().zip(results.iter()).enumerate() {
+            if *k == kind && matches!(r, Some(Ok(f)) if f.not_modified) {
+                unchanged.insert(i, super::feed_state::stored_values(&db, s)?);
+            }
+        }
         let tx = db.write()?;
         // Re-read inside the transaction: a source removed while we were fetching is
         // not written back. A config broken meanwhile falls back to the one we ran with.
@@ -253,7 +269,7 @@ fn store(
             }
         };
         let now = util::unix_now();
-        for ((k, source), result) in wanted.iter().zip(results.iter_mut()) {
+        for (i, ((k, source), result)) in wanted.iter().zip(results.iter_mut()).enumerate() {
             if *k != kind {
                 continue;
             }
@@ -267,11 +283,18 @@ fn store(
             }
             let entry = match result {
                 Ok(f) => {
+                    if kind == Kind::Feed {
+                        validators.push((source.clone(), f.validators.clone()));
+                    }
                     // One source at a time goes into the store's compact form, its
                     // own dropped first: a big source is held once, never as text.
-                    let (fetched, skipped, upstream) = (f.values.len(), f.skipped, f.upstream);
-                    let values = f.to_values(kind);
+                    let (skipped, upstream) = (f.skipped, f.upstream);
+                    let values = match unchanged.remove(&i) {
+                        Some(stored) => stored,
+                        None => f.to_values(kind),
+                    };
                     drop(f);
+                    let fetched = values.len();
                     let stats = tx.merge_values(kind, source, values, now, now_cfg.ttl_days)?;
                     SourceReport {
                         kind,
@@ -298,6 +321,13 @@ fn store(
                 tx.sweep_unconfigured(kind, now_cfg.sources(kind), now, now_cfg.ttl_days)?;
         }
         tx.commit()?;
+        if kind == Kind::Feed {
+            super::feed_state::save(
+                paths,
+                std::mem::take(&mut validators),
+                now_cfg.sources(kind),
+            );
+        }
     }
     report.finished = util::now_iso();
     Ok(report)

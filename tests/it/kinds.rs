@@ -201,3 +201,76 @@ fn feed_over_max_bytes_or_failing_keeps_what_is_stored() {
         assert_eq!(values(&t, Kind::Feed, f), ["203.0.113.0/24"], "{f}");
     }
 }
+
+/// A feed with an `ETag` and a `Last-Modified`: 304 when asked with its `ETag`.
+fn conditional_feed() -> FakeServer {
+    FakeServer::start(|rq| {
+        if rq.header("If-None-Match") == Some("\"v1\"") {
+            let mut r = Reply::json(304, Vec::new());
+            r.headers = vec![("ETag".into(), "\"v1\"".into())];
+            return r;
+        }
+        let mut r = Reply::json(200, FEED.as_bytes().to_vec());
+        r.headers = vec![
+            ("Content-Type".into(), "text/plain".into()),
+            ("ETag".into(), "\"v1\"".into()),
+            (
+                "Last-Modified".into(),
+                "Tue, 01 Dec 2026 10:00:00 GMT".into(),
+            ),
+        ];
+        r
+    })
+}
+
+#[test]
+fn feed_304_counts_as_seen_again() {
+    let up = conditional_feed();
+    let t = TestDir::new();
+    let url = up.url("/drop.txt");
+    t.config(&json!({"feeds": [url]}));
+    let run = |code| {
+        let out = t.run(&["run"]);
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(code), "{err}");
+        err
+    };
+    run(0);
+    let first = db::open(&t.paths())
+        .unwrap()
+        .rows(Kind::Feed, &url)
+        .unwrap();
+    assert_eq!(first.len(), 3);
+    // The first request is plain; the next carries the validators and gets a 304.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let err = run(0);
+    assert!(err.contains("not modified"), "{err}");
+    let seen = up.requests();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[0].header("If-None-Match"), None);
+    assert_eq!(seen[1].header("If-None-Match"), Some("\"v1\""));
+    assert_eq!(
+        seen[1].header("If-Modified-Since"),
+        Some("Tue, 01 Dec 2026 10:00:00 GMT")
+    );
+    let again = db::open(&t.paths())
+        .unwrap()
+        .rows(Kind::Feed, &url)
+        .unwrap();
+    assert_eq!(
+        again.iter().map(|r| &r.value).collect::<Vec<_>>(),
+        first.iter().map(|r| &r.value).collect::<Vec<_>>()
+    );
+    for (a, b) in again.iter().zip(&first) {
+        assert!(a.last_seen > b.last_seen, "seen again: {a:?} {b:?}");
+    }
+    // Purged: nothing stored, so the next request is plain and stores the values.
+    assert_eq!(
+        t.run(&["feed", "remove", &url, "--purge"]).status.code(),
+        Some(0)
+    );
+    assert_eq!(t.run(&["feed", "add", &url]).status.code(), Some(0));
+    run(0);
+    assert_eq!(up.requests()[2].header("If-None-Match"), None);
+    assert_eq!(values(&t, Kind::Feed, &url).len(), 3);
+}

@@ -131,9 +131,15 @@ fn serve(conn: TcpStream, handler: &Handler, seen: &Mutex<Vec<Seen>>) {
             } else if k.eq_ignore_ascii_case("Connection") {
                 close = v.eq_ignore_ascii_case("close");
             }
-            if ["Accept", "Authorization", "User-Agent"]
-                .iter()
-                .any(|n| n.eq_ignore_ascii_case(k))
+            if [
+                "Accept",
+                "Authorization",
+                "User-Agent",
+                "If-None-Match",
+                "If-Modified-Since",
+            ]
+            .iter()
+            .any(|n| n.eq_ignore_ascii_case(k))
             {
                 headers.push((k.to_string(), v.to_string()));
             }

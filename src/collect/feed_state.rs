@@ -1,0 +1,84 @@
+//! The validators of each feed's last answer (`ETag`, `Last-Modified`), kept in
+//! `feed_validators.json` beside the database so that the next request is
+//! conditional. A file, not a table: they are a cache (losing them costs one full
+//! download), they change with every run, and a schema change for them would need a
+//! migration. They are used only for feeds whose values are stored, so a purged or
+//! new database never takes a 304 for data it does not hold; and they are written
+//! only after the values they describe were committed.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
+
+use super::Validators;
+use crate::config::Paths;
+use crate::db::{self, StoreError, Values};
+use crate::source::Kind;
+
+/// Largest file read: a few hundred bytes per feed.
+const MAX_FILE: u64 = 1 << 20;
+
+fn path(paths: &Paths) -> PathBuf {
+    paths.data_dir.join("feed_validators.json")
+}
+
+fn read(paths: &Paths) -> BTreeMap<String, Validators> {
+    match crate::util::read_text_capped(&path(paths), MAX_FILE) {
+        Ok(Some(text)) => serde_json::from_str(&text).unwrap_or_else(|e| {
+            log::warn!("{}: {e}; feeds are fetched in full", path(paths).display());
+            BTreeMap::new()
+        }),
+        _ => BTreeMap::new(),
+    }
+}
+
+/// The validators to send: those of feeds among `wanted` whose values are stored.
+pub(crate) fn load(
+    paths: &Paths,
+    wanted: &[&str],
+) -> Result<HashMap<String, Validators>, StoreError> {
+    if wanted.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let stored: HashSet<String> = db::open(paths)?
+        .sources(Kind::Feed)?
+        .into_iter()
+        .map(|s| s.source)
+        .collect();
+    Ok(read(paths)
+        .into_iter()
+        .filter(|(url, _)| stored.contains(url) && wanted.contains(&url.as_str()))
+        .collect())
+}
+
+/// The stored values of a feed that answered 304, merged again as seen now.
+pub(crate) fn stored_values(db: &db::Db, url: &str) -> Result<Values, StoreError> {
+    let mut values = Values::new();
+    for r in db.rows(Kind::Feed, url)? {
+        values.push(&r.value);
+    }
+    Ok(values)
+}
+
+/// Records the validators of the feeds stored by a run (`None`: the answer had
+/// none) and forgets those of feeds no longer configured.
+pub(crate) fn save(
+    paths: &Paths,
+    updates: Vec<(String, Option<Validators>)>,
+    configured: &[String],
+) {
+    if updates.is_empty() {
+        return;
+    }
+    let mut all = read(paths);
+    for (url, v) in updates {
+        match v {
+            Some(v) => all.insert(url, v),
+            None => all.remove(&url),
+        };
+    }
+    all.retain(|url, _| configured.contains(url));
+    let text = serde_json::to_vec_pretty(&all).unwrap_or_default();
+    if let Err(e) = crate::util::write_atomic(&path(paths), &text) {
+        log::warn!("{}: {e}", path(paths).display());
+    }
+}
