@@ -130,9 +130,13 @@ impl RipeClient {
                 None => backoff,
             };
             attempt += 1;
+            // Tenths by integer arithmetic: float formatting would link core's
+            // float printer (about 15 KB) for this one line (docs/size.md).
+            let tenths = wait.as_millis() / 100;
             log::info!(
-                "{name}: {error}; retrying in {:.1} s (retry {attempt} of {})",
-                wait.as_secs_f32(),
+                "{name}: {error}; retrying in {}.{} s (retry {attempt} of {})",
+                tenths / 10,
+                tenths % 10,
                 self.retries
             );
             thread::sleep(wait);

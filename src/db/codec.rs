@@ -124,7 +124,9 @@ pub fn time_text(v: ValueRef<'_>) -> String {
     match v {
         ValueRef::Integer(t) => util::iso(t),
         ValueRef::Text(t) | ValueRef::Blob(t) => String::from_utf8_lossy(t).into_owned(),
-        ValueRef::Real(r) => r.to_string(),
+        // Only a hand-edited database holds a REAL time: shown like an integer one
+        // (whole seconds), which also keeps core's float printer out of the binary.
+        ValueRef::Real(r) => util::iso(r as i64),
         ValueRef::Null => String::new(),
     }
 }
@@ -179,6 +181,12 @@ pub fn sql_time_code(x: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_real_time_reads_as_its_whole_second() {
+        assert_eq!(time_text(ValueRef::Real(86_400.75)), "1970-01-02T00:00:00Z");
+        assert_eq!(time_text(ValueRef::Integer(86_400)), "1970-01-02T00:00:00Z");
+    }
 
     #[test]
     fn v4_codes_round_trip_only_canonical_text() {

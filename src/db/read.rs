@@ -197,7 +197,9 @@ impl Db {
             let rows = st.query_map([kind.as_str(), source], Row::from_row)?;
             rows.collect::<rusqlite::Result<Vec<Row>>>()
         })?;
-        rows.sort_by(|a, b| a.value.cmp(&b.value));
+        // All of one source: ordered by value. The same comparison as `all_rows`,
+        // so the sort code is linked once (docs/size.md).
+        rows.sort_by(row_order);
         Ok(rows)
     }
 
@@ -208,7 +210,7 @@ impl Db {
             let rows = st.query_map([], Row::from_row)?;
             rows.collect::<rusqlite::Result<Vec<Row>>>()
         })?;
-        rows.sort_by(|a, b| (a.kind, &a.source, &a.value).cmp(&(b.kind, &b.source, &b.value)));
+        rows.sort_by(row_order);
         Ok(rows)
     }
 
@@ -224,4 +226,9 @@ impl Db {
             })
         })
     }
+}
+
+/// Rows by kind, source and value.
+fn row_order(a: &Row, b: &Row) -> std::cmp::Ordering {
+    (a.kind, &a.source, &a.value).cmp(&(b.kind, &b.source, &b.value))
 }

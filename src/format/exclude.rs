@@ -11,7 +11,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 
-use super::values::{Entry, Net, Prepared};
+use super::values::{sort_dedup, Entry, Net, Prepared};
 
 /// Sorted, disjoint, non-adjacent inclusive address ranges of one family.
 type Ranges = Vec<(u128, u128)>;
@@ -177,8 +177,7 @@ fn subtract_family<N: Span>(entries: &mut Vec<Entry<N>>, ranges: &[(u128, u128)]
         }
     }
     if split {
-        out.sort_unstable_by_key(|e| (e.net.key(), e.bare));
-        out.dedup_by(|later, first| later.net == first.net);
+        sort_dedup(&mut out);
     }
     *entries = out;
 }
