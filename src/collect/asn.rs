@@ -26,6 +26,16 @@ pub struct AsnClient {
 impl AsnClient {
     /// The upstreams `cfg` lists, over `transport`; `ripe` is the RIPEstat client.
     pub fn new(cfg: &Config, transport: &Transport, ripe: RipeClient) -> AsnClient {
+        AsnClient::with_stamp(cfg, transport, ripe, None)
+    }
+
+    /// The same, keeping the time of bgp.tools downloads in `stamp`.
+    pub fn with_stamp(
+        cfg: &Config,
+        transport: &Transport,
+        ripe: RipeClient,
+        stamp: Option<std::path::PathBuf>,
+    ) -> AsnClient {
         let order = cfg.upstreams.asn.clone();
         let timeout = Duration::from_secs(cfg.ripe.timeout_seconds);
         let ipverse = order.contains(&AsnUpstream::Ipverse).then(|| {
@@ -39,6 +49,10 @@ impl AsnClient {
                 transport,
                 &cfg.asns,
             )
+        });
+        let bgptools = bgptools.map(|mut b| {
+            b.stamp = stamp;
+            b
         });
         AsnClient {
             order,

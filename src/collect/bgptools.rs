@@ -6,6 +6,7 @@
 //! once in that time for all ASNs together (retries of failed sources included).
 
 use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -69,6 +70,10 @@ pub struct BgptoolsClient {
     min_prefix: MinPrefix,
     /// Every ASN configured: one download looks for all of them.
     wanted: HashSet<u32>,
+    /// Where the time of the last download is kept (`bgptools.stamp` in the data
+    /// directory), so that separate `run` processes also download at most once per
+    /// `refresh_hours`; a few bytes, not the table.
+    pub stamp: Option<PathBuf>,
 }
 
 impl BgptoolsClient {
@@ -88,6 +93,7 @@ impl BgptoolsClient {
             refresh: Duration::from_secs(u64::from(cfg.refresh_hours) * 3600),
             min_prefix,
             wanted: asns.iter().filter_map(|a| a.parse().ok()).collect(),
+            stamp: None,
         }
     }
 
@@ -116,7 +122,9 @@ impl BgptoolsClient {
                 })
             }
             None => {
+                self.check_stamp()?;
                 let t = self.download()?;
+                self.write_stamp();
                 tables.retain(|(u, _)| *u != self.url);
                 tables.push((self.url.clone(), t));
                 tables.len() - 1
@@ -125,6 +133,43 @@ impl BgptoolsClient {
         match tables[i].1.prefixes.get(&n) {
             Some(p) => Ok(Fetched::new(p.clone(), 0)),
             None => Err(SourceError::Http { status: 404 }),
+        }
+    }
+
+    /// Refuses a download when another process downloaded the table within
+    /// `refresh_hours` (its prefixes are stored; the next upstream is asked).
+    fn check_stamp(&self) -> Result<(), SourceError> {
+        let Some(path) = &self.stamp else {
+            return Ok(());
+        };
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let mut lines = text.lines();
+        let (url, at) = (
+            lines.next(),
+            lines.next().and_then(|s| s.parse::<i64>().ok()),
+        );
+        let age = at.map(|at| crate::util::unix_now().saturating_sub(at));
+        match age {
+            Some(age) if url == Some(self.url.as_str()) && (0..self.refresh.as_secs() as i64).contains(&age) => {
+                Err(SourceError::Upstream {
+                    status: None,
+                    message: format!(
+                        "bgp.tools: the table was downloaded {} min ago; it is downloaded at most every {} h",
+                        age / 60,
+                        self.refresh.as_secs() / 3600
+                    ),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn write_stamp(&self) {
+        if let Some(path) = &self.stamp {
+            let text = format!("{}\n{}\n", self.url, crate::util::unix_now());
+            if let Err(e) = crate::util::write_atomic(path, text.as_bytes()) {
+                log::warn!("{}: {e}", path.display());
+            }
         }
     }
 

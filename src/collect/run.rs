@@ -205,7 +205,12 @@ pub fn collect(
     let mut feed = FeedClient::new(cfg, &transport);
     feed.since = super::feed_state::load(paths, &feeds)?;
     let clients = Clients {
-        asn: AsnClient::new(cfg, &transport, ripe),
+        asn: AsnClient::with_stamp(
+            cfg,
+            &transport,
+            ripe,
+            Some(paths.data_dir.join("bgptools.stamp")),
+        ),
         dns: DnsClient::new(&cfg.dns, &transport),
         feed,
     };

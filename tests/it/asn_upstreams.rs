@@ -176,3 +176,35 @@ fn bgptools_without_user_agent_is_a_config_error() {
     assert_eq!(values(&t, "64500"), ["198.18.0.0/15"]);
     assert!(up.requests().is_empty(), "nothing fetched");
 }
+
+#[test]
+fn separate_runs_download_the_table_once_per_refresh_hours() {
+    let up = fake();
+    let t = TestDir::new();
+    let mut cfg = cfg_json(&up, &["bgptools", "ipverse"]);
+    cfg["asns"] = json!(["64500", "64502"]);
+    t.config(&cfg);
+    let out = t.run(&["run"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = t.run(&["run"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("downloaded 0 min ago"), "{err}");
+    let downloads = up
+        .requests()
+        .iter()
+        .filter(|s| s.url.starts_with("/table.jsonl"))
+        .count();
+    assert_eq!(downloads, 1, "{err}");
+    // 64500 is only in the table: it fails this time and keeps its stored values;
+    // 64502 is answered by the next upstream.
+    assert_eq!(
+        values(&t, "64500"),
+        ["198.51.100.0/24", "2001:db8:500::/48"]
+    );
+    assert_eq!(values(&t, "64502"), ["192.0.2.0/24"]);
+}
