@@ -5,6 +5,7 @@
 //!   beside the plain RIPEstat path for the same 50 ASNs and the same prefixes;
 //! * a feed of 1,000,000 lines (200,000 prefixes, the rest comments and blank lines:
 //!   a source keeps at most 250,000 values).
+//!
 //! Prints figures; asserts nothing. `cargo bench --bench upstreams`
 
 use std::process::Command;
