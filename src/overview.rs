@@ -33,6 +33,10 @@ pub struct SourceLine {
     pub last_seen: Option<String>,
     /// Why the last run failed to collect it; `null` when it did not fail.
     pub failure: Option<String>,
+    /// The ASN upstream that last answered for it (`ripestat`, `bgptools`,
+    /// `ipverse`); left out for other kinds and before any answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<String>,
 }
 
 /// One group: its sources and their stored values per kind.
@@ -161,6 +165,7 @@ fn line(kind: Kind, source: &str, stored: Option<&SourceSummary>, st: &Status) -
         values: stored.map_or(0, |s| s.count),
         last_seen: stored.map(|s| s.last_seen.clone()),
         failure: st.failures.get(&source::display(kind, source)).cloned(),
+        upstream: st.upstreams.get(&source::display(kind, source)).cloned(),
     }
 }
 
@@ -243,6 +248,7 @@ mod tests {
         drop(d);
         status::update(&paths.status(), |s| {
             s.failures.insert("AS64500".into(), "HTTP 500".into());
+            s.upstreams.insert("AS62041".into(), "bgptools".into());
             s.heartbeat = Some("2026-01-01T00:00:00Z".into());
         })
         .unwrap();
@@ -274,6 +280,8 @@ mod tests {
         assert_eq!(g.sources[1].values, 0);
         assert_eq!(g.sources[1].last_seen, None);
         assert_eq!(g.sources[1].failure.as_deref(), Some("HTTP 500"));
+        assert_eq!(g.sources[0].upstream.as_deref(), Some("bgptools"));
+        assert_eq!(g.sources[1].upstream, None);
         assert_eq!(o.unconfigured.len(), 1);
         assert_eq!(o.unconfigured[0].source, "old.example");
         assert!(o.journal_mode.is_some());
