@@ -2,6 +2,7 @@
 use super::*;
 
 mod history;
+mod pool;
 use crate::format::TypeFilter;
 
 const DAY: i64 = 86_400;
