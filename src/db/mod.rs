@@ -32,7 +32,7 @@ mod write;
 pub use history::{Change, ChangeRow, DEFAULT_HISTORY_DAYS, MAX_ROWS};
 pub use journal::JournalMode;
 pub use pool::{Pool, SETTLED};
-pub use read::{Row, SourceSummary};
+pub use read::{Listed, Row, SourceSummary};
 pub use values::Values;
 pub use write::{MergeStats, WriteTx};
 
