@@ -19,7 +19,9 @@ mod parse;
 mod write;
 
 pub use parse::{parse, parse_with_depth, JsonError, MAX_DEPTH};
-pub use write::{to_string, to_string_pretty, ToJson, Writer};
+pub use write::{
+    push_string, to_string, to_string_pretty, to_vec, to_vec_pretty, ToJson, Writer,
+};
 
 /// A JSON document or a part of it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -69,88 +71,110 @@ impl fmt::Display for Number {
     }
 }
 
-/// The members of an object, in the order parsed or inserted. Lookups scan: the
-/// objects read by key (config sections, status files) have a few dozen keys at most.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Map(Vec<(String, Value)>);
+/// The members of an object, in the order parsed or inserted, until
+/// [`Value::sort_keys`] sorts them: from then on lookups search by halves (a legacy
+/// file's `seen` map has an entry per value) and inserts keep the order, as in
+/// serde_json's maps, so that a rewritten `config.json` has its keys where they were.
+#[derive(Debug, Clone, Default)]
+pub struct Map {
+    members: Vec<(String, Value)>,
+    sorted: bool,
+}
+
+/// Where `key` is (`Ok`) or would go (`Err`).
+type Slot = Result<usize, usize>;
 
 impl Map {
     pub fn new() -> Map {
-        Map(Vec::new())
+        Map::default()
     }
 
-    /// The value of the last member named `key` (as serde_json's map kept the last).
+    fn find(&self, key: &str) -> Slot {
+        if self.sorted {
+            self.members.binary_search_by(|(k, _)| k.as_str().cmp(key))
+        } else {
+            // The last of a repeated key counts, as in serde_json's maps.
+            let at = self.members.iter().rposition(|(k, _)| k == key);
+            at.ok_or(self.members.len())
+        }
+    }
+
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
+        let i = self.find(key).ok()?;
+        Some(&self.members[i].1)
     }
 
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
-        self.0
-            .iter_mut()
-            .rev()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v)
+        let i = self.find(key).ok()?;
+        Some(&mut self.members[i].1)
     }
 
     pub fn contains_key(&self, key: &str) -> bool {
-        self.get(key).is_some()
-    }
-
-    /// Sets `key` to `value`, in place when it exists, else appended.
-    pub fn insert(&mut self, key: &str, value: Value) {
-        match self.get_mut(key) {
-            Some(v) => *v = value,
-            None => self.0.push((key.to_string(), value)),
-        }
+        self.find(key).is_ok()
     }
 
     /// The value of `key`, inserted from `make` when absent.
     pub fn get_or_insert_with(&mut self, key: &str, make: impl FnOnce() -> Value) -> &mut Value {
-        let i = match self.0.iter().rposition(|(k, _)| k == key) {
-            Some(i) => i,
-            None => {
-                self.0.push((key.to_string(), make()));
-                self.0.len() - 1
+        let i = match self.find(key) {
+            Ok(i) => i,
+            Err(i) => {
+                self.members.insert(i, (key.to_string(), make()));
+                i
             }
         };
-        &mut self.0[i].1
+        &mut self.members[i].1
+    }
+
+    /// Sets `key` to `value`.
+    pub fn insert(&mut self, key: &str, value: Value) {
+        *self.get_or_insert_with(key, || Value::Null) = value;
     }
 
     pub fn keys(&self) -> impl Iterator<Item = &String> {
-        self.0.iter().map(|(k, _)| k)
+        self.members.iter().map(|(k, _)| k)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&String, &Value)> {
-        self.0.iter().map(|(k, v)| (k, v))
+        self.members.iter().map(|(k, v)| (k, v))
     }
 
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.members.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.members.is_empty()
     }
 
     /// The members, in order, repeated keys included.
     pub fn into_members(self) -> Vec<(String, Value)> {
-        self.0
+        self.members
     }
 
     /// Members sorted by key, the last of each repeated key kept.
     fn sort(&mut self) {
         // Stable: of equal keys the one written last stays last.
-        self.0.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut out: Vec<(String, Value)> = Vec::with_capacity(self.0.len());
-        for m in self.0.drain(..) {
+        self.members.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut out: Vec<(String, Value)> = Vec::with_capacity(self.members.len());
+        for m in self.members.drain(..) {
             match out.last_mut() {
                 Some(last) if last.0 == m.0 => *last = m,
                 _ => out.push(m),
             }
         }
-        self.0 = out;
+        self.members = out;
+        self.sorted = true;
     }
 }
+
+/// Equal members in the same order.
+impl PartialEq for Map {
+    fn eq(&self, other: &Map) -> bool {
+        self.members == other.members
+    }
+}
+
+impl Eq for Map {}
 
 impl<'a> IntoIterator for &'a Map {
     type Item = (&'a String, &'a Value);
@@ -159,13 +183,16 @@ impl<'a> IntoIterator for &'a Map {
         fn(&'a (String, Value)) -> (&'a String, &'a Value),
     >;
     fn into_iter(self) -> Self::IntoIter {
-        self.0.iter().map(|(k, v)| (k, v))
+        self.members.iter().map(|(k, v)| (k, v))
     }
 }
 
 impl FromIterator<(String, Value)> for Map {
     fn from_iter<I: IntoIterator<Item = (String, Value)>>(iter: I) -> Map {
-        Map(iter.into_iter().collect())
+        Map {
+            members: iter.into_iter().collect(),
+            sorted: false,
+        }
     }
 }
 
@@ -246,11 +273,65 @@ impl Value {
         match self {
             Value::Object(o) => {
                 o.sort();
-                o.0.iter_mut().for_each(|(_, v)| v.sort_keys());
+                o.members.iter_mut().for_each(|(_, v)| v.sort_keys());
             }
             Value::Array(a) => a.iter_mut().for_each(Value::sort_keys),
             _ => {}
         }
+    }
+}
+
+/// Typed reads of the members of our own files (`status.json`, feed validators): a
+/// member of the wrong type is an error naming it; `null` is the same as absent.
+pub mod member {
+    use std::collections::BTreeMap;
+
+    use super::Value;
+
+    fn wrong(key: &str, expected: &str, v: &Value) -> String {
+        format!("{key}: expected {expected}, got {v}")
+    }
+
+    pub fn opt_string(key: &str, v: &Value) -> Result<Option<String>, String> {
+        match v {
+            Value::Null => Ok(None),
+            Value::String(s) => Ok(Some(s.clone())),
+            _ => Err(wrong(key, "a string", v)),
+        }
+    }
+
+    pub fn opt_u32(key: &str, v: &Value) -> Result<Option<u32>, String> {
+        match v {
+            Value::Null => Ok(None),
+            _ => match v.as_u64().map(u32::try_from) {
+                Some(Ok(n)) => Ok(Some(n)),
+                _ => Err(wrong(key, "a whole number up to 4294967295", v)),
+            },
+        }
+    }
+
+    pub fn bool(key: &str, v: &Value) -> Result<bool, String> {
+        match v {
+            Value::Null => Ok(false),
+            Value::Bool(b) => Ok(*b),
+            _ => Err(wrong(key, "true or false", v)),
+        }
+    }
+
+    /// An object of strings.
+    pub fn string_map(key: &str, v: &Value) -> Result<BTreeMap<String, String>, String> {
+        let mut out = BTreeMap::new();
+        match v {
+            Value::Null => {}
+            Value::Object(o) => {
+                for (k, s) in o {
+                    let s = s.as_str().ok_or_else(|| wrong(&format!("{key}.{k}"), "a string", s))?;
+                    out.insert(k.clone(), s.to_string());
+                }
+            }
+            _ => return Err(wrong(key, "an object", v)),
+        }
+        Ok(out)
     }
 }
 

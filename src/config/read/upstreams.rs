@@ -1,6 +1,6 @@
 //! Reading `asn_upstreams`, `bgptools`, `ipverse` and `feed`.
 
-use serde_json::{Map, Value};
+use crate::util::json::{Map, Value};
 
 use super::{short, Reader};
 use crate::config::upstreams::{AsnUpstream, Upstreams};
@@ -15,7 +15,7 @@ impl Reader<'_> {
     /// `bgptools.user_agent` is an error naming that key.
     pub(super) fn upstreams(
         &mut self,
-        root: &Map<String, Value>,
+        root: &Map,
         u: &mut Upstreams,
     ) -> Result<(), ConfigError> {
         if let Some(list) = self.asn_upstreams(root)? {
@@ -61,7 +61,7 @@ impl Reader<'_> {
     /// `asn_upstreams`: a non-empty list of known upstreams, each once.
     fn asn_upstreams(
         &mut self,
-        root: &Map<String, Value>,
+        root: &Map,
     ) -> Result<Option<Vec<AsnUpstream>>, ConfigError> {
         let key = "asn_upstreams";
         let list = match root.get(key) {

@@ -189,7 +189,10 @@ impl Parser<'_> {
         if self.ws() == Some(b'}') {
             self.i += 1;
             self.depth -= 1;
-            return Ok(Value::Object(Map(members)));
+            return Ok(Value::Object(Map {
+            members,
+            sorted: false,
+        }));
         }
         loop {
             match self.ws() {
@@ -220,7 +223,10 @@ impl Parser<'_> {
         }
         self.i += 1;
         self.depth -= 1;
-        Ok(Value::Object(Map(members)))
+        Ok(Value::Object(Map {
+            members,
+            sorted: false,
+        }))
     }
 
     fn array(&mut self) -> Result<Value> {

@@ -155,6 +155,19 @@ fn objects_keep_order_and_repeats_until_sorted() {
     assert_eq!(o.get("b").unwrap().as_u64(), Some(2), "the last one counts");
     v.sort_keys();
     assert_eq!(v.to_string(), r#"{"a":{"y":2,"z":1},"b":2}"#);
+    // A sorted object keeps its order through inserts, as serde_json's maps did.
+    let o = v.as_object_mut().unwrap();
+    o.insert("ab", Value::Null);
+    o.get_or_insert_with("0", || Value::Bool(true));
+    o.insert("b", 3.into());
+    assert_eq!(v.to_string(), r#"{"0":true,"a":{"y":2,"z":1},"ab":null,"b":3}"#);
+    assert_eq!(v.get("ab"), Some(&Value::Null));
+    assert_eq!(v.get("b").and_then(Value::as_u64), Some(3));
+    assert_eq!(v.get("c"), None);
+    // An unsorted one appends.
+    let mut u = parse(r#"{"b": 1}"#).unwrap();
+    u.as_object_mut().unwrap().insert("a", Value::Null);
+    assert_eq!(u.to_string(), r#"{"b":1,"a":null}"#);
 }
 
 #[test]
@@ -181,7 +194,7 @@ fn output_matches_serde_json() {
 
 #[test]
 fn writer_writes_fields_in_order() {
-    let mut out = String::new();
+    let mut out = Vec::new();
     let mut w = Writer::new(&mut out, true);
     w.begin_object();
     w.field("z", &Some(3u64));
@@ -194,7 +207,7 @@ fn writer_writes_fields_in_order() {
     w.field("m", &std::collections::BTreeMap::<String, u32>::new());
     w.end_object();
     assert_eq!(
-        out,
+        String::from_utf8(out).unwrap(),
         "{\n  \"z\": 3,\n  \"a\": null,\n  \"list\": [\n    \"x\",\n    7\n  ],\n  \"m\": {}\n}"
     );
 }

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 
 use super::{Map, Number, Value};
 
-/// Appends JSON to a string, keeping track of commas and indentation.
+/// Appends JSON to a buffer, keeping track of commas and indentation.
 pub struct Writer<'a> {
-    out: &'a mut String,
+    out: &'a mut Vec<u8>,
     pretty: bool,
     depth: usize,
     /// Whether the open container has a member already (a comma goes first).
@@ -20,7 +20,7 @@ pub struct Writer<'a> {
 
 impl<'a> Writer<'a> {
     /// A writer appending to `out`, indented by two spaces when `pretty`.
-    pub fn new(out: &'a mut String, pretty: bool) -> Writer<'a> {
+    pub fn new(out: &'a mut Vec<u8>, pretty: bool) -> Writer<'a> {
         Writer {
             out,
             pretty,
@@ -36,59 +36,60 @@ impl<'a> Writer<'a> {
             return;
         }
         if self.has_items {
-            self.out.push(',');
+            self.out.push(b',');
         }
         if self.pretty && self.depth > 0 {
-            self.out.push('\n');
-            for _ in 0..self.depth {
-                self.out.push_str("  ");
-            }
+            self.newline();
         }
         self.has_items = true;
     }
 
-    fn open(&mut self, c: char) {
+    fn newline(&mut self) {
+        self.out.push(b'\n');
+        for _ in 0..self.depth {
+            self.out.extend_from_slice(b"  ");
+        }
+    }
+
+    fn open(&mut self, c: u8) {
         self.item();
         self.out.push(c);
         self.depth += 1;
         self.has_items = false;
     }
 
-    fn close(&mut self, c: char) {
+    fn close(&mut self, c: u8) {
         self.depth -= 1;
         if self.has_items && self.pretty {
-            self.out.push('\n');
-            for _ in 0..self.depth {
-                self.out.push_str("  ");
-            }
+            self.newline();
         }
         self.out.push(c);
         self.has_items = true;
     }
 
     pub fn begin_object(&mut self) {
-        self.open('{');
+        self.open(b'{');
     }
 
     pub fn end_object(&mut self) {
-        self.close('}');
+        self.close(b'}');
     }
 
     pub fn begin_array(&mut self) {
-        self.open('[');
+        self.open(b'[');
     }
 
     pub fn end_array(&mut self) {
-        self.close(']');
+        self.close(b']');
     }
 
     /// A member's key; its value is written next.
     pub fn key(&mut self, key: &str) {
         self.item();
         push_string(self.out, key);
-        self.out.push(':');
+        self.out.push(b':');
         if self.pretty {
-            self.out.push(' ');
+            self.out.push(b' ');
         }
         self.after_key = true;
     }
@@ -107,7 +108,7 @@ impl<'a> Writer<'a> {
     /// A number, `true`, `false` or `null`: text written as it is.
     fn raw(&mut self, text: &str) {
         self.item();
-        self.out.push_str(text);
+        self.out.extend_from_slice(text.as_bytes());
     }
 
     pub fn null(&mut self) {
@@ -120,41 +121,39 @@ impl<'a> Writer<'a> {
 
     pub fn u64(&mut self, n: u64) {
         self.item();
-        // `write!` to a String cannot fail.
-        let _ = std::fmt::Write::write_fmt(self.out, format_args!("{n}"));
+        // Writing to a Vec cannot fail.
+        let _ = std::io::Write::write_fmt(self.out, format_args!("{n}"));
     }
 }
 
 /// `s` as a JSON string: `"` and `\` escaped, control characters as `\n`, `\t` ...
 /// or `\u00XX`; everything else (`/`, non-ASCII) as it is.
-pub fn push_string(out: &mut String, s: &str) {
-    out.push('"');
+pub fn push_string(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
     let mut start = 0;
-    for (i, b) in s.bytes().enumerate() {
+    let bytes = s.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
         let short = match b {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'\n' => 'n',
-            b'\t' => 't',
-            b'\r' => 'r',
-            0x08 => 'b',
-            0x0c => 'f',
-            0..=0x1f => 'u',
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'\n' => b'n',
+            b'\t' => b't',
+            b'\r' => b'r',
+            0x08 => b'b',
+            0x0c => b'f',
+            0..=0x1f => b'u',
             _ => continue,
         };
-        out.push_str(&s[start..i]);
-        out.push('\\');
-        out.push(short);
-        if short == 'u' {
+        out.extend_from_slice(&bytes[start..i]);
+        out.extend_from_slice(&[b'\\', short]);
+        if short == b'u' {
             const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.push_str("00");
-            out.push(HEX[usize::from(b >> 4)] as char);
-            out.push(HEX[usize::from(b & 0xf)] as char);
+            out.extend_from_slice(&[b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xf)]]);
         }
         start = i + 1;
     }
-    out.push_str(&s[start..]);
-    out.push('"');
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
 }
 
 /// What can be written as JSON.
@@ -163,17 +162,28 @@ pub trait ToJson {
 }
 
 /// `value` as compact JSON.
-pub fn to_string<T: ToJson + ?Sized>(value: &T) -> String {
-    let mut out = String::new();
+pub fn to_vec<T: ToJson + ?Sized>(value: &T) -> Vec<u8> {
+    let mut out = Vec::new();
     value.write_json(&mut Writer::new(&mut out, false));
     out
 }
 
 /// `value` as JSON indented by two spaces (no newline at the end).
-pub fn to_string_pretty<T: ToJson + ?Sized>(value: &T) -> String {
-    let mut out = String::new();
+pub fn to_vec_pretty<T: ToJson + ?Sized>(value: &T) -> Vec<u8> {
+    let mut out = Vec::new();
     value.write_json(&mut Writer::new(&mut out, true));
     out
+}
+
+/// [`to_vec`] as a string.
+pub fn to_string<T: ToJson + ?Sized>(value: &T) -> String {
+    // Written from strings with ASCII around them: always UTF-8.
+    String::from_utf8(to_vec(value)).unwrap_or_default()
+}
+
+/// [`to_vec_pretty`] as a string.
+pub fn to_string_pretty<T: ToJson + ?Sized>(value: &T) -> String {
+    String::from_utf8(to_vec_pretty(value)).unwrap_or_default()
 }
 
 impl ToJson for Value {
