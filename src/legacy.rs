@@ -8,10 +8,12 @@
 use std::io;
 use std::path::PathBuf;
 
-
 use crate::config::Paths;
 use crate::source::{normalize_value, Kind};
-use crate::util::{self, json::{JsonError, Value}};
+use crate::util::{
+    self,
+    json::{JsonError, Value},
+};
 
 /// One value to import.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,7 +12,10 @@ use crate::config::{self, Config, Paths};
 use crate::db::{self, SourceSummary};
 use crate::source::{self, Kind};
 use crate::status::{self, Status};
-use crate::util::{self, json::{ToJson, Writer}};
+use crate::util::{
+    self,
+    json::{ToJson, Writer},
+};
 
 /// Stored values per kind (`{"asn": 12, "fqdn": 3}`); a map so that kinds added
 /// later appear without a change here.

@@ -6,8 +6,8 @@
 use std::fmt;
 use std::net::IpAddr;
 
-use ipnet::IpNet;
 use crate::util::json::Value;
+use ipnet::IpNet;
 
 /// The kinds of source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -307,10 +307,7 @@ mod tests {
         for s in ["62041", "AS62041", "as62041", "As62041", "062041"] {
             assert_eq!(normalize_asn(s).unwrap(), "62041", "{s}");
         }
-        assert_eq!(
-            normalize_asn_value(&json("62041")).unwrap(),
-            "62041"
-        );
+        assert_eq!(normalize_asn_value(&json("62041")).unwrap(), "62041");
         assert_eq!(normalize_asn("4294967295").unwrap(), "4294967295");
         for bad in [
             "",
@@ -403,9 +400,7 @@ mod tests {
             assert!(e.contains(&format!("{:?}", bad.to_uppercase())), "{e}");
         }
         assert_eq!(
-            Kind::Feed
-                .normalize_json(&json("5"))
-                .unwrap_err(),
+            Kind::Feed.normalize_json(&json("5")).unwrap_err(),
             "invalid feed 5: expected a string"
         );
         for k in Kind::ALL {

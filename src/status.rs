@@ -152,7 +152,10 @@ mod tests {
         assert!(read(&p).unwrap_err().contains("status.json"));
         fs::write(&p, r#"{"pid": "7"}"#).unwrap();
         let e = read(&p).unwrap_err();
-        assert!(e.ends_with("status.json: pid: expected a whole number up to 4294967295, got \"7\""), "{e}");
+        assert!(
+            e.ends_with("status.json: pid: expected a whole number up to 4294967295, got \"7\""),
+            "{e}"
+        );
     }
 
     #[test]

@@ -117,7 +117,12 @@ fn as_json(r: &Report) -> Value {
         })
     };
     let object = |members: Vec<(&str, Value)>| {
-        Value::Object(members.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+        Value::Object(
+            members
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        )
     };
     // The record with its keys sorted too: a written `Status` read back as a document.
     let st = r.st.as_ref().map_or(Value::Null, |s| {

@@ -160,8 +160,8 @@ pub fn add_source(
         if g.has(kind, &norm) {
             return Ok(((norm.clone(), false), false));
         }
-        let list = group_object(root, group)
-            .get_or_insert_with(kind.key(), || Value::Array(Vec::new()));
+        let list =
+            group_object(root, group).get_or_insert_with(kind.key(), || Value::Array(Vec::new()));
         if list.is_null() {
             *list = Value::Array(Vec::new());
         }

@@ -60,11 +60,7 @@ impl Reader<'_> {
         }
     }
 
-    fn object<'v>(
-        &mut self,
-        v: &'v Value,
-        key: &str,
-    ) -> Result<&'v Map, ConfigError> {
+    fn object<'v>(&mut self, v: &'v Value, key: &str) -> Result<&'v Map, ConfigError> {
         v.as_object()
             .ok_or_else(|| self.err(key, format!("expected an object, got {}", short(v))))
     }
@@ -102,12 +98,7 @@ impl Reader<'_> {
         }
     }
 
-    fn string(
-        &self,
-        obj: &Map,
-        prefix: &str,
-        key: &str,
-    ) -> Result<Option<String>, ConfigError> {
+    fn string(&self, obj: &Map, prefix: &str, key: &str) -> Result<Option<String>, ConfigError> {
         match obj.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
@@ -118,12 +109,7 @@ impl Reader<'_> {
         }
     }
 
-    fn url(
-        &self,
-        obj: &Map,
-        prefix: &str,
-        key: &str,
-    ) -> Result<Option<String>, ConfigError> {
+    fn url(&self, obj: &Map, prefix: &str, key: &str) -> Result<Option<String>, ConfigError> {
         let s = self.string(obj, prefix, key)?;
         if let Some(u) = &s {
             if !(u.starts_with("http://") || u.starts_with("https://"))
@@ -156,11 +142,7 @@ impl Reader<'_> {
         .transpose()
     }
 
-    fn sources(
-        &mut self,
-        root: &Map,
-        kind: Kind,
-    ) -> Result<Vec<String>, ConfigError> {
+    fn sources(&mut self, root: &Map, kind: Kind) -> Result<Vec<String>, ConfigError> {
         self.sources_in(root, "", kind)
     }
 
@@ -522,11 +504,7 @@ const MIN_PREFIX_KEYS: &[&str] = &["ipv4", "ipv6"];
 /// How upstreams are asked, and what is taken from them.
 impl Reader<'_> {
     /// `fetch` and `min_prefix`.
-    fn upstream_keys(
-        &mut self,
-        root: &Map,
-        c: &mut Config,
-    ) -> Result<(), ConfigError> {
+    fn upstream_keys(&mut self, root: &Map, c: &mut Config) -> Result<(), ConfigError> {
         if let Some(o) = self.section(root, "fetch", FETCH_KEYS)? {
             c.fetch.command = self.fetch_command(o)?;
         }

@@ -19,9 +19,7 @@ mod parse;
 mod write;
 
 pub use parse::{parse, parse_with_depth, JsonError, MAX_DEPTH};
-pub use write::{
-    push_string, to_string, to_string_pretty, to_vec, to_vec_pretty, ToJson, Writer,
-};
+pub use write::{push_string, to_string, to_string_pretty, to_vec, to_vec_pretty, ToJson, Writer};
 
 /// A JSON document or a part of it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -325,7 +323,9 @@ pub mod member {
             Value::Null => {}
             Value::Object(o) => {
                 for (k, s) in o {
-                    let s = s.as_str().ok_or_else(|| wrong(&format!("{key}.{k}"), "a string", s))?;
+                    let s = s
+                        .as_str()
+                        .ok_or_else(|| wrong(&format!("{key}.{k}"), "a string", s))?;
                     out.insert(k.clone(), s.to_string());
                 }
             }

@@ -64,6 +64,16 @@ fn source_from_body(kind: Kind, body: &[u8]) -> Result<(String, Option<String>),
     let members = match json::parse_with_depth(body, 4) {
         Ok(Value::Object(o)) => o.into_members(),
         Ok(_) => return Err(bad("the body is not a JSON object".into())),
+        // Another kind of value, even if broken after its start (`[1,`): the answer
+        // serde_json gave, which read no further than the first byte.
+        Err(_)
+            if matches!(
+                body.trim_ascii_start().first(),
+                Some(b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n')
+            ) =>
+        {
+            return Err(bad("the body is not a JSON object".into()))
+        }
         Err(e) => return Err(bad(format!("invalid JSON body: {e}"))),
     };
     if let Some((other, _)) = members

@@ -38,7 +38,7 @@ pub(super) fn output(
     r.unknown(o, prefix, KEYS);
     if let Some(k) = LISTING_KEYS
         .iter()
-        .find(|k| o.get(**k).is_some_and(|v| !v.is_null()))
+        .find(|k| o.get(k).is_some_and(|v| !v.is_null()))
     {
         return Err(r.err(
             &format!("{prefix}{k}"),

@@ -3,8 +3,8 @@
 
 use std::collections::HashSet;
 
-use ipnet::IpNet;
 use crate::util::json::{Map, Value};
+use ipnet::IpNet;
 
 use super::{short, Reader};
 use crate::config::{Config, ConfigError, Group, Mark};
@@ -39,11 +39,7 @@ impl Reader<'_> {
     /// The groups: `default` (the top-level sources, already read into `c`) first,
     /// then `groups` in name order. Fills `c.groups`, and makes `c.asns`, `c.fqdns`,
     /// `c.feeds` and `c.countries` the sources of every group (what is collected), each once.
-    pub(super) fn groups(
-        &mut self,
-        root: &Map,
-        c: &mut Config,
-    ) -> Result<(), ConfigError> {
+    pub(super) fn groups(&mut self, root: &Map, c: &mut Config) -> Result<(), ConfigError> {
         let mut default = Group::new(DEFAULT_GROUP);
         for kind in Kind::ALL {
             *default.sources_mut(kind) = c.sources(kind).to_vec();

@@ -5,8 +5,8 @@
 use super::{Map, Number, Value};
 
 /// Deepest nesting of arrays and objects accepted by [`parse`]: what serde_json
-/// allowed, far more than any of our files, and few enough that the recursion stays
-/// small on an API thread's stack.
+/// allowed, far more than any of our files, and few enough that what recurses over
+/// a document (writing, sorting, dropping it) stays small on an API thread's stack.
 pub const MAX_DEPTH: usize = 128;
 
 /// Why a text is not a JSON document.
@@ -61,6 +61,13 @@ pub fn parse_with_depth(text: &[u8], max_depth: usize) -> Result<Value> {
     }
 }
 
+/// A container being read: its items so far, or its members and the key of the
+/// member whose value comes next.
+enum Open {
+    Array(Vec<Value>),
+    Object(Vec<(String, Value)>, String),
+}
+
 struct Parser<'a> {
     b: &'a [u8],
     i: usize,
@@ -100,21 +107,132 @@ impl Parser<'_> {
         None
     }
 
+    /// A whole value, containers included. Iterative, with the open containers on
+    /// the heap: the thread's stack does not limit the depth, `max_depth` does.
     fn value(&mut self) -> Result<Value> {
-        match self.ws() {
-            None => self.fail(self.i, EOF_VALUE),
-            Some(b'{') => self.object(),
-            Some(b'[') => self.array(),
+        let mut open: Vec<Open> = Vec::new();
+        loop {
+            let Some(mut v) = self.start(&mut open)? else {
+                continue;
+            };
+            // Give the value to the containers it completes.
+            loop {
+                let Some(parent) = open.last_mut() else {
+                    return Ok(v);
+                };
+                match self.next_member(parent, v)? {
+                    None => break,
+                    Some(done) => {
+                        open.pop();
+                        self.depth -= 1;
+                        v = done;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The start of a value: a scalar or an empty container, else `None` after
+    /// opening a container (and reading its first key).
+    fn start(&mut self, open: &mut Vec<Open>) -> Result<Option<Value>> {
+        let v = match self.ws() {
+            None => return self.fail(self.i, EOF_VALUE),
+            Some(c @ (b'{' | b'[')) => {
+                self.i += 1;
+                self.depth += 1;
+                if self.depth > self.max_depth {
+                    return self.fail(self.i - 1, "nested too deeply");
+                }
+                if c == b'[' {
+                    match self.ws() {
+                        None => return self.fail(self.i, EOF_LIST),
+                        Some(b']') => Value::Array(Vec::new()),
+                        Some(_) => {
+                            open.push(Open::Array(Vec::new()));
+                            return Ok(None);
+                        }
+                    }
+                } else if self.ws() == Some(b'}') {
+                    Value::Object(Map::new())
+                } else {
+                    let key = self.key()?;
+                    open.push(Open::Object(Vec::new(), key));
+                    return Ok(None);
+                }
+            }
             Some(b'"') => {
                 self.i += 1;
-                Ok(Value::String(self.string()?))
+                return Ok(Some(Value::String(self.string()?)));
             }
-            Some(b't') => self.word("true", Value::Bool(true)),
-            Some(b'f') => self.word("false", Value::Bool(false)),
-            Some(b'n') => self.word("null", Value::Null),
-            Some(b'-' | b'0'..=b'9') => self.number(),
-            Some(_) => self.fail(self.i, "expected value"),
+            Some(b't') => return self.word("true", Value::Bool(true)).map(Some),
+            Some(b'f') => return self.word("false", Value::Bool(false)).map(Some),
+            Some(b'n') => return self.word("null", Value::Null).map(Some),
+            Some(b'-' | b'0'..=b'9') => return self.number().map(Some),
+            Some(_) => return self.fail(self.i, "expected value"),
+        };
+        // The closing bracket of an empty container.
+        self.i += 1;
+        self.depth -= 1;
+        Ok(Some(v))
+    }
+
+    /// Adds `v` to the open container `parent`, then reads the separator: the
+    /// container when it ends there, `None` when another member follows.
+    fn next_member(&mut self, parent: &mut Open, v: Value) -> Result<Option<Value>> {
+        let (close, eof, expected) = match parent {
+            Open::Array(items) => {
+                items.push(v);
+                (b']', EOF_LIST, "expected `,` or `]`")
+            }
+            Open::Object(members, key) => {
+                members.push((std::mem::take(key), v));
+                (b'}', EOF_OBJECT, "expected `,` or `}`")
+            }
+        };
+        match self.ws() {
+            Some(b',') => {
+                self.i += 1;
+                match self.ws() {
+                    Some(c) if c == close => return self.fail(self.i, "trailing comma"),
+                    None => return self.fail(self.i, EOF_VALUE),
+                    Some(_) => {}
+                }
+                if let Open::Object(_, key) = parent {
+                    *key = self.key()?;
+                }
+                Ok(None)
+            }
+            Some(c) if c == close => {
+                self.i += 1;
+                Ok(Some(
+                    match std::mem::replace(parent, Open::Array(Vec::new())) {
+                        Open::Array(items) => Value::Array(items),
+                        Open::Object(members, _) => Value::Object(Map {
+                            members,
+                            sorted: false,
+                        }),
+                    },
+                ))
+            }
+            None => self.fail(self.i, eof),
+            Some(_) => self.fail(self.i, expected),
         }
+    }
+
+    /// A member's key and its colon.
+    fn key(&mut self) -> Result<String> {
+        match self.ws() {
+            Some(b'"') => self.i += 1,
+            None => return self.fail(self.i, EOF_OBJECT),
+            Some(_) => return self.fail(self.i, "key must be a string"),
+        }
+        let key = self.string()?;
+        match self.ws() {
+            Some(b':') => self.i += 1,
+            None => return self.fail(self.i, EOF_OBJECT),
+            Some(_) => return self.fail(self.i, "expected `:`"),
+        }
+        Ok(key)
     }
 
     fn word(&mut self, word: &str, v: Value) -> Result<Value> {
@@ -172,88 +290,6 @@ impl Parser<'_> {
         // Only ASCII digits and signs: always UTF-8.
         let text = std::str::from_utf8(&self.b[start..self.i]).unwrap_or_default();
         Ok(Value::Number(Number(text.into())))
-    }
-
-    fn enter(&mut self) -> Result<()> {
-        self.i += 1;
-        self.depth += 1;
-        if self.depth > self.max_depth {
-            return self.fail(self.i - 1, "nested too deeply");
-        }
-        Ok(())
-    }
-
-    fn object(&mut self) -> Result<Value> {
-        self.enter()?;
-        let mut members = Vec::new();
-        if self.ws() == Some(b'}') {
-            self.i += 1;
-            self.depth -= 1;
-            return Ok(Value::Object(Map {
-            members,
-            sorted: false,
-        }));
-        }
-        loop {
-            match self.ws() {
-                Some(b'"') => self.i += 1,
-                None => return self.fail(self.i, EOF_OBJECT),
-                Some(_) => return self.fail(self.i, "key must be a string"),
-            }
-            let key = self.string()?;
-            match self.ws() {
-                Some(b':') => self.i += 1,
-                None => return self.fail(self.i, EOF_OBJECT),
-                Some(_) => return self.fail(self.i, "expected `:`"),
-            }
-            members.push((key, self.value()?));
-            match self.ws() {
-                Some(b',') => {
-                    self.i += 1;
-                    match self.ws() {
-                        Some(b'}') => return self.fail(self.i, "trailing comma"),
-                        None => return self.fail(self.i, EOF_VALUE),
-                        Some(_) => {}
-                    }
-                }
-                Some(b'}') => break,
-                None => return self.fail(self.i, EOF_OBJECT),
-                Some(_) => return self.fail(self.i, "expected `,` or `}`"),
-            }
-        }
-        self.i += 1;
-        self.depth -= 1;
-        Ok(Value::Object(Map {
-            members,
-            sorted: false,
-        }))
-    }
-
-    fn array(&mut self) -> Result<Value> {
-        self.enter()?;
-        let mut items = Vec::new();
-        if self.ws().is_none() {
-            return self.fail(self.i, EOF_LIST);
-        }
-        if self.ws() != Some(b']') {
-            loop {
-                items.push(self.value()?);
-                match self.ws() {
-                    Some(b',') => {
-                        self.i += 1;
-                        if self.ws() == Some(b']') {
-                            return self.fail(self.i, "trailing comma");
-                        }
-                    }
-                    Some(b']') => break,
-                    None => return self.fail(self.i, EOF_LIST),
-                    Some(_) => return self.fail(self.i, "expected `,` or `]`"),
-                }
-            }
-        }
-        self.i += 1;
-        self.depth -= 1;
-        Ok(Value::Array(items))
     }
 
     /// The rest of a string whose opening quote was read.

@@ -3,6 +3,10 @@
 
 use super::*;
 
+/// The stack of an API connection thread (`api::server::STACK_SIZE`), which parses
+/// `config.json` for every request; a constant here because `api` is a feature.
+const STACK: usize = 256 * 1024;
+
 fn err(text: &str) -> (String, usize, usize) {
     let e = parse(text).unwrap_err();
     (e.message().to_string(), e.line(), e.column())
@@ -143,6 +147,21 @@ fn nesting_is_limited() {
     );
     // Far deeper than any stack could recurse: still an error, not a crash.
     assert!(parse("{\"a\":".repeat(1_000_000)).is_err());
+    // The deepest document is read, sorted, written and dropped well within an API
+    // thread's stack (debug build; the parser keeps its open containers on the heap).
+    let objects = format!(
+        "{}1{}",
+        "{\"a\":[".repeat(MAX_DEPTH / 2),
+        "]}".repeat(MAX_DEPTH / 2)
+    );
+    let small_stack = std::thread::Builder::new().stack_size(STACK / 2);
+    let parsed = small_stack.spawn(move || {
+        parse(objects).map(|mut v| {
+            v.sort_keys();
+            v.to_string().len()
+        })
+    });
+    assert!(parsed.unwrap().join().unwrap().is_ok());
     assert!(parse_with_depth(b"[[1]]", 2).is_ok());
     assert!(parse_with_depth(b"[[[1]]]", 2).is_err());
 }
@@ -160,7 +179,10 @@ fn objects_keep_order_and_repeats_until_sorted() {
     o.insert("ab", Value::Null);
     o.get_or_insert_with("0", || Value::Bool(true));
     o.insert("b", 3.into());
-    assert_eq!(v.to_string(), r#"{"0":true,"a":{"y":2,"z":1},"ab":null,"b":3}"#);
+    assert_eq!(
+        v.to_string(),
+        r#"{"0":true,"a":{"y":2,"z":1},"ab":null,"b":3}"#
+    );
     assert_eq!(v.get("ab"), Some(&Value::Null));
     assert_eq!(v.get("b").and_then(Value::as_u64), Some(3));
     assert_eq!(v.get("c"), None);

@@ -148,7 +148,12 @@ pub fn push_string(out: &mut Vec<u8>, s: &str) {
         out.extend_from_slice(&[b'\\', short]);
         if short == b'u' {
             const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.extend_from_slice(&[b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xf)]]);
+            out.extend_from_slice(&[
+                b'0',
+                b'0',
+                HEX[usize::from(b >> 4)],
+                HEX[usize::from(b & 0xf)],
+            ]);
         }
         start = i + 1;
     }
