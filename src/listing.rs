@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::config::{self, Config, ConfigError, Paths, Selected, Selection, UnknownGroup};
-use crate::db::{Db, StoreError};
+use crate::db::{Db, Listed, StoreError};
 use crate::format::{self, Collector, Exclusions, Prepared, RenderOptions, TypeFilter};
 use crate::source::Kind;
 use crate::{status, util};
@@ -52,9 +52,14 @@ fn collect(
     filter: TypeFilter,
     values: &mut Collector,
 ) -> Result<(), StoreError> {
+    // IPv4 values come as numbers, straight into the collector's packed keys.
+    let push = |v: Listed<'_>| match v {
+        Listed::V4(addr, len) => values.push_v4(addr, len),
+        Listed::Text(t) => values.push(t),
+    };
     match sources {
-        Selected::Everything => db.for_each_value(filter, |v| values.push(v)),
-        Selected::Only(pairs) => db.for_each_value_of(&kept(pairs, filter), |v| values.push(v)),
+        Selected::Everything => db.for_each_value(filter, push),
+        Selected::Only(pairs) => db.for_each_value_of(&kept(pairs, filter), push),
         Selected::AllBut(others) => {
             // The stored sources of the kinds asked for, except those (sorted).
             let mut pairs = Vec::new();
@@ -66,7 +71,7 @@ fn collect(
                     }
                 }
             }
-            db.for_each_value_of(&pairs, |v| values.push(v))
+            db.for_each_value_of(&pairs, push)
         }
     }
 }

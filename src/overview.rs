@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::config::{self, Config, Paths};
+use crate::config::{self, Config};
 use crate::db::{self, SourceSummary};
 use crate::source::{self, Kind};
 use crate::status::{self, Status};
@@ -138,8 +138,10 @@ fn configured_groups(cfg: &Config) -> Vec<(String, GroupSources)> {
         .collect()
 }
 
-/// Builds the overview from the files of `paths`.
-pub fn build(paths: &Paths) -> Overview {
+/// Builds the overview from the files of the pool's paths, reading the database
+/// through `pool` (the API's kept connections; `db::Pool::new(paths, 0)` opens one).
+pub fn build(pool: &db::Pool) -> Overview {
+    let paths = pool.paths();
     let mut errors = Vec::new();
     let cfg = config::load(&paths.config())
         .map(|l| l.config)
@@ -150,7 +152,7 @@ pub fn build(paths: &Paths) -> Overview {
         .ok()
         .flatten()
         .unwrap_or_default();
-    let stored = read_db(paths).map_err(|e| errors.push(format!("database: {e}")));
+    let stored = read_db(pool).map_err(|e| errors.push(format!("database: {e}")));
     let (journal_mode, stored) = match stored {
         Ok((mode, s)) => (Some(mode), Some(s)),
         Err(()) => (st.journal_mode.clone(), None),
@@ -189,14 +191,15 @@ pub fn build(paths: &Paths) -> Overview {
 /// The stored sources of one kind.
 type Stored = (Kind, Vec<SourceSummary>);
 
-/// The stored sources of every kind, and the journal mode, in one open.
-fn read_db(paths: &Paths) -> Result<(String, Vec<Stored>), db::StoreError> {
-    let db = db::open(paths)?;
-    let mut out = Vec::new();
-    for k in Kind::ALL {
-        out.push((k, db.sources(k)?));
-    }
-    Ok((db.journal_mode().as_str().to_string(), out))
+/// The stored sources of every kind, and the journal mode, with one connection.
+fn read_db(pool: &db::Pool) -> Result<(String, Vec<Stored>), db::StoreError> {
+    pool.with(|db| {
+        let mut out = Vec::new();
+        for k in Kind::ALL {
+            out.push((k, db.sources(k)?));
+        }
+        Ok((db.journal_mode().as_str().to_string(), out))
+    })
 }
 
 fn line(kind: Kind, source: &str, stored: Option<&SourceSummary>, st: &Status) -> SourceLine {
@@ -262,6 +265,7 @@ fn unconfigured(cfg: &Config, summaries: &[Stored]) -> Vec<SourceLine> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Paths;
 
     #[test]
     fn sources_counts_failures_and_unconfigured() {
@@ -294,7 +298,7 @@ mod tests {
         })
         .unwrap();
 
-        let o = build(&paths);
+        let o = build(&db::Pool::new(paths.clone(), 0));
         assert_eq!(o.errors, Vec::<String>::new());
         assert!(o.token_required);
         assert_eq!(o.daemon.heartbeat.as_deref(), Some("2026-01-01T00:00:00Z"));
@@ -350,7 +354,7 @@ mod tests {
         )
         .unwrap();
         drop(d);
-        let o = build(&paths);
+        let o = build(&db::Pool::new(paths.clone(), 0));
         let names: Vec<_> = o.groups.iter().map(|g| g.name.as_str()).collect();
         assert_eq!(names, ["default", "video"]);
         let sources = |i: usize| -> Vec<&str> {
@@ -375,7 +379,7 @@ mod tests {
         let paths = Paths::new(dir.path(), None);
         std::fs::write(paths.config(), "{").unwrap();
         std::fs::write(paths.status(), "[").unwrap();
-        let o = build(&paths);
+        let o = build(&db::Pool::new(paths.clone(), 0));
         assert_eq!(o.errors.len(), 2, "{:?}", o.errors);
         assert!(o.errors[0].starts_with("config: "), "{:?}", o.errors);
         assert!(o.errors[1].starts_with("status: "), "{:?}", o.errors);

@@ -163,7 +163,7 @@ fn json_text(r: &Report, paths: &Paths) -> String {
     s.pop();
     s.push_str(",\"overview\":");
     s.push_str(&String::from_utf8_lossy(
-        &crate::overview::build(paths).to_json(),
+        &crate::overview::build(&crate::db::Pool::new(paths.clone(), 0)).to_json(),
     ));
     s.push_str("}\n");
     s
