@@ -8,20 +8,21 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
 use crate::config::{self, Config};
 use crate::db::{self, SourceSummary};
 use crate::source::{self, Kind};
 use crate::status::{self, Status};
-use crate::util;
+use crate::util::{
+    self,
+    json::{ToJson, Writer},
+};
 
 /// Stored values per kind (`{"asn": 12, "fqdn": 3}`); a map so that kinds added
 /// later appear without a change here.
 pub type Counts = BTreeMap<&'static str, u64>;
 
 /// One configured source.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceLine {
     /// `asn`, `fqdn`, ...
     pub kind: &'static str,
@@ -35,12 +36,11 @@ pub struct SourceLine {
     pub failure: Option<String>,
     /// The ASN upstream that last answered for it (`ripestat`, `bgptools`,
     /// `ipverse`); left out for other kinds and before any answer.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub upstream: Option<String>,
 }
 
 /// One group: its sources and their stored values per kind.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupLine {
     /// The group's name (`default` for the top-level sources).
     pub name: String,
@@ -52,7 +52,7 @@ pub struct GroupLine {
 }
 
 /// Everything the status page shows.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Overview {
     /// The daemon's `status.json` (heartbeat, last run, last success and error...).
     pub daemon: Status,
@@ -79,7 +79,48 @@ impl Overview {
     /// As JSON, for `GET /status` and `status --json` alike (one serializer in the
     /// binary for both).
     pub fn to_json(&self) -> Vec<u8> {
-        serde_json::to_vec(self).unwrap_or_default()
+        util::json::to_vec(self)
+    }
+}
+
+/// The fields in the order of the structs, the order the contract shows.
+impl ToJson for SourceLine {
+    fn write_json(&self, w: &mut Writer<'_>) {
+        w.begin_object();
+        w.field("kind", self.kind);
+        w.field("source", &self.source);
+        w.field("values", &self.values);
+        w.field("last_seen", &self.last_seen);
+        w.field("failure", &self.failure);
+        if let Some(u) = &self.upstream {
+            w.field("upstream", u);
+        }
+        w.end_object();
+    }
+}
+
+impl ToJson for GroupLine {
+    fn write_json(&self, w: &mut Writer<'_>) {
+        w.begin_object();
+        w.field("name", &self.name);
+        w.field("counts", &self.counts);
+        w.field("sources", &self.sources);
+        w.end_object();
+    }
+}
+
+impl ToJson for Overview {
+    fn write_json(&self, w: &mut Writer<'_>) {
+        w.begin_object();
+        w.field("daemon", &self.daemon);
+        w.field("journal_mode", &self.journal_mode);
+        w.field("last_snapshot", &self.last_snapshot);
+        w.field("counts", &self.counts);
+        w.field("groups", &self.groups);
+        w.field("unconfigured", &self.unconfigured);
+        w.field("token_required", &self.token_required);
+        w.field("errors", &self.errors);
+        w.end_object();
     }
 }
 

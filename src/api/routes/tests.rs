@@ -130,6 +130,13 @@ fn bad_bodies() {
         ("{}", "missing key \"asn\""),
         ("[1]", "not a JSON object"),
         ("null", "not a JSON object"),
+        ("[1,", "not a JSON object"),
+        (" \"AS1", "not a JSON object"),
+        ("x", "invalid JSON body: expected value at line 1 column 1"),
+        (
+            "{\"asn\":\"\\ud800\"}",
+            "invalid JSON body: unexpected end of hex escape",
+        ),
         ("{\"asn\":", "invalid JSON body"),
         (r#"{"asn":"1"} x"#, "invalid JSON body"),
     ] {
