@@ -22,6 +22,7 @@ mod lookup;
 mod migrate;
 mod read;
 mod schema;
+mod select;
 pub mod snapshot;
 #[cfg(test)]
 mod tests;

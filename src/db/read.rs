@@ -97,29 +97,6 @@ impl Db {
         })
     }
 
-    /// Calls `f` with every stored value of the given sources (duplicates included,
-    /// sources not stored ignored): one range of the key per source, so a group's list
-    /// costs its own rows only.
-    pub fn for_each_value_of(
-        &self,
-        sources: &[(Kind, String)],
-        mut f: impl FnMut(&str),
-    ) -> Result<(), StoreError> {
-        self.run(|c| {
-            let mut st = c.prepare(
-                "SELECT e.value FROM sources s JOIN entries e ON e.source = s.id \
-                 WHERE s.kind = ?1 AND s.name = ?2",
-            )?;
-            for (kind, name) in sources {
-                let mut rows = st.query([kind.as_str(), name.as_str()])?;
-                while let Some(r) = rows.next()? {
-                    with_value_text(r.get_ref(0)?, &mut f);
-                }
-            }
-            Ok(())
-        })
-    }
-
     /// The number of stored rows (source, value pairs) of a kind.
     pub fn count_values(&self, kind: Kind) -> Result<u64, StoreError> {
         Ok(self
