@@ -9,7 +9,8 @@
 //! `n / 10 % 100 == s`, as announced prefixes of different ASNs lie side by side).
 //! And a group that is a subset: the same 100 sources in a store that also holds 10
 //! other sources (10,000 more values), against the plain export of a store holding the
-//! group's values only.
+//! group's values only; the others stored after the group's sources (the ids of each
+//! are one run), or one after every tenth (mixed ids).
 //!
 //! The cases of one line are timed in turns (one run of each, each turn starting at
 //! the next case), so that a load swing of the shared machine hits all of them alike:
@@ -44,15 +45,25 @@ fn value(n: u32) -> String {
 }
 
 /// A store of the 100 group sources (values laid out by `source_of`), and `extra`
-/// sources of 1,000 other values each; the group's sources.
+/// sources of 1,000 other values each: stored after them, or (`mixed`) one after every
+/// tenth group source, so that neither the group's ids nor the others' are one run.
+/// The group's sources.
 fn store(
     source_of: fn(u32) -> u32,
     extra: u32,
+    mixed: bool,
 ) -> (tempfile::TempDir, db::Db, Vec<(Kind, String)>) {
     let dir = tempfile::tempdir().unwrap();
     let paths = ripe_cidr_collector::config::Paths::new(dir.path(), None);
     let mut d = db::open(&paths).unwrap();
     let now = ripe_cidr_collector::util::unix_now();
+    let other = |d: &mut db::Db, s: u32| {
+        let values: Vec<String> = (0..1000u32)
+            .map(|i| format!("10.{}.{}.0/24", s * 4 + i / 256, i % 256))
+            .collect();
+        let name = format!("{}", 65_000 + s);
+        d.merge_source(Kind::Asn, &name, &values, now, 7).unwrap();
+    };
     let mut sources = Vec::new();
     for s in 0..100u32 {
         let values: Vec<String> = (0..100_000u32)
@@ -62,13 +73,12 @@ fn store(
         let name = format!("{}", 64_000 + s);
         d.merge_source(Kind::Asn, &name, &values, now, 7).unwrap();
         sources.push((Kind::Asn, name));
+        if mixed && s % 10 == 4 && s / 10 < extra {
+            other(&mut d, s / 10);
+        }
     }
-    for s in 0..extra {
-        let values: Vec<String> = (0..1000u32)
-            .map(|i| format!("10.{}.{}.0/24", s * 4 + i / 256, i % 256))
-            .collect();
-        let name = format!("{}", 65_000 + s);
-        d.merge_source(Kind::Asn, &name, &values, now, 7).unwrap();
+    for s in (0..extra).filter(|_| !mixed) {
+        other(&mut d, s);
     }
     (dir, d, sources)
 }
@@ -171,7 +181,7 @@ fn main() {
     let layouts: [Layout; 2] = [("blocks", |n| n / 1000), ("interleaved", |n| n / 10 % 100)];
     let plain = Selection::default();
     for (layout, source_of) in layouts {
-        let (_dir, d, sources) = store(source_of, 0);
+        let (_dir, d, sources) = store(source_of, 0, false);
         let alone = group(&sources, Vec::new());
         let with = group(&sources, exclusions());
         for format in [Format::Text, Format::Nft] {
@@ -185,16 +195,23 @@ fn main() {
     }
     // A group of 100 of the 110 stored sources, against the plain export of a store
     // holding its values only.
-    let (_d1, only, sources) = store(|n| n / 10 % 100, 0);
-    let (_d2, more, _) = store(|n| n / 10 % 100, 10);
-    let alone = group(&sources, Vec::new());
-    let with = group(&sources, exclusions());
-    for format in [Format::Text, Format::Nft] {
-        let opts = RenderOptions {
-            format,
-            ..RenderOptions::default()
+    let (_d1, only, sources) = store(|n| n / 10 % 100, 0, false);
+    for mixed in [false, true] {
+        let (_d2, more, _) = store(|n| n / 10 % 100, 10, mixed);
+        let alone = group(&sources, Vec::new());
+        let with = group(&sources, exclusions());
+        let ids = if mixed {
+            "ids mixed"
+        } else {
+            "others stored after"
         };
-        let t = time(&[(&only, &plain), (&more, &alone), (&more, &with)], &opts);
-        report(&format!("subset (100 of 110 sources), {format}"), &t);
+        for format in [Format::Text, Format::Nft] {
+            let opts = RenderOptions {
+                format,
+                ..RenderOptions::default()
+            };
+            let t = time(&[(&only, &plain), (&more, &alone), (&more, &with)], &opts);
+            report(&format!("subset (100 of 110 sources, {ids}), {format}"), &t);
+        }
     }
 }

@@ -1,19 +1,20 @@
-//! The values of some sources (a group's list), read the cheapest of three ways:
+//! The values of some sources (a group's list), read the cheapest way:
 //!
-//! * the group holds every source that has rows (the usual case for `default` and for
+//! * the group holds every source that has rows (the usual case for `default`, and for
 //!   a group naming all that is collected): the plain listing's pass over the value
 //!   index, unfiltered, so the group costs what the plain export costs;
-//! * it holds at least half of the stored sources: the same pass, keeping the rows
-//!   whose source id is in the group's set (the index `(value, source)` carries the
-//!   id); the values come in value order, so the listing's sort finds them sorted;
+//! * it holds at least half of the stored sources: the same pass, keeping the rows of
+//!   its sources (the index `(value, source)` carries the source id). When its
+//!   sources, or the others, are one run of ids (sources added together), SQLite
+//!   keeps them with one `BETWEEN`, at the plain pass's price; otherwise the ids are
+//!   checked here against a bitset, about 15 ns a row more (an `OR` of several
+//!   `BETWEEN`s or `NOT IN (...)` costs more still, measured). The values come in
+//!   value order, so the listing's sort finds them sorted;
 //! * a smaller group: one range of the key `(source, value)` per source, so it costs
 //!   its own rows only (then sorted by the listing).
 //!
-//! Measured (`cargo bench --bench groups`, docs/performance.md): any filtering, in
-//! Rust or in SQL, costs about 15 ns a row beside the plain listing's 150, and the
-//! ranges as much, plus the sort of values that arrive source by source. Rows per
-//! source are not known without counting them (a pass over the table), so the number
-//! of sources stands for it.
+//! Rows per source are not known without counting them (a pass over the table), so the
+//! number of sources stands for it. Figures: docs/performance.md, "Group export".
 
 use rusqlite::Connection;
 
@@ -63,10 +64,39 @@ enum Plan {
     Nothing,
     /// Every row: the kept sources are all that have rows.
     Everything,
+    /// The value index, rows whose source id is in `lo..=hi` (`true`) or outside it
+    /// (`false`): the kept sources, or the others, are one run of ids.
+    Within(i64, i64, bool),
     /// The value index, rows of the kept ids only.
     Filtered(Vec<i64>),
     /// One key range per kept id.
     Ranges(Vec<i64>),
+}
+
+/// The ids of the stored sources (in order), split by whether `keep` keeps them.
+#[derive(Default)]
+struct Split {
+    kept: Vec<i64>,
+    dropped: Vec<i64>,
+    /// How many runs of consecutive stored sources each is.
+    kept_runs: usize,
+    dropped_runs: usize,
+    /// Whether the source before was kept.
+    last: Option<bool>,
+}
+
+impl Split {
+    fn push(&mut self, id: i64, kept: bool) {
+        let (ids, runs) = match kept {
+            true => (&mut self.kept, &mut self.kept_runs),
+            false => (&mut self.dropped, &mut self.dropped_runs),
+        };
+        if self.last != Some(kept) {
+            *runs += 1;
+        }
+        self.last = Some(kept);
+        ids.push(id);
+    }
 }
 
 /// The plan for the stored sources that `keep` keeps. Sources of a kind this binary
@@ -74,16 +104,14 @@ enum Plan {
 fn plan(c: &Connection, keep: &mut dyn FnMut(Kind, &str) -> bool) -> rusqlite::Result<Plan> {
     let mut st = c.prepare("SELECT id, kind, name FROM sources ORDER BY id")?;
     let mut rows = st.query([])?;
-    let (mut kept, mut dropped) = (Vec::new(), Vec::new());
+    let mut split = Split::default();
     while let Some(r) = rows.next()? {
         let kind = Kind::from_word(r.get_ref(1)?.as_str()?);
         let name = r.get_ref(2)?.as_str()?;
-        match kind.is_some_and(|k| keep(k, name)) {
-            true => kept.push(r.get(0)?),
-            false => dropped.push(r.get::<_, i64>(0)?),
-        }
+        let kept = kind.is_some_and(|k| keep(k, name));
+        split.push(r.get(0)?, kept);
     }
-    if kept.is_empty() {
+    if split.kept.is_empty() {
         return Ok(Plan::Nothing);
     }
     // A source stays in `sources` after its last row is gone (its history names it):
@@ -91,18 +119,32 @@ fn plan(c: &Connection, keep: &mut dyn FnMut(Kind, &str) -> bool) -> rusqlite::R
     // dropped source that has rows.
     let mut has_rows = c.prepare("SELECT 1 FROM entries WHERE source = ?1 LIMIT 1")?;
     let mut others_have_rows = false;
-    for id in &dropped {
+    for id in &split.dropped {
         if has_rows.exists([id])? {
             others_have_rows = true;
             break;
         }
     }
+    let Split {
+        kept,
+        dropped,
+        kept_runs,
+        dropped_runs,
+        ..
+    } = split;
+    let run = |ids: &[i64]| (ids[0], ids[ids.len() - 1]);
     Ok(if !others_have_rows {
         Plan::Everything
-    } else if kept.len() * 2 >= kept.len() + dropped.len() {
-        Plan::Filtered(kept)
-    } else {
+    } else if kept.len() < dropped.len() {
         Plan::Ranges(kept)
+    } else if kept_runs == 1 {
+        let (lo, hi) = run(&kept);
+        Plan::Within(lo, hi, true)
+    } else if dropped_runs == 1 {
+        let (lo, hi) = run(&dropped);
+        Plan::Within(lo, hi, false)
+    } else {
+        Plan::Filtered(kept)
     })
 }
 
@@ -122,6 +164,18 @@ impl Db {
                 // The plain listing's query (`for_each_value`).
                 let mut st = c.prepare("SELECT value FROM entries INDEXED BY entries_value")?;
                 let mut rows = st.query([])?;
+                while let Some(r) = rows.next()? {
+                    with_value_text(r.get_ref(0)?, &mut f);
+                }
+                Ok(())
+            }
+            Plan::Within(lo, hi, inside) => {
+                let not = if inside { "" } else { "NOT" };
+                let mut st = c.prepare(&format!(
+                    "SELECT value FROM entries INDEXED BY entries_value \
+                     WHERE source {not} BETWEEN ?1 AND ?2"
+                ))?;
+                let mut rows = st.query([lo, hi])?;
                 while let Some(r) = rows.next()? {
                     with_value_text(r.get_ref(0)?, &mut f);
                 }
@@ -230,16 +284,25 @@ mod tests {
             check(&db, &["A", "B", "C", "D", "x.example"]),
             Plan::Everything
         );
-        // Most of them: the index, filtered (shared values come once per source).
-        assert!(matches!(check(&db, &["A", "B", "C"]), Plan::Filtered(_)));
-        assert!(matches!(
+        // Most of them (ids: D 1, A 2, B 3, C 4, x.example 5): the index, filtered
+        // (shared values come once per source); by one run of ids when there is one.
+        assert_eq!(check(&db, &["A", "B", "C"]), Plan::Within(2, 4, true));
+        assert_eq!(
             check(&db, &["B", "C", "x.example"]),
-            Plan::Filtered(_)
-        ));
+            Plan::Within(3, 5, true)
+        );
+        assert_eq!(
+            check(&db, &["D", "A", "C", "x.example"]),
+            Plan::Within(3, 3, false)
+        );
+        assert_eq!(
+            check(&db, &["A", "C", "x.example"]),
+            Plan::Filtered(vec![2, 4, 5])
+        );
         // Few: a range each.
-        assert!(matches!(check(&db, &["A"]), Plan::Ranges(_)));
-        assert!(matches!(check(&db, &["B", "D"]), Plan::Ranges(_)));
-        assert!(matches!(check(&db, &["D"]), Plan::Ranges(_)));
+        assert_eq!(check(&db, &["A"]), Plan::Ranges(vec![2]));
+        assert_eq!(check(&db, &["B", "D"]), Plan::Ranges(vec![1, 3]));
+        assert_eq!(check(&db, &["D"]), Plan::Ranges(vec![1]));
         assert_eq!(check(&db, &[]), Plan::Nothing);
         assert_eq!(check(&db, &["nowhere"]), Plan::Nothing);
     }
