@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::config::{self, Config, ConfigError, Paths, Selected, Selection, UnknownGroup};
-use crate::db::{Db, StoreError};
+use crate::db::{Db, Listed, StoreError};
 use crate::format::{self, Collector, Exclusions, Prepared, RenderOptions, TypeFilter};
 use crate::source::Kind;
 use crate::{status, util};
@@ -50,7 +50,11 @@ fn collect(
     filter: TypeFilter,
     values: &mut Collector,
 ) -> Result<(), StoreError> {
-    let push = |v: &str| values.push(v);
+    // IPv4 values come as numbers, straight into the collector's packed keys.
+    let push = |v: Listed<'_>| match v {
+        Listed::V4(addr, len) => values.push_v4(addr, len),
+        Listed::Text(t) => values.push(t),
+    };
     let kinds = |k: Kind| filter.keeps(k.as_str());
     match sources {
         Selected::Everything => db.for_each_value(filter, push),

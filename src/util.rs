@@ -1,10 +1,12 @@
-//! Small shared helpers: UTC timestamps and atomic file writes.
+//! Small shared helpers: UTC timestamps, atomic file writes, and JSON ([`json`]).
 
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
+
+pub mod json;
 
 /// Seconds since the Unix epoch, now.
 pub fn unix_now() -> i64 {

@@ -32,7 +32,7 @@ pub enum Stored {
 }
 
 /// Length code of a bare IPv4 address.
-const BARE: i64 = 33;
+pub(super) const BARE: i64 = 33;
 
 /// The canonical text of an IPv4 code, written into `buf`; returns its length.
 fn render_v4_into(code: i64, buf: &mut [u8; 24]) -> usize {

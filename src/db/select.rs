@@ -18,7 +18,7 @@
 
 use rusqlite::Connection;
 
-use super::codec::with_value_text;
+use super::read::Listed;
 use super::{Db, StoreError};
 use crate::source::Kind;
 
@@ -156,7 +156,7 @@ impl Db {
     pub fn for_each_value_of(
         &self,
         mut keep: impl FnMut(Kind, &str) -> bool,
-        mut f: impl FnMut(&str),
+        mut f: impl FnMut(Listed<'_>),
     ) -> Result<(), StoreError> {
         self.run(|c| match plan(c, &mut keep)? {
             Plan::Nothing => Ok(()),
@@ -165,7 +165,7 @@ impl Db {
                 let mut st = c.prepare("SELECT value FROM entries INDEXED BY entries_value")?;
                 let mut rows = st.query([])?;
                 while let Some(r) = rows.next()? {
-                    with_value_text(r.get_ref(0)?, &mut f);
+                    f(Listed::of(r.get_ref(0)?));
                 }
                 Ok(())
             }
@@ -177,7 +177,7 @@ impl Db {
                 ))?;
                 let mut rows = st.query([lo, hi])?;
                 while let Some(r) = rows.next()? {
-                    with_value_text(r.get_ref(0)?, &mut f);
+                    f(Listed::of(r.get_ref(0)?));
                 }
                 Ok(())
             }
@@ -189,7 +189,7 @@ impl Db {
                 let mut rows = st.query([])?;
                 while let Some(r) = rows.next()? {
                     if set.contains(r.get_ref(0)?.as_i64()?) {
-                        with_value_text(r.get_ref(1)?, &mut f);
+                        f(Listed::of(r.get_ref(1)?));
                     }
                 }
                 Ok(())
@@ -199,7 +199,7 @@ impl Db {
                 for id in ids {
                     let mut rows = st.query([id])?;
                     while let Some(r) = rows.next()? {
-                        with_value_text(r.get_ref(0)?, &mut f);
+                        f(Listed::of(r.get_ref(0)?));
                     }
                 }
                 Ok(())
@@ -258,7 +258,7 @@ mod tests {
     fn check(db: &Db, names: &[&str]) -> Plan {
         let keep = |_: Kind, n: &str| names.contains(&n);
         let mut got = Vec::new();
-        db.for_each_value_of(keep, |v| got.push(v.to_string()))
+        db.for_each_value_of(keep, |v| v.with_text(|t| got.push(t.to_string())))
             .unwrap();
         got.sort();
         let mut want = Vec::new();
@@ -311,8 +311,11 @@ mod tests {
     fn a_kind_not_kept_is_left_out() {
         let (_d, db) = store();
         let mut got = Vec::new();
-        db.for_each_value_of(|k, _| k == Kind::Fqdn, |v| got.push(v.to_string()))
-            .unwrap();
+        db.for_each_value_of(
+            |k, _| k == Kind::Fqdn,
+            |v| v.with_text(|t| got.push(t.to_string())),
+        )
+        .unwrap();
         got.sort();
         assert_eq!(got, ["10.1.2.3", "2001:db8::1"]);
     }
