@@ -182,13 +182,14 @@ fn subtract_family<N: Span>(entries: &mut Vec<Entry<N>>, ranges: &[(u128, u128)]
     if touched.is_empty() {
         return;
     }
-    let mut at = 0;
-    let mut next = touched.iter().peekable();
-    entries.retain(|_| {
-        let cut = next.next_if_eq(&&at).is_some();
-        at += 1;
-        !cut
-    });
+    // The entries between two cut ones move down as blocks.
+    let mut to = touched[0];
+    for (k, &at) in touched.iter().enumerate() {
+        let next = touched.get(k + 1).copied().unwrap_or(entries.len());
+        entries.copy_within(at + 1..next, to);
+        to += next - at - 1;
+    }
+    entries.truncate(to);
     sort_dedup(&mut pieces);
     if !sorted {
         entries.extend_from_slice(&pieces);
