@@ -24,7 +24,8 @@
 //! * its page cache is released when it is given back: an idle connection keeps its
 //!   parsed schema (the point of keeping it), not up to [`super::CACHE_KIB`] of pages.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+// AtomicUsize, not AtomicU64: 32-bit MIPS has no 64-bit atomics.
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
@@ -70,7 +71,7 @@ pub struct Pool {
     keep: usize,
     idle: Mutex<Vec<Idle>>,
     /// Connections opened so far (tests, benches).
-    opened: AtomicU64,
+    opened: AtomicUsize,
 }
 
 impl std::fmt::Debug for Pool {
@@ -90,7 +91,7 @@ impl Pool {
             paths,
             keep,
             idle: Mutex::new(Vec::new()),
-            opened: AtomicU64::new(0),
+            opened: AtomicUsize::new(0),
         }
     }
 
@@ -123,7 +124,7 @@ impl Pool {
 
     /// Connections opened so far (tests, benches).
     pub fn opened(&self) -> u64 {
-        self.opened.load(Ordering::Relaxed)
+        self.opened.load(Ordering::Relaxed) as u64
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Idle>> {

@@ -90,3 +90,33 @@ fn sdk_rustc_wrapper_leaves_std_alone() {
     let std_src = "/root/.rustup/toolchains/nightly/lib/rustlib/src/rust/library/std/src/lib.rs";
     assert_eq!(run(std_src), format!("--crate-name x {std_src}\n"));
 }
+
+/// The router targets include 32-bit MIPS, which has no 64-bit atomics: a use of
+/// `AtomicU64`/`AtomicI64` builds here and in CI but not for the package (CI does not
+/// cross-build). This keeps them out of the sources.
+#[test]
+fn no_64_bit_atomics_in_the_sources() {
+    fn scan(dir: &Path, found: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                scan(&path, found);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                for (i, line) in text.lines().enumerate() {
+                    let code = line.split("//").next().unwrap_or("");
+                    if code.contains("AtomicU64") || code.contains("AtomicI64") {
+                        found.push(format!("{}:{}: {line}", path.display(), i + 1));
+                    }
+                }
+            }
+        }
+    }
+    let mut found = Vec::new();
+    scan(&root().join("src"), &mut found);
+    assert!(
+        found.is_empty(),
+        "64-bit atomics (no such thing on mipsel):\n{}",
+        found.join("\n")
+    );
+}
