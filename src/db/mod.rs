@@ -23,6 +23,7 @@ mod migrate;
 mod pool;
 mod read;
 mod schema;
+mod select;
 pub mod snapshot;
 #[cfg(test)]
 mod tests;

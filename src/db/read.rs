@@ -57,7 +57,7 @@ pub enum Listed<'a> {
 }
 
 impl<'a> Listed<'a> {
-    fn of(v: ValueRef<'a>) -> Listed<'a> {
+    pub(super) fn of(v: ValueRef<'a>) -> Listed<'a> {
         match v {
             ValueRef::Integer(code) => {
                 let len = code & 63;
@@ -137,29 +137,6 @@ impl Db {
             };
             while let Some(r) = rows.next()? {
                 f(Listed::of(r.get_ref(0)?));
-            }
-            Ok(())
-        })
-    }
-
-    /// Calls `f` with every stored value of the given sources (duplicates included,
-    /// sources not stored ignored): one range of the key per source, so a group's list
-    /// costs its own rows only.
-    pub fn for_each_value_of(
-        &self,
-        sources: &[(Kind, String)],
-        mut f: impl FnMut(Listed<'_>),
-    ) -> Result<(), StoreError> {
-        self.run(|c| {
-            let mut st = c.prepare(
-                "SELECT e.value FROM sources s JOIN entries e ON e.source = s.id \
-                 WHERE s.kind = ?1 AND s.name = ?2",
-            )?;
-            for (kind, name) in sources {
-                let mut rows = st.query([kind.as_str(), name.as_str()])?;
-                while let Some(r) = rows.next()? {
-                    f(Listed::of(r.get_ref(0)?));
-                }
             }
             Ok(())
         })

@@ -295,10 +295,9 @@ fn listed_values_are_numbers_for_ipv4_codes_and_text_otherwise() {
         ]
     );
     let mut of = Vec::new();
-    db.for_each_value_of(&[(Kind::Fqdn, "x.example".into())], |v| {
-        of.push(format!("{v:?}"))
-    })
-    .unwrap();
+    let x = |k: Kind, name: &str| (k, name) == (Kind::Fqdn, "x.example");
+    db.for_each_value_of(x, |v| of.push(format!("{v:?}")))
+        .unwrap();
     assert_eq!(of, ["V4(1.1.1.1, None)"]);
 }
 
