@@ -14,7 +14,9 @@
 //! Last, the product path: the release binary's daemon with a `{"load": "nft"}`
 //! output, loading the same 100,000 prefixes from its database at start, beside the
 //! same daemon writing them as a `text` file (same database, interleaved, 3 rounds
-//! each): the daemon's VmHWM once the output is done, from `/proc/PID/status`.
+//! each): the daemon's VmHWM once the output is done, from `/proc/PID/status`. With
+//! `RIPE_BASELINE_BIN=FILE`, an earlier binary of the same schema loads the same
+//! database in the same rounds.
 //!
 //! `cargo bench --bench nft_load` (as root, with `nft` installed).
 
@@ -201,11 +203,15 @@ mod linux {
 
     /// The daemon's VmHWM once its one output (`output` in `config.json`) is done:
     /// started on the database in `dir`, killed after the output's log line.
-    fn daemon_peak(dir: &std::path::Path, output: serde_json::Value) -> u64 {
+    fn daemon_peak(
+        bin: &std::path::Path,
+        dir: &std::path::Path,
+        output: &serde_json::Value,
+    ) -> u64 {
         use std::io::BufRead;
         let config = serde_json::json!({ "outputs": [output] });
         std::fs::write(dir.join("config.json"), config.to_string()).unwrap();
-        let mut daemon = Command::new(env!("CARGO_BIN_EXE_ripe-cidr-collector"))
+        let mut daemon = Command::new(bin)
             .env_remove("RIPE_DATA_DIR")
             .env_remove("RIPE_DB")
             .env_remove("RIPE_SNAPSHOT")
@@ -263,14 +269,23 @@ mod linux {
             "path": dir.path().join("ripe.txt"), "format": "text", "type": "cidr"
         });
         let load = serde_json::json!({ "load": "nft", "type": "cidr" });
-        let (mut as_text, mut loading) = (Vec::new(), Vec::new());
-        for _ in 0..ROUNDS {
+        let ours = std::path::Path::new(env!("CARGO_BIN_EXE_ripe-cidr-collector"));
+        let baseline = std::env::var_os("RIPE_BASELINE_BIN").map(std::path::PathBuf::from);
+        let delete = || {
             let _ = Command::new(nft)
                 .args(["delete", "table", "inet", "ripe_cidr"])
                 .stderr(std::process::Stdio::null())
                 .status();
-            as_text.push(daemon_peak(dir.path(), text.clone()));
-            loading.push(daemon_peak(dir.path(), load.clone()));
+        };
+        let (mut as_text, mut loading, mut base) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..ROUNDS {
+            delete();
+            as_text.push(daemon_peak(ours, dir.path(), &text));
+            loading.push(daemon_peak(ours, dir.path(), &load));
+            if let Some(b) = &baseline {
+                delete();
+                base.push(daemon_peak(b, dir.path(), &load));
+            }
         }
         let show = |v: &[u64]| {
             let mut s = v.to_vec();
@@ -286,6 +301,9 @@ mod linux {
         println!("daemon VmHWM, {N} prefixes in its database, one output at start, interleaved:");
         println!("  load over netlink  {}", show(&loading));
         println!("  text file          {}", show(&as_text));
+        if let Some(b) = &baseline {
+            println!("  load, {}  {}", b.display(), show(&base));
+        }
     }
 
     /// The reload of the group after 1,000 changes, with dnsmasq's set beside it,
