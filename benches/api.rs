@@ -1,11 +1,17 @@
 //! HTTP API benchmark. Prints figures; asserts nothing. Run with `benches/api.sh` (or
 //! `cargo bench --bench api`); the bench profile is the release profile.
 //!
-//! 1. Fills a database with 100,000 values through the library.
+//! 1. Writes 100,000 values as a legacy `data.json`, which the binary imports into
+//!    a new database at its first start.
 //! 2. Starts the real binary's `serve` and times `GET /addresses?format=text` (median
-//!    of [`RUNS`], each on a new connection, body read to the end) beside the
-//!    `sqlite3` command-line tool printing the same values
-//!    (`SELECT DISTINCT value FROM addresses`) into a pipe, in the same run.
+//!    of [`RUNS`], each on a new connection, body read to the end). With
+//!    `RIPE_BASELINE_BIN` set to an earlier build (e.g. the schema-2 binary of
+//!    31a817c, see `benches/api.sh`), that binary's `serve` gets the same `data.json`
+//!    in a directory of its own (so a database in its own schema) and is timed in the
+//!    same loop, interleaved, on the same answer (checked byte for byte). Beside both,
+//!    the `sqlite3` command-line tool prints the values (`SELECT DISTINCT value FROM
+//!    addresses`) into a pipe, from the baseline's database when there is one (a plain
+//!    table), else from ours (the compatibility view).
 //! 3. Shows where the API's time goes: the same steps called in-process.
 //! 4. Measures `GET /health` requests per second: with `wrk` when installed, else
 //!    with a simple loop of keep-alive requests.
@@ -16,6 +22,7 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -23,10 +30,9 @@ use std::time::{Duration, Instant};
 use ripe_cidr_collector::config::Paths;
 use ripe_cidr_collector::db;
 use ripe_cidr_collector::format::{self, RenderOptions, TypeFilter};
-use ripe_cidr_collector::source::Kind;
 
 const VALUES: usize = 100_000;
-const RUNS: usize = 21;
+const RUNS: usize = 31;
 const IDLE: usize = 256;
 
 /// The server, killed when dropped.
@@ -49,29 +55,89 @@ fn ms(d: Duration) -> String {
 }
 
 /// 90,000 IPv4 /24s and 10,000 IPv6 /48s in 100 sources of 1,000, like a list of
-/// ASNs of different sizes.
-fn fill(paths: &Paths) {
-    let mut d = db::open(paths).unwrap();
-    let now = ripe_cidr_collector::util::unix_now();
+/// ASNs of different sizes, as the earlier Python version's `data.json`: every
+/// version of the binary imports it into its own schema at its first start.
+fn write_legacy(dir: &Path) {
+    let mut json = String::from("{");
     for s in 0..100u32 {
         let values: Vec<String> = (0..1000u32)
             .map(|i| {
                 let n = s * 1000 + i;
                 if n < 90_000 {
-                    format!("{}.{}.{}.0/24", 11 + n / 65_536, (n / 256) % 256, n % 256)
+                    format!(
+                        "\"{}.{}.{}.0/24\"",
+                        11 + n / 65_536,
+                        (n / 256) % 256,
+                        n % 256
+                    )
                 } else {
-                    format!("2001:db8:{:x}::/48", n - 90_000 + 1)
+                    format!("\"2001:db8:{:x}::/48\"", n - 90_000 + 1)
                 }
             })
             .collect();
-        d.merge_source(Kind::Asn, &(64_512 + s).to_string(), &values, now, 7)
-            .unwrap();
+        if s > 0 {
+            json.push(',');
+        }
+        json.push_str(&format!(
+            "\"{}\": {{\"prefixes\": [{}], \"last_updated\": \"2026-10-01T12:00:00Z\"}}",
+            64_512 + s,
+            values.join(",")
+        ));
     }
-    assert_eq!(d.count_values(Kind::Asn).unwrap(), VALUES as u64);
+    json.push('}');
+    std::fs::write(dir.join("data.json"), json).unwrap();
+}
+
+/// Imports `data.json` in `dir` with `bin` (its first open does), then starts its
+/// `serve` on a free port.
+fn start_serve(bin: &Path, dir: &Path) -> (Server, SocketAddr) {
+    write_legacy(dir);
+    let out = Command::new(bin)
+        .args(["-q", "--data-dir"])
+        .arg(dir)
+        .arg("status")
+        .output()
+        .unwrap();
+    assert!(
+        !dir.join("data.json").exists(),
+        "{} did not import data.json: {}",
+        bin.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let server = Server(
+        Command::new(bin)
+            .args(["-q", "--data-dir"])
+            .arg(dir)
+            .args(["serve", "--listen", &addr.to_string()])
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let start = Instant::now();
+    while TcpStream::connect(addr).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "serve did not start"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+    (server, addr)
 }
 
 /// One request on a new connection; returns the status line and the body length.
 fn fetch(addr: SocketAddr, target: &str) -> (String, usize) {
+    let (status, body) = fetch_body(addr, target);
+    (status, body.len())
+}
+
+/// One request on a new connection; returns the status line and the body.
+fn fetch_body(addr: SocketAddr, target: &str) -> (String, Vec<u8>) {
     let mut s = TcpStream::connect(addr).unwrap();
     write!(
         s,
@@ -89,7 +155,8 @@ fn fetch(addr: SocketAddr, target: &str) -> (String, usize) {
         .next()
         .unwrap_or("")
         .to_string();
-    (status, buf.len().saturating_sub(head_end + 4))
+    let body = buf.get(head_end + 4..).unwrap_or_default().to_vec();
+    (status, body)
 }
 
 fn proc_field(pid: u32, name: &str) -> String {
@@ -134,48 +201,74 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let paths = Paths::new(dir.path(), None);
     let t = Instant::now();
-    fill(&paths);
-    println!("filled {VALUES} values in {}", ms(t.elapsed()));
-
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    let mut server = Server(
-        Command::new(env!("CARGO_BIN_EXE_ripe-cidr-collector"))
-            .args(["-q", "--data-dir"])
-            .arg(dir.path())
-            .args(["serve", "--listen", &addr.to_string()])
-            .stdin(Stdio::null())
-            .spawn()
-            .unwrap(),
+    let (mut server, addr) = start_serve(
+        Path::new(env!("CARGO_BIN_EXE_ripe-cidr-collector")),
+        dir.path(),
     );
-    let start = Instant::now();
-    while TcpStream::connect(addr).is_err() {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "serve did not start"
-        );
-        thread::sleep(Duration::from_millis(20));
-    }
     let pid = server.0.id();
-    println!("serve pid {pid} on {addr}; {RUNS} runs each, median:");
+    println!(
+        "imported {VALUES} values and started serve in {}",
+        ms(t.elapsed())
+    );
+    let base_dir = tempfile::tempdir().unwrap();
+    let baseline = std::env::var_os("RIPE_BASELINE_BIN").map(|bin| {
+        let bin = PathBuf::from(bin);
+        let (server, addr) = start_serve(&bin, base_dir.path());
+        println!("baseline: {} serve on {addr}", bin.display());
+        (server, addr)
+    });
+    if baseline.is_none() {
+        println!("RIPE_BASELINE_BIN not set: no earlier binary beside this one (benches/api.sh)");
+    }
+    println!("serve pid {pid} on {addr}; {RUNS} runs each, interleaved, median:");
+    listing_beside(
+        addr,
+        baseline.as_ref().map(|b| b.1),
+        dir.path(),
+        base_dir.path(),
+    );
+    drop(baseline);
+    breakdown(&paths);
+    health_rate(addr);
+    idle_connections(addr, pid);
+    endless_headers(addr, pid);
+    // Still alive after all that?
+    let (status, _) = fetch(addr, "/health");
+    println!("after the idle connections: /health {status}");
+    let _ = server.0.kill();
+}
 
-    // The API beside sqlite3, interleaved so that both see the same machine state.
+/// `GET /addresses?format=text` of this binary, of the baseline binary (when given)
+/// and `sqlite3`, interleaved so that all see the same machine state.
+fn listing_beside(addr: SocketAddr, baseline: Option<SocketAddr>, dir: &Path, base_dir: &Path) {
     let target = "/addresses?format=text";
-    let (status, len) = fetch(addr, target);
+    let (status, body) = fetch_body(addr, target);
     assert!(status.contains(" 200 "), "{status}");
+    let len = body.len();
+    if let Some(b) = baseline {
+        let (status, base_body) = fetch_body(b, target);
+        assert!(status.contains(" 200 "), "{status}");
+        assert!(base_body == body, "the baseline's answer differs");
+    }
     let sqlite = have("sqlite3", "-version");
-    let db_path = dir.path().join("ripe.db");
-    let (mut api, mut cli) = (Vec::new(), Vec::new());
+    // A plain table (the baseline's schema 2) when there is one, else our view.
+    let db_path = match baseline {
+        Some(_) => base_dir.join("ripe.db"),
+        None => dir.join("ripe.db"),
+    };
+    let (mut api, mut base, mut cli) = (Vec::new(), Vec::new(), Vec::new());
     let mut cli_len = 0;
     for _ in 0..RUNS {
         let t = Instant::now();
         let (_, n) = fetch(addr, target);
         api.push(t.elapsed());
         assert_eq!(n, len);
+        if let Some(b) = baseline {
+            let t = Instant::now();
+            let (_, n) = fetch(b, target);
+            base.push(t.elapsed());
+            assert_eq!(n, len);
+        }
         if sqlite {
             let t = Instant::now();
             let out = Command::new("sqlite3")
@@ -190,10 +283,26 @@ fn main() {
     }
     let api_med = median(api);
     println!("  GET {target}: {} ({len} bytes)", ms(api_med));
+    if baseline.is_some() {
+        let base_med = median(base);
+        println!(
+            "  the same on the baseline binary: {} (same bytes)",
+            ms(base_med)
+        );
+        println!(
+            "  this / baseline: {:.2}x",
+            api_med.as_secs_f64() / base_med.as_secs_f64()
+        );
+    }
     if sqlite {
         let cli_med = median(cli);
         println!(
-            "  sqlite3 ripe.db \"SELECT DISTINCT value FROM addresses\": {} ({cli_len} bytes)",
+            "  sqlite3 {} \"SELECT DISTINCT value FROM addresses\": {} ({cli_len} bytes)",
+            if baseline.is_some() {
+                "<baseline's ripe.db>"
+            } else {
+                "ripe.db"
+            },
             ms(cli_med)
         );
         println!(
@@ -201,16 +310,8 @@ fn main() {
             api_med.as_secs_f64() / cli_med.as_secs_f64()
         );
     } else {
-        println!("  sqlite3 not installed: no baseline");
+        println!("  sqlite3 not installed: no sqlite3 figure");
     }
-    breakdown(&paths);
-    health_rate(addr);
-    idle_connections(addr, pid);
-    endless_headers(addr, pid);
-    // Still alive after all that?
-    let (status, _) = fetch(addr, "/health");
-    println!("after the idle connections: /health {status}");
-    let _ = server.0.kill();
 }
 
 /// The steps of `GET /addresses` in-process, to show where the time goes.
@@ -245,17 +346,19 @@ fn breakdown(paths: &Paths) {
         ms(median(render)),
         ms(median(streamed))
     );
-    // What GET /health does: open, then count each kind.
+    // What GET /health does when its counts are not cached: count each kind on the
+    // handlers' kept connection.
+    let pool = db::Pool::new(paths.clone(), 1);
     let mut health = Vec::new();
     for _ in 0..RUNS {
         let t = Instant::now();
-        let d = db::open(paths).unwrap();
-        std::hint::black_box(d.counts().unwrap());
+        std::hint::black_box(pool.with(db::Db::counts).unwrap());
         health.push(t.elapsed());
     }
     println!(
-        "  in-process /health work: db::open + counts {}",
-        ms(median(health))
+        "  in-process /health work: counts on a kept connection {} ({} opened)",
+        ms(median(health)),
+        pool.opened()
     );
 }
 
@@ -310,6 +413,8 @@ fn idle_connections(addr: SocketAddr, pid: u32) {
     let (rss, threads) = proc_status(pid);
     println!("{IDLE} idle connections (server VmRSS, Threads):");
     println!("  before: {rss}, {threads} threads");
+    // Counted before: some of the new ones may still wait in the listen backlog.
+    let base = sockets_of(pid);
     let idle: Vec<TcpStream> = (0..IDLE)
         .filter_map(|_| TcpStream::connect(addr).ok())
         .collect();
@@ -322,7 +427,6 @@ fn idle_connections(addr: SocketAddr, pid: u32) {
         "  GET /health meanwhile: {status} after {}",
         ms(t.elapsed())
     );
-    let base = sockets_of(pid).saturating_sub(idle.len());
     let t = Instant::now();
     let mut freed = None;
     while t.elapsed() < Duration::from_secs(25) {

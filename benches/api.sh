@@ -10,10 +10,23 @@
 #   benches/api.sh                 # mipsel size now, beside the figure before
 #   BEFORE=507770c benches/api.sh  # also rebuild that revision for "before"
 #   NO_CROSS=1 benches/api.sh      # skip the cross builds
+#   BASELINE=31a817c NO_CROSS=1 benches/api.sh
+#                                  # also build that revision's binary (release, in a
+#                                  # temporary worktree) and time its GET /addresses
+#                                  # beside this one's (RIPE_BASELINE_BIN=FILE: a binary
+#                                  # built already)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v sqlite3 >/dev/null || echo "note: sqlite3 is not installed; the baseline is skipped"
 command -v wrk >/dev/null || echo "note: wrk is not installed; /health is measured with simple loops"
+if [ -n "${BASELINE:-}" ] && [ -z "${RIPE_BASELINE_BIN:-}" ]; then
+  base=$(mktemp -d)
+  git worktree add -q --detach "$base/src" "$BASELINE"
+  (cd "$base/src" && cargo build --release --bin ripe-cidr-collector)
+  cp "$base/src/target/release/ripe-cidr-collector" "$base/baseline-bin"
+  git worktree remove --force "$base/src"
+  export RIPE_BASELINE_BIN="$base/baseline-bin"
+fi
 cargo bench --bench api "$@"
 
 [ -n "${NO_CROSS:-}" ] && exit 0

@@ -11,6 +11,13 @@
 //! our flush + add of `ripe_v4` costs what it costs without them, and the dns set
 //! keeps every element (checked after each round).
 //!
+//! Last, the product path: the release binary's daemon with a `{"load": "nft"}`
+//! output, loading the same 100,000 prefixes from its database at start, beside the
+//! same daemon writing them as a `text` file (same database, interleaved, 3 rounds
+//! each): the daemon's VmHWM once the output is done, from `/proc/PID/status`. With
+//! `RIPE_BASELINE_BIN=FILE`, an earlier binary of the same schema loads the same
+//! database in the same rounds.
+//!
 //! `cargo bench --bench nft_load` (as root, with `nft` installed).
 
 #[cfg(target_os = "linux")]
@@ -191,6 +198,112 @@ mod linux {
             100.0 * median[3] / median[1]
         );
         after_changes(nft, dir.path(), &opts, &ours);
+        daemon_peaks(nft);
+    }
+
+    /// The daemon's VmHWM once its one output (`output` in `config.json`) is done:
+    /// started on the database in `dir`, killed after the output's log line.
+    fn daemon_peak(
+        bin: &std::path::Path,
+        dir: &std::path::Path,
+        output: &serde_json::Value,
+    ) -> u64 {
+        use std::io::BufRead;
+        let config = serde_json::json!({ "outputs": [output] });
+        std::fs::write(dir.join("config.json"), config.to_string()).unwrap();
+        let mut daemon = Command::new(bin)
+            .env_remove("RIPE_DATA_DIR")
+            .env_remove("RIPE_DB")
+            .env_remove("RIPE_SNAPSHOT")
+            .arg("--data-dir")
+            .arg(dir)
+            .arg("daemon")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = std::io::BufReader::new(daemon.stderr.take().unwrap());
+        let mut log = String::new();
+        for line in stderr.lines().map_while(Result::ok) {
+            log.push_str(&line);
+            log.push('\n');
+            if line.contains("output ") {
+                break;
+            }
+        }
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", daemon.id())).unwrap_or_default();
+        let _ = daemon.kill();
+        let _ = daemon.wait();
+        if !log.contains("written") {
+            eprintln!("the daemon's output failed:\n{log}");
+            std::process::exit(1);
+        }
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// The daemon loading the 100,000 prefixes from its database over netlink, beside
+    /// the same daemon writing them as a `text` file, interleaved.
+    fn daemon_peaks(nft: &str) {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = ripe_cidr_collector::config::Paths::new(dir.path(), None);
+        let values: Vec<String> = (0..N).map(prefix).collect();
+        let now = ripe_cidr_collector::util::unix_now();
+        ripe_cidr_collector::db::open(&paths)
+            .unwrap()
+            .merge_source(
+                ripe_cidr_collector::source::Kind::Asn,
+                "64500",
+                &values,
+                now,
+                7,
+            )
+            .unwrap();
+        drop(values);
+        let text = serde_json::json!({
+            "path": dir.path().join("ripe.txt"), "format": "text", "type": "cidr"
+        });
+        let load = serde_json::json!({ "load": "nft", "type": "cidr" });
+        let ours = std::path::Path::new(env!("CARGO_BIN_EXE_ripe-cidr-collector"));
+        let baseline = std::env::var_os("RIPE_BASELINE_BIN").map(std::path::PathBuf::from);
+        let delete = || {
+            let _ = Command::new(nft)
+                .args(["delete", "table", "inet", "ripe_cidr"])
+                .stderr(std::process::Stdio::null())
+                .status();
+        };
+        let (mut as_text, mut loading, mut base) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..ROUNDS {
+            delete();
+            as_text.push(daemon_peak(ours, dir.path(), &text));
+            loading.push(daemon_peak(ours, dir.path(), &load));
+            if let Some(b) = &baseline {
+                delete();
+                base.push(daemon_peak(b, dir.path(), &load));
+            }
+        }
+        let show = |v: &[u64]| {
+            let mut s = v.to_vec();
+            s.sort_unstable();
+            let list: Vec<String> = v.iter().map(u64::to_string).collect();
+            format!(
+                "median {:>6} KiB ({:.1} MiB; rounds {})",
+                s[s.len() / 2],
+                s[s.len() / 2] as f64 / 1024.0,
+                list.join(", ")
+            )
+        };
+        println!("daemon VmHWM, {N} prefixes in its database, one output at start, interleaved:");
+        println!("  load over netlink  {}", show(&loading));
+        println!("  text file          {}", show(&as_text));
+        if let Some(b) = &baseline {
+            println!("  load, {}  {}", b.display(), show(&base));
+        }
     }
 
     /// The reload of the group after 1,000 changes, with dnsmasq's set beside it,

@@ -8,7 +8,12 @@
 #   its panic and formatting code;
 # * the SQLite trimming flags passed in the environment, as the package Makefile does
 #   (`cargo install` ignores .cargo/config.toml);
-# * the package's features: everything but `tls` (https goes through uclient-fetch).
+# * the package's features: everything but `tls` (https goes through uclient-fetch);
+# * the package Makefile's `CARGO_RUSTFLAGS+=` (for every crate but std, which the SDK
+#   has prebuilt: cross/sdk-rustc.sh) and `TARGET_CFLAGS+=` (for SQLite);
+# * the strip package-pack.mk applies to every package ($(RSTRIP), sstrip by default:
+#   cross/pkg-strip.sh). The size is of the binary as the package holds it; the one
+#   cargo leaves (before that strip) is printed beside it.
 # Differences that cannot be avoided here: the SDK uses its own stable rustc whose std
 # is built for the target, and links musl dynamically with its GCC. MIPS has no
 # prebuilt std in rustup, so std is rebuilt with nightly's -Zbuild-std (stock
@@ -28,6 +33,10 @@ export CARGO_PROFILE_RELEASE_PANIC=unwind CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS=
   CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 CARGO_PROFILE_RELEASE_DEBUG=false \
   CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=false
 export CARGO_TARGET_DIR=target/sdk
+mk=openwrt/ripe-cidr-collector/Makefile
+RCC_PKG_RUSTFLAGS=$(sed -n 's/^CARGO_RUSTFLAGS+=//p' "$mk")
+TARGET_CFLAGS=$(sed -n 's/^TARGET_CFLAGS+=//p' "$mk")
+export RCC_PKG_RUSTFLAGS TARGET_CFLAGS RUSTC_WRAPPER="$PWD/cross/sdk-rustc.sh"
 features=(--no-default-features --features "collect api inspect")
 case "$target" in
   mips*)
@@ -42,8 +51,12 @@ case "$target" in
     ;;
   *) cargo zigbuild --profile openwrt --target "$target" "${features[@]}" ;;
 esac
-bin="$CARGO_TARGET_DIR/$target/openwrt/ripe-cidr-collector"
+built="$CARGO_TARGET_DIR/$target/openwrt/ripe-cidr-collector"
+bin="$built.pkg"
+cp "$built" "$bin"
+cross/pkg-strip.sh "$bin"
 size=$(stat -c %s "$bin")
 xzs=$(xz -9e -c "$bin" | wc -c)
 budget=2516582
-echo "$bin: $size bytes, xz $xzs ($(( size * 100 / budget ))% of the 2.4 MiB SDK budget)"
+echo "$built: $(stat -c %s "$built") bytes as cargo leaves it"
+echo "$bin: $size bytes as the package holds it, xz $xzs ($(( size * 100 / budget ))% of the 2.4 MiB SDK budget)"

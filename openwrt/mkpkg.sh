@@ -38,6 +38,9 @@ tarc() { tar --sort=name --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 --num
 # The installed tree (the Makefile's Package/ripe-cidr-collector/install).
 root="$work/root"
 install -D -m 0755 "$bin" "$root/usr/bin/$name"
+# package-pack.mk strips every package's files ($(RSTRIP): sstrip by default) before it
+# packs them; the same here, for a binary that cross/build.sh has not stripped already.
+"$here/../cross/pkg-strip.sh" "$root/usr/bin/$name"
 install -D -m 0755 "$files/$name.init" "$root/etc/init.d/$name"
 install -D -m 0600 "$files/$name.config" "$root/etc/config/$name"
 install -D -m 0600 "$files/config.json" "$root/etc/$name/config.json"

@@ -88,7 +88,15 @@ pub fn http_body(data: &[u8]) {
 
 /// `config.json` as an administrator (or a broken editor) may leave it.
 pub fn config(text: &str) {
+    use crate::util::json;
     let _ = crate::config::parse(text, Path::new("config.json"));
+    // What the JSON module parses, it writes (compact and pretty, as rewrites and
+    // answers do) to text that parses to the same document.
+    if let Ok(v) = json::parse(text) {
+        for out in [json::to_vec(&v), json::to_vec_pretty(&v)] {
+            assert_eq!(json::parse(out).as_ref(), Ok(&v));
+        }
+    }
 }
 
 /// The earlier Python version's `data.json` and `fqdn_data.json`.

@@ -8,11 +8,12 @@
 use std::io;
 use std::path::PathBuf;
 
-use serde_json::Value;
-
 use crate::config::Paths;
 use crate::source::{normalize_value, Kind};
-use crate::util;
+use crate::util::{
+    self,
+    json::{JsonError, Value},
+};
 
 /// One value to import.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,13 +53,13 @@ pub enum LegacyError {
         source: io::Error,
     },
     /// The file is not JSON.
-    #[error("{name}: invalid JSON at line {}, column {} ({}); the file is left as it is: fix or move it away", .source.line(), .source.column(), json_message(.source))]
+    #[error("{name}: invalid JSON at line {}, column {} ({}); the file is left as it is: fix or move it away", .source.line(), .source.column(), .source.message())]
     Syntax {
         /// The file.
         name: String,
         /// What the parser said.
         #[source]
-        source: serde_json::Error,
+        source: JsonError,
     },
     /// The file is larger than [`MAX_LEGACY_BYTES`].
     #[error("{}: larger than the limit of {MAX_LEGACY_BYTES} bytes for a legacy file; the file is left as it is: move it away or split it", .path.display())]
@@ -72,12 +73,6 @@ pub enum LegacyError {
         /// The file.
         name: String,
     },
-}
-
-/// serde_json's message without its " at line L column C" (given apart).
-fn json_message(e: &serde_json::Error) -> String {
-    let text = e.to_string();
-    text.split(" at line ").next().unwrap_or("").to_string()
 }
 
 /// The largest legacy file imported: 16 MiB, about 150,000 values with their times.
@@ -116,10 +111,13 @@ pub fn parse(
     now: &str,
     out: &mut Vec<LegacyRow>,
 ) -> Result<(), LegacyError> {
-    let doc: Value = serde_json::from_str(text).map_err(|source| LegacyError::Syntax {
+    let mut doc = util::json::parse(text).map_err(|source| LegacyError::Syntax {
         name: name.to_string(),
         source,
     })?;
+    // Sources in name order, the last of a repeated one kept (as serde_json's maps
+    // had them), and `seen` searched by halves.
+    doc.sort_keys();
     let Some(map) = doc.as_object() else {
         return Err(LegacyError::NotObject {
             name: name.to_string(),

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::config::{self, Config, ConfigError, Paths, Selected, Selection, UnknownGroup};
-use crate::db::{Db, StoreError};
+use crate::db::{Db, Listed, StoreError};
 use crate::format::{self, Collector, Exclusions, Prepared, RenderOptions, TypeFilter};
 use crate::source::Kind;
 use crate::{status, util};
@@ -36,13 +36,11 @@ pub fn config_for(paths: &Paths, group: &str) -> Result<Config, ConfigError> {
     }
 }
 
-/// The stored values of `kind`s that the filter keeps of `pairs`.
-fn kept(pairs: &[(Kind, String)], filter: TypeFilter) -> Vec<(Kind, String)> {
+/// Whether `pairs` (sorted) holds the source `(kind, name)`.
+fn holds(pairs: &[&(Kind, String)], kind: Kind, name: &str) -> bool {
     pairs
-        .iter()
-        .filter(|(k, _)| filter.keeps(k.as_str()))
-        .cloned()
-        .collect()
+        .binary_search_by(|(k, n)| (*k, n.as_str()).cmp(&(kind, name)))
+        .is_ok()
 }
 
 /// Streams the values of one part's sources into `values`.
@@ -52,21 +50,24 @@ fn collect(
     filter: TypeFilter,
     values: &mut Collector,
 ) -> Result<(), StoreError> {
+    // IPv4 values come as numbers, straight into the collector's packed keys.
+    let push = |v: Listed<'_>| match v {
+        Listed::V4(addr, len) => values.push_v4(addr, len),
+        Listed::Text(t) => values.push(t),
+    };
+    let kinds = |k: Kind| filter.keeps(k.as_str());
     match sources {
-        Selected::Everything => db.for_each_value(filter, |v| values.push(v)),
-        Selected::Only(pairs) => db.for_each_value_of(&kept(pairs, filter), |v| values.push(v)),
+        Selected::Everything => db.for_each_value(filter, push),
+        Selected::Only(pairs) => {
+            let mut pairs: Vec<&(Kind, String)> = pairs.iter().collect();
+            pairs.sort_unstable();
+            db.for_each_value_of(|k, name| kinds(k) && holds(&pairs, k, name), push)
+        }
+        // The stored sources of the kinds asked for, except those.
         Selected::AllBut(others) => {
-            // The stored sources of the kinds asked for, except those (sorted).
-            let mut pairs = Vec::new();
-            for kind in Kind::ALL.into_iter().filter(|k| filter.keeps(k.as_str())) {
-                for s in db.sources(kind)? {
-                    let pair = (kind, s.source);
-                    if others.binary_search(&pair).is_err() {
-                        pairs.push(pair);
-                    }
-                }
-            }
-            db.for_each_value_of(&pairs, |v| values.push(v))
+            let mut others: Vec<&(Kind, String)> = others.iter().collect();
+            others.sort_unstable();
+            db.for_each_value_of(|k, name| kinds(k) && !holds(&others, k, name), push)
         }
     }
 }

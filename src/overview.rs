@@ -8,20 +8,21 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
-use crate::config::{self, Config, Paths};
+use crate::config::{self, Config};
 use crate::db::{self, SourceSummary};
 use crate::source::{self, Kind};
 use crate::status::{self, Status};
-use crate::util;
+use crate::util::{
+    self,
+    json::{ToJson, Writer},
+};
 
 /// Stored values per kind (`{"asn": 12, "fqdn": 3}`); a map so that kinds added
 /// later appear without a change here.
 pub type Counts = BTreeMap<&'static str, u64>;
 
 /// One configured source.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceLine {
     /// `asn`, `fqdn`, ...
     pub kind: &'static str,
@@ -35,12 +36,11 @@ pub struct SourceLine {
     pub failure: Option<String>,
     /// The ASN upstream that last answered for it (`ripestat`, `bgptools`,
     /// `ipverse`); left out for other kinds and before any answer.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub upstream: Option<String>,
 }
 
 /// One group: its sources and their stored values per kind.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupLine {
     /// The group's name (`default` for the top-level sources).
     pub name: String,
@@ -52,7 +52,7 @@ pub struct GroupLine {
 }
 
 /// Everything the status page shows.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Overview {
     /// The daemon's `status.json` (heartbeat, last run, last success and error...).
     pub daemon: Status,
@@ -79,7 +79,48 @@ impl Overview {
     /// As JSON, for `GET /status` and `status --json` alike (one serializer in the
     /// binary for both).
     pub fn to_json(&self) -> Vec<u8> {
-        serde_json::to_vec(self).unwrap_or_default()
+        util::json::to_vec(self)
+    }
+}
+
+/// The fields in the order of the structs, the order the contract shows.
+impl ToJson for SourceLine {
+    fn write_json(&self, w: &mut Writer<'_>) {
+        w.begin_object();
+        w.field("kind", self.kind);
+        w.field("source", &self.source);
+        w.field("values", &self.values);
+        w.field("last_seen", &self.last_seen);
+        w.field("failure", &self.failure);
+        if let Some(u) = &self.upstream {
+            w.field("upstream", u);
+        }
+        w.end_object();
+    }
+}
+
+impl ToJson for GroupLine {
+    fn write_json(&self, w: &mut Writer<'_>) {
+        w.begin_object();
+        w.field("name", &self.name);
+        w.field("counts", &self.counts);
+        w.field("sources", &self.sources);
+        w.end_object();
+    }
+}
+
+impl ToJson for Overview {
+    fn write_json(&self, w: &mut Writer<'_>) {
+        w.begin_object();
+        w.field("daemon", &self.daemon);
+        w.field("journal_mode", &self.journal_mode);
+        w.field("last_snapshot", &self.last_snapshot);
+        w.field("counts", &self.counts);
+        w.field("groups", &self.groups);
+        w.field("unconfigured", &self.unconfigured);
+        w.field("token_required", &self.token_required);
+        w.field("errors", &self.errors);
+        w.end_object();
     }
 }
 
@@ -97,8 +138,10 @@ fn configured_groups(cfg: &Config) -> Vec<(String, GroupSources)> {
         .collect()
 }
 
-/// Builds the overview from the files of `paths`.
-pub fn build(paths: &Paths) -> Overview {
+/// Builds the overview from the files of the pool's paths, reading the database
+/// through `pool` (the API's kept connections; `db::Pool::new(paths, 0)` opens one).
+pub fn build(pool: &db::Pool) -> Overview {
+    let paths = pool.paths();
     let mut errors = Vec::new();
     let cfg = config::load(&paths.config())
         .map(|l| l.config)
@@ -109,7 +152,7 @@ pub fn build(paths: &Paths) -> Overview {
         .ok()
         .flatten()
         .unwrap_or_default();
-    let stored = read_db(paths).map_err(|e| errors.push(format!("database: {e}")));
+    let stored = read_db(pool).map_err(|e| errors.push(format!("database: {e}")));
     let (journal_mode, stored) = match stored {
         Ok((mode, s)) => (Some(mode), Some(s)),
         Err(()) => (st.journal_mode.clone(), None),
@@ -148,14 +191,15 @@ pub fn build(paths: &Paths) -> Overview {
 /// The stored sources of one kind.
 type Stored = (Kind, Vec<SourceSummary>);
 
-/// The stored sources of every kind, and the journal mode, in one open.
-fn read_db(paths: &Paths) -> Result<(String, Vec<Stored>), db::StoreError> {
-    let db = db::open(paths)?;
-    let mut out = Vec::new();
-    for k in Kind::ALL {
-        out.push((k, db.sources(k)?));
-    }
-    Ok((db.journal_mode().as_str().to_string(), out))
+/// The stored sources of every kind, and the journal mode, with one connection.
+fn read_db(pool: &db::Pool) -> Result<(String, Vec<Stored>), db::StoreError> {
+    pool.with(|db| {
+        let mut out = Vec::new();
+        for k in Kind::ALL {
+            out.push((k, db.sources(k)?));
+        }
+        Ok((db.journal_mode().as_str().to_string(), out))
+    })
 }
 
 fn line(kind: Kind, source: &str, stored: Option<&SourceSummary>, st: &Status) -> SourceLine {
@@ -221,6 +265,7 @@ fn unconfigured(cfg: &Config, summaries: &[Stored]) -> Vec<SourceLine> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Paths;
 
     #[test]
     fn sources_counts_failures_and_unconfigured() {
@@ -253,7 +298,7 @@ mod tests {
         })
         .unwrap();
 
-        let o = build(&paths);
+        let o = build(&db::Pool::new(paths.clone(), 0));
         assert_eq!(o.errors, Vec::<String>::new());
         assert!(o.token_required);
         assert_eq!(o.daemon.heartbeat.as_deref(), Some("2026-01-01T00:00:00Z"));
@@ -309,7 +354,7 @@ mod tests {
         )
         .unwrap();
         drop(d);
-        let o = build(&paths);
+        let o = build(&db::Pool::new(paths.clone(), 0));
         let names: Vec<_> = o.groups.iter().map(|g| g.name.as_str()).collect();
         assert_eq!(names, ["default", "video"]);
         let sources = |i: usize| -> Vec<&str> {
@@ -334,7 +379,7 @@ mod tests {
         let paths = Paths::new(dir.path(), None);
         std::fs::write(paths.config(), "{").unwrap();
         std::fs::write(paths.status(), "[").unwrap();
-        let o = build(&paths);
+        let o = build(&db::Pool::new(paths.clone(), 0));
         assert_eq!(o.errors.len(), 2, "{:?}", o.errors);
         assert!(o.errors[0].starts_with("config: "), "{:?}", o.errors);
         assert!(o.errors[1].starts_with("status: "), "{:?}", o.errors);

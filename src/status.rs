@@ -5,12 +5,11 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use crate::util::json::{self, member, ToJson, Value, Writer};
 
 /// What the daemon records about itself. Every field is optional so that a file from
 /// another version, or a half-filled one, still reads.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Status {
     /// Last time the daemon said it is alive (at least every 60 s).
     pub heartbeat: Option<String>,
@@ -33,7 +32,7 @@ pub struct Status {
     /// Failed sources of the last run (`AS62041`, `example.com`) and why.
     pub failures: BTreeMap<String, String>,
     /// The ASN upstream that last answered for each ASN (`AS62041` → `bgptools`).
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    /// Left out of the file when empty.
     pub upstreams: BTreeMap<String, String>,
     /// Output files that failed after the last run that rendered them, and why.
     pub output_failures: BTreeMap<String, String>,
@@ -45,10 +44,69 @@ pub struct Status {
     pub snapshot_pending: bool,
 }
 
+/// The fields in the order of the struct (the order of the file).
+impl ToJson for Status {
+    fn write_json(&self, w: &mut Writer<'_>) {
+        w.begin_object();
+        w.field("heartbeat", &self.heartbeat);
+        w.field("pid", &self.pid);
+        w.field("last_run_started", &self.last_run_started);
+        w.field("last_run_finished", &self.last_run_finished);
+        w.field("last_run_added", &self.last_run_added);
+        w.field("last_run_removed", &self.last_run_removed);
+        w.field("last_success", &self.last_success);
+        w.field("last_error", &self.last_error);
+        w.field("next_run", &self.next_run);
+        w.field("failures", &self.failures);
+        if !self.upstreams.is_empty() {
+            w.field("upstreams", &self.upstreams);
+        }
+        w.field("output_failures", &self.output_failures);
+        w.field("journal_mode", &self.journal_mode);
+        w.field("last_snapshot", &self.last_snapshot);
+        w.field("snapshot_pending", &self.snapshot_pending);
+        w.end_object();
+    }
+}
+
+impl Status {
+    /// Reads the fields it knows; others (from another version) are ignored, missing
+    /// ones keep their default.
+    fn from_json(v: &Value) -> Result<Status, String> {
+        let o = v
+            .as_object()
+            .ok_or_else(|| format!("expected an object, got {v}"))?;
+        let mut s = Status::default();
+        for (k, v) in o {
+            match k.as_str() {
+                "heartbeat" => s.heartbeat = member::opt_string(k, v)?,
+                "pid" => s.pid = member::opt_u32(k, v)?,
+                "last_run_started" => s.last_run_started = member::opt_string(k, v)?,
+                "last_run_finished" => s.last_run_finished = member::opt_string(k, v)?,
+                "last_run_added" => s.last_run_added = member::opt_u32(k, v)?,
+                "last_run_removed" => s.last_run_removed = member::opt_u32(k, v)?,
+                "last_success" => s.last_success = member::opt_string(k, v)?,
+                "last_error" => s.last_error = member::opt_string(k, v)?,
+                "next_run" => s.next_run = member::opt_string(k, v)?,
+                "failures" => s.failures = member::string_map(k, v)?,
+                "upstreams" => s.upstreams = member::string_map(k, v)?,
+                "output_failures" => s.output_failures = member::string_map(k, v)?,
+                "journal_mode" => s.journal_mode = member::opt_string(k, v)?,
+                "last_snapshot" => s.last_snapshot = member::opt_string(k, v)?,
+                "snapshot_pending" => s.snapshot_pending = member::bool(k, v)?,
+                _ => {}
+            }
+        }
+        Ok(s)
+    }
+}
+
 /// Reads `status.json`; `Ok(None)` when there is none.
 pub fn read(path: &Path) -> Result<Option<Status>, String> {
     match fs::read(path) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
+        Ok(bytes) => json::parse(bytes)
+            .map_err(|e| e.to_string())
+            .and_then(|v| Status::from_json(&v))
             .map(Some)
             .map_err(|e| format!("{}: {e}", path.display())),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
@@ -58,7 +116,7 @@ pub fn read(path: &Path) -> Result<Option<Status>, String> {
 
 /// Writes `status.json` atomically.
 pub fn write(path: &Path, status: &Status) -> io::Result<()> {
-    let mut text = serde_json::to_vec_pretty(status).map_err(io::Error::other)?;
+    let mut text = json::to_vec_pretty(status);
     text.push(b'\n');
     crate::util::write_atomic(path, &text)
 }
@@ -92,5 +150,38 @@ mod tests {
         assert_eq!(read(&p).unwrap().unwrap().pid, Some(3));
         fs::write(&p, "{").unwrap();
         assert!(read(&p).unwrap_err().contains("status.json"));
+        fs::write(&p, r#"{"pid": "7"}"#).unwrap();
+        let e = read(&p).unwrap_err();
+        assert!(
+            e.ends_with("status.json: pid: expected a whole number up to 4294967295, got \"7\""),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn written_as_serde_json_wrote_it() {
+        let mut s = Status {
+            heartbeat: Some("2026-01-01T00:00:00Z".into()),
+            pid: Some(42),
+            last_run_added: Some(3),
+            snapshot_pending: true,
+            ..Status::default()
+        };
+        s.failures.insert("AS1".into(), "timeout \"x\"".into());
+        let text = json::to_string_pretty(&s);
+        assert_eq!(
+            text,
+            "{\n  \"heartbeat\": \"2026-01-01T00:00:00Z\",\n  \"pid\": 42,\n  \
+             \"last_run_started\": null,\n  \"last_run_finished\": null,\n  \
+             \"last_run_added\": 3,\n  \"last_run_removed\": null,\n  \
+             \"last_success\": null,\n  \"last_error\": null,\n  \"next_run\": null,\n  \
+             \"failures\": {\n    \"AS1\": \"timeout \\\"x\\\"\"\n  },\n  \
+             \"output_failures\": {},\n  \"journal_mode\": null,\n  \
+             \"last_snapshot\": null,\n  \"snapshot_pending\": true\n}"
+        );
+        s.upstreams.insert("AS1".into(), "bgptools".into());
+        let text = json::to_string_pretty(&s);
+        assert!(text.contains("\n  },\n  \"upstreams\": {\n    \"AS1\": \"bgptools\"\n  },\n  \"output_failures\""), "{text}");
+        assert_eq!(Status::from_json(&json::parse(&text).unwrap()), Ok(s));
     }
 }

@@ -1,30 +1,26 @@
-//! The JSON bodies of answers, their keys in the order of the contract (a struct
-//! keeps its field order; a `serde_json::Map` would sort them).
-
-use serde::Serialize;
+//! The JSON bodies of answers, their keys in the order of the contract.
 
 use crate::source::Kind;
+use crate::util::json::{self, ToJson, Writer};
 
 /// `Content-Type` of JSON answers and errors.
 pub const JSON: &str = "application/json";
 
 /// `value` as JSON with a trailing newline (so that `curl` output ends its line).
-pub fn json_line<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
-    let mut out = serde_json::to_vec(value).unwrap_or_default();
+pub fn json_line<T: ToJson + ?Sized>(value: &T) -> Vec<u8> {
+    let mut out = json::to_vec(value);
     out.push(b'\n');
     out
 }
 
 /// The body of `GET /health`, its keys in the order of the contract for both the 200
-/// and the 503 answer (a struct keeps its field order; a `serde_json::Map` would sort
-/// them).
-#[derive(Debug, Serialize)]
+/// and the 503 answer.
+#[derive(Debug)]
 pub struct Health {
     /// `ok`; `degraded` while `config.json` cannot be read (the daemon runs on the
     /// last good one, or on none); `error` when the database fails.
     pub status: &'static str,
     /// The stored values per kind of source; left out on a storage error.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub counts: Option<Counts>,
     /// From the daemon's `status.json`.
     pub last_success: Option<String>,
@@ -33,13 +29,12 @@ pub struct Health {
     /// From the daemon's `status.json`.
     pub heartbeat: Option<String>,
     /// With `degraded`, what is wrong with `config.json`; with `error`, the
-    /// generic message of the 503 (set by [`ApiError::reply`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// generic message of the 503 (set by [`ApiError::reply`]); left out otherwise.
     pub error: Option<String>,
 }
 
 /// Stored values per kind of source.
-#[derive(Debug, Serialize)]
+#[derive(Debug)]
 pub struct Counts {
     /// Rows of ASN sources.
     pub asn: u64,
@@ -60,35 +55,28 @@ impl<'a> Named<'a> {
     }
 }
 
-impl Serialize for Named<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut m = s.serialize_map(Some(1))?;
-        m.serialize_entry(self.kind.as_str(), self.source)?;
-        m.end()
+impl Named<'_> {
+    /// The member, in the object being written.
+    fn write_field(&self, w: &mut Writer<'_>) {
+        w.field(self.kind.as_str(), self.source);
     }
 }
 
 /// The answer to `POST`: `{"asn":"62041","added":true}`.
-#[derive(Serialize)]
 pub struct Added<'a> {
     /// The source.
-    #[serde(flatten)]
     pub source: Named<'a>,
     /// Whether it was new.
     pub added: bool,
 }
 
 /// The answer to `DELETE`: `{"asn":"62041","removed":true[,"purged":N]}`.
-#[derive(Serialize)]
 pub struct Removed<'a> {
     /// The source.
-    #[serde(flatten)]
     pub source: Named<'a>,
     /// Whether it was configured.
     pub removed: bool,
-    /// Values deleted now, with `purge`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Values deleted now, with `purge`; left out without it.
     pub purged: Option<usize>,
 }
 
@@ -105,14 +93,55 @@ pub struct Listed<'a> {
     pub groups: Option<std::collections::BTreeMap<&'a str, Vec<&'a str>>>,
 }
 
-impl Serialize for Listed<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry(self.kind.key(), self.sources)?;
+impl ToJson for Listed<'_> {
+    fn write_json(&self, w: &mut Writer<'_>) {
+        w.begin_object();
+        w.field(self.kind.key(), self.sources);
         if let Some(g) = &self.groups {
-            m.serialize_entry("groups", g)?;
+            w.field("groups", g);
         }
-        m.end()
+        w.end_object();
+    }
+}
+
+impl ToJson for Health {
+    fn write_json(&self, w: &mut Writer<'_>) {
+        w.begin_object();
+        w.field("status", self.status);
+        if let Some(c) = &self.counts {
+            w.key("counts");
+            w.begin_object();
+            w.field("asn", &c.asn);
+            w.field("fqdn", &c.fqdn);
+            w.end_object();
+        }
+        w.field("last_success", &self.last_success);
+        w.field("last_error", &self.last_error);
+        w.field("heartbeat", &self.heartbeat);
+        if let Some(e) = &self.error {
+            w.field("error", e);
+        }
+        w.end_object();
+    }
+}
+
+impl ToJson for Added<'_> {
+    fn write_json(&self, w: &mut Writer<'_>) {
+        w.begin_object();
+        self.source.write_field(w);
+        w.field("added", &self.added);
+        w.end_object();
+    }
+}
+
+impl ToJson for Removed<'_> {
+    fn write_json(&self, w: &mut Writer<'_>) {
+        w.begin_object();
+        self.source.write_field(w);
+        w.field("removed", &self.removed);
+        if let Some(n) = &self.purged {
+            w.field("purged", n);
+        }
+        w.end_object();
     }
 }

@@ -1,13 +1,12 @@
 //! The API's one error type and the one place that turns errors into status codes and
 //! bodies.
 
-use serde::Serialize;
-
 use super::body::{json_line, Health};
 use super::http::RequestError;
 use crate::config::ConfigError;
 use crate::db::StoreError;
 use crate::sources::SourcesError;
+use crate::util::json::{ToJson, Writer};
 
 /// Longest error message sent to a client, in characters: messages quote what the
 /// client sent, and a megabyte of query string must not come back as a megabyte of
@@ -178,9 +177,16 @@ impl ApiError {
 }
 
 /// The body of an error answer.
-#[derive(Serialize)]
 struct ErrorBody {
     error: String,
+}
+
+impl ToJson for ErrorBody {
+    fn write_json(&self, w: &mut Writer<'_>) {
+        w.begin_object();
+        w.field("error", &self.error);
+        w.end_object();
+    }
 }
 
 /// A storage error as the API logs it. The store's own text for a database moved

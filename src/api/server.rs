@@ -37,7 +37,6 @@ use std::time::{Duration, Instant};
 use super::conn::Conn;
 use super::error::ApiError;
 use super::http::{self, Head, Out};
-use super::limit::Limit;
 use super::poller::Poller;
 use super::routes::{self, Context};
 use crate::config::Paths;
@@ -236,10 +235,7 @@ pub fn start(paths: &Paths, listen: SocketAddr) -> Result<ApiServer, String> {
     wake_tx.set_nonblocking(true).map_err(err)?;
     let shared = Arc::new(Shared {
         stop: AtomicBool::new(false),
-        ctx: Context {
-            paths: paths.clone(),
-            active: Arc::new(Limit::new(MAX_ACTIVE)),
-        },
+        ctx: Context::new(paths.clone(), MAX_ACTIVE),
         lanes: [
             Lane::new(HANDLERS, "api-handler"),
             Lane::new(HEALTH_HANDLERS, "api-health"),

@@ -151,7 +151,7 @@ fn judge(answer: &[u8]) -> Result<(), String> {
     if !status_line.starts_with("HTTP/") || code != "200" {
         return Err(format!("answered {:?}", status_line.trim()));
     }
-    let body: serde_json::Value = serde_json::from_slice(&answer[head_end + 4..])
+    let body = crate::util::json::parse(&answer[head_end + 4..])
         .map_err(|e| format!("/health body is not JSON: {e}"))?;
     match body.get("status").and_then(|s| s.as_str()) {
         Some("ok") => Ok(()),

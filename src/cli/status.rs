@@ -9,6 +9,7 @@ use super::{CliError, Outcome};
 use crate::config::{self, Config, Paths};
 use crate::source::Kind;
 use crate::status::Status;
+use crate::util::json::{self, Value};
 use crate::{db, status, util};
 
 /// Everything `status` shows, read once; each part is `None` when it could not be read,
@@ -106,21 +107,52 @@ fn per_group(cfg: &Config, stored: &HashMap<(Kind, String), u64>) -> Vec<(String
         .collect()
 }
 
-fn as_json(r: &Report) -> serde_json::Value {
-    serde_json::json!({
-        "status": r.st,
-        "counts": r.counts.map(|c| serde_json::json!({"asn": c.0, "fqdn": c.1})),
-        "asns": r.cfg.as_ref().map(|c| &c.asns),
-        "fqdns": r.cfg.as_ref().map(|c| &c.fqdns),
-        "feeds": r.cfg.as_ref().map(|c| &c.feeds),
-        "countries": r.cfg.as_ref().map(|c| &c.countries),
-        "journal_mode": r.journal_mode,
-        "last_snapshot": r.last_snapshot,
-        "groups": r.groups.iter().map(|(name, sources, stored)| {
-            (name.clone(), serde_json::json!({"sources": sources, "stored": stored}))
-        }).collect::<serde_json::Map<_, _>>(),
-        "errors": r.problems,
-    })
+/// The JSON form's own keys, in name order (as the `json!` object of serde_json
+/// had them; the LuCI app and scripts read this).
+fn as_json(r: &Report) -> Value {
+    let text = |s: &Option<String>| s.as_deref().map_or(Value::Null, Value::from);
+    let list = |l: Option<&Vec<String>>| {
+        l.map_or(Value::Null, |l| {
+            Value::Array(l.iter().map(|s| Value::from(s.as_str())).collect())
+        })
+    };
+    let object = |members: Vec<(&str, Value)>| {
+        Value::Object(
+            members
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        )
+    };
+    // The record with its keys sorted too: a written `Status` read back as a document.
+    let st = r.st.as_ref().map_or(Value::Null, |s| {
+        json::parse(json::to_string(s)).unwrap_or_default()
+    });
+    let counts = r.counts.map_or(Value::Null, |(a, f)| {
+        object(vec![("asn", a.into()), ("fqdn", f.into())])
+    });
+    let groups = r.groups.iter().map(|(name, sources, stored)| {
+        let g = object(vec![
+            ("sources", (*sources as u64).into()),
+            ("stored", (*stored).into()),
+        ]);
+        (name.clone(), g)
+    });
+    let cfg = r.cfg.as_ref();
+    let mut v = object(vec![
+        ("status", st),
+        ("counts", counts),
+        ("asns", list(cfg.map(|c| &c.asns))),
+        ("fqdns", list(cfg.map(|c| &c.fqdns))),
+        ("feeds", list(cfg.map(|c| &c.feeds))),
+        ("countries", list(cfg.map(|c| &c.countries))),
+        ("journal_mode", text(&r.journal_mode)),
+        ("last_snapshot", text(&r.last_snapshot)),
+        ("groups", Value::Object(groups.collect())),
+        ("errors", list(Some(&r.problems))),
+    ]);
+    v.sort_keys();
+    v
 }
 
 /// The JSON form, and last what `GET /status` answers (the LuCI app reads it from
@@ -131,7 +163,7 @@ fn json_text(r: &Report, paths: &Paths) -> String {
     s.pop();
     s.push_str(",\"overview\":");
     s.push_str(&String::from_utf8_lossy(
-        &crate::overview::build(paths).to_json(),
+        &crate::overview::build(&crate::db::Pool::new(paths.clone(), 0)).to_json(),
     ));
     s.push_str("}\n");
     s

@@ -13,6 +13,7 @@ use super::Validators;
 use crate::config::Paths;
 use crate::db::{self, StoreError, Values};
 use crate::source::Kind;
+use crate::util::json::{self, member, ToJson, Value, Writer};
 
 /// Largest file read: a few hundred bytes per feed.
 const MAX_FILE: u64 = 1 << 20;
@@ -21,14 +22,48 @@ fn path(paths: &Paths) -> PathBuf {
     paths.data_dir.join("feed_validators.json")
 }
 
-fn read(paths: &Paths) -> BTreeMap<String, Validators> {
-    match crate::util::read_text_capped(&path(paths), MAX_FILE) {
-        Ok(Some(text)) => serde_json::from_str(&text).unwrap_or_else(|e| {
-            log::warn!("{}: {e}; feeds are fetched in full", path(paths).display());
-            BTreeMap::new()
-        }),
-        _ => BTreeMap::new(),
+/// `{"<url>": {"etag": "...", "last_modified": "..."}}`, each key only when given.
+impl ToJson for Validators {
+    fn write_json(&self, w: &mut Writer<'_>) {
+        w.begin_object();
+        if let Some(e) = &self.etag {
+            w.field("etag", e);
+        }
+        if let Some(l) = &self.last_modified {
+            w.field("last_modified", l);
+        }
+        w.end_object();
     }
+}
+
+fn from_json(v: &Value) -> Result<BTreeMap<String, Validators>, String> {
+    let o = v
+        .as_object()
+        .ok_or_else(|| format!("expected an object, got {v}"))?;
+    let mut out = BTreeMap::new();
+    for (url, entry) in o {
+        let e = entry
+            .as_object()
+            .ok_or_else(|| format!("{url}: expected an object, got {entry}"))?;
+        let field = |k: &str| e.get(k).map_or(Ok(None), |v| member::opt_string(k, v));
+        let validators = Validators {
+            etag: field("etag")?,
+            last_modified: field("last_modified")?,
+        };
+        out.insert(url.clone(), validators);
+    }
+    Ok(out)
+}
+
+fn read(paths: &Paths) -> BTreeMap<String, Validators> {
+    let parsed = match crate::util::read_text_capped(&path(paths), MAX_FILE) {
+        Ok(Some(text)) => json::parse(text).map_err(|e| e.to_string()),
+        _ => return BTreeMap::new(),
+    };
+    parsed.and_then(|v| from_json(&v)).unwrap_or_else(|e| {
+        log::warn!("{}: {e}; feeds are fetched in full", path(paths).display());
+        BTreeMap::new()
+    })
 }
 
 /// The validators to send: those of feeds among `wanted` whose values are stored.
@@ -77,7 +112,7 @@ pub(crate) fn save(
         };
     }
     all.retain(|url, _| configured.contains(url));
-    let text = serde_json::to_vec_pretty(&all).unwrap_or_default();
+    let text = json::to_vec_pretty(&all);
     if let Err(e) = crate::util::write_atomic(&path(paths), &text) {
         log::warn!("{}: {e}", path(paths).display());
     }

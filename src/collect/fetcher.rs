@@ -82,13 +82,12 @@ pub(crate) struct Answer<'a> {
 }
 
 /// What a conditional request sends back (`If-None-Match`, `If-Modified-Since`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// (Each kept in `feed_validators.json` only when given.)
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Validators {
     /// The last answer's `ETag`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// The last answer's `Last-Modified`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_modified: Option<String>,
 }
 

@@ -2,7 +2,7 @@
 //! value keeps only the last, and the next rewrite by `asn add` would drop the other
 //! silently. This scan finds such keys at any depth so that reading fails naming the
 //! key, its line and column. It is a plain byte scan of text already known to be
-//! valid JSON (a second serde pass would cost kilobytes of flash); keys are compared
+//! valid JSON (a second pass of the parser keeping positions would cost flash); keys are compared
 //! as written, escapes and all. Each object's keys go into a hash set, so a file with
 //! tens of thousands of keys is checked in linear time.
 

@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::Path;
 
-use serde_json::{Map, Value};
+use crate::util::json::{Map, Value};
 
 use super::read::read_value;
 use super::*;
@@ -37,7 +37,7 @@ fn lock(path: &Path) -> Result<fs::File, ConfigError> {
 /// be valid before and after; unknown keys are kept.
 fn update<T>(
     path: &Path,
-    change: impl FnOnce(&mut Map<String, Value>, &Config) -> Result<(T, bool), ConfigError>,
+    change: impl FnOnce(&mut Map, &Config) -> Result<(T, bool), ConfigError>,
 ) -> Result<T, ConfigError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         fs::create_dir_all(dir).map_err(|source| ConfigError::Io {
@@ -57,7 +57,7 @@ fn update<T>(
     if changed {
         let after = from_value(&doc, path)?.config;
         normalize_lists(&mut doc, &after);
-        let mut text = serde_json::to_string_pretty(&doc).expect("a JSON value serialises");
+        let mut text = crate::util::json::to_string_pretty(&doc);
         text.push('\n');
         // The next load would refuse a larger file: refuse the change instead.
         if text.len() as u64 > MAX_CONFIG_BYTES {
@@ -122,18 +122,20 @@ fn normalize_lists(doc: &mut Value, after: &Config) {
         } else {
             doc.get_mut("groups").and_then(|g| g.get_mut(&group.name))
         };
-        let Some(obj) = obj else { continue };
+        let Some(obj) = obj.and_then(Value::as_object_mut) else {
+            continue;
+        };
         for kind in Kind::ALL {
             if obj.get(kind.key()).is_some_and(|v| !v.is_null()) {
                 let list = group.sources(kind).iter().cloned().map(Value::String);
-                obj[kind.key()] = Value::Array(list.collect());
+                obj.insert(kind.key(), Value::Array(list.collect()));
             }
         }
     }
 }
 
 /// The JSON object holding `group`'s source lists: the top level for `default`.
-fn group_object<'d>(root: &'d mut Map<String, Value>, group: &str) -> &'d mut Map<String, Value> {
+fn group_object<'d>(root: &'d mut Map, group: &str) -> &'d mut Map {
     if group == DEFAULT_GROUP {
         return root;
     }
@@ -158,9 +160,8 @@ pub fn add_source(
         if g.has(kind, &norm) {
             return Ok(((norm.clone(), false), false));
         }
-        let list = group_object(root, group)
-            .entry(kind.key())
-            .or_insert_with(|| Value::Array(Vec::new()));
+        let list =
+            group_object(root, group).get_or_insert_with(kind.key(), || Value::Array(Vec::new()));
         if list.is_null() {
             *list = Value::Array(Vec::new());
         }

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::path::Path;
 
-use serde_json::{Map, Value};
+use crate::util::json::{Map, Value};
 
 use super::*;
 use crate::source::Kind;
@@ -15,21 +15,24 @@ mod groups;
 mod upstreams;
 
 pub(super) fn read_value(text: &str, path: &Path) -> Result<Value, ConfigError> {
-    let value = serde_json::from_str::<Value>(text).map_err(|e| ConfigError::Syntax {
+    let mut value = crate::util::json::parse(text).map_err(|e| ConfigError::Syntax {
         path: path.into(),
         line: e.line(),
         column: e.column(),
-        message: e.to_string().split(" at line ").next().unwrap_or("").into(),
+        message: e.message().into(),
     })?;
-    match super::dupkeys::repeated_key(text) {
-        Some((key, line, column)) => Err(ConfigError::Syntax {
+    if let Some((key, line, column)) = super::dupkeys::repeated_key(text) {
+        return Err(ConfigError::Syntax {
             path: path.into(),
             line,
             column,
             message: format!("key \"{key}\" given more than once"),
-        }),
-        None => Ok(value),
+        });
     }
+    // Keys in name order, as serde_json's maps kept them: groups are read in that
+    // order, and a rewrite writes it.
+    value.sort_keys();
+    Ok(value)
 }
 
 /// Parses and validates the text of a configuration file (`path` is for messages).
@@ -57,17 +60,13 @@ impl Reader<'_> {
         }
     }
 
-    fn object<'v>(
-        &mut self,
-        v: &'v Value,
-        key: &str,
-    ) -> Result<&'v Map<String, Value>, ConfigError> {
+    fn object<'v>(&mut self, v: &'v Value, key: &str) -> Result<&'v Map, ConfigError> {
         v.as_object()
             .ok_or_else(|| self.err(key, format!("expected an object, got {}", short(v))))
     }
 
     /// Warns about keys of `obj` not in `known`.
-    fn unknown(&mut self, obj: &Map<String, Value>, prefix: &str, known: &[&str]) {
+    fn unknown(&mut self, obj: &Map, prefix: &str, known: &[&str]) {
         for k in obj.keys().filter(|k| !known.contains(&k.as_str())) {
             self.warnings.push(format!(
                 "unknown key {prefix}{k} is ignored (kept when the file is rewritten)"
@@ -77,7 +76,7 @@ impl Reader<'_> {
 
     fn uint(
         &self,
-        obj: &Map<String, Value>,
+        obj: &Map,
         prefix: &str,
         key: &str,
         min: u64,
@@ -99,12 +98,7 @@ impl Reader<'_> {
         }
     }
 
-    fn string(
-        &self,
-        obj: &Map<String, Value>,
-        prefix: &str,
-        key: &str,
-    ) -> Result<Option<String>, ConfigError> {
+    fn string(&self, obj: &Map, prefix: &str, key: &str) -> Result<Option<String>, ConfigError> {
         match obj.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
@@ -115,12 +109,7 @@ impl Reader<'_> {
         }
     }
 
-    fn url(
-        &self,
-        obj: &Map<String, Value>,
-        prefix: &str,
-        key: &str,
-    ) -> Result<Option<String>, ConfigError> {
+    fn url(&self, obj: &Map, prefix: &str, key: &str) -> Result<Option<String>, ConfigError> {
         let s = self.string(obj, prefix, key)?;
         if let Some(u) = &s {
             if !(u.starts_with("http://") || u.starts_with("https://"))
@@ -137,7 +126,7 @@ impl Reader<'_> {
 
     fn word<T: std::str::FromStr<Err = crate::format::BadValue>>(
         &self,
-        obj: &Map<String, Value>,
+        obj: &Map,
         prefix: &str,
         key: &str,
     ) -> Result<Option<T>, ConfigError> {
@@ -153,18 +142,14 @@ impl Reader<'_> {
         .transpose()
     }
 
-    fn sources(
-        &mut self,
-        root: &Map<String, Value>,
-        kind: Kind,
-    ) -> Result<Vec<String>, ConfigError> {
+    fn sources(&mut self, root: &Map, kind: Kind) -> Result<Vec<String>, ConfigError> {
         self.sources_in(root, "", kind)
     }
 
     /// The sources of one kind in `obj` (`prefix` names it in errors and warnings).
     fn sources_in(
         &mut self,
-        obj: &Map<String, Value>,
+        obj: &Map,
         prefix: &str,
         kind: Kind,
     ) -> Result<Vec<String>, ConfigError> {
@@ -327,10 +312,10 @@ impl Reader<'_> {
     /// warned about.
     fn section<'v>(
         &mut self,
-        root: &'v Map<String, Value>,
+        root: &'v Map,
         key: &str,
         known: &[&str],
-    ) -> Result<Option<&'v Map<String, Value>>, ConfigError> {
+    ) -> Result<Option<&'v Map>, ConfigError> {
         let Some(v) = root.get(key).filter(|v| !v.is_null()) else {
             return Ok(None);
         };
@@ -339,7 +324,7 @@ impl Reader<'_> {
         Ok(Some(o))
     }
 
-    fn schedule(&self, o: &Map<String, Value>, s: &mut Schedule) -> Result<(), ConfigError> {
+    fn schedule(&self, o: &Map, s: &mut Schedule) -> Result<(), ConfigError> {
         if let Some(n) = self.uint(o, "schedule.", "retry_seconds", 1, 86_400)? {
             s.retry_seconds = n;
         }
@@ -350,7 +335,7 @@ impl Reader<'_> {
         Ok(())
     }
 
-    fn ripe(&self, o: &Map<String, Value>, c: &mut RipeConfig) -> Result<(), ConfigError> {
+    fn ripe(&self, o: &Map, c: &mut RipeConfig) -> Result<(), ConfigError> {
         if let Some(u) = self.url(o, "ripe.", "url")? {
             c.url = u;
         }
@@ -377,7 +362,7 @@ impl Reader<'_> {
         Ok(())
     }
 
-    fn dns(&self, o: &Map<String, Value>, c: &mut DnsConfig) -> Result<(), ConfigError> {
+    fn dns(&self, o: &Map, c: &mut DnsConfig) -> Result<(), ConfigError> {
         match self.string(o, "dns.", "resolver")?.as_deref() {
             None | Some("system") => c.resolver = Resolver::System,
             Some("doh") => c.resolver = Resolver::Doh,
@@ -397,7 +382,7 @@ impl Reader<'_> {
         Ok(())
     }
 
-    fn api(&self, o: &Map<String, Value>, c: &mut ApiConfig) -> Result<(), ConfigError> {
+    fn api(&self, o: &Map, c: &mut ApiConfig) -> Result<(), ConfigError> {
         if let Some(l) = self.string(o, "api.", "listen")? {
             c.listen = parse_listen(&l).map_err(|m| self.err("api.listen", m))?;
         }
@@ -411,7 +396,7 @@ impl Reader<'_> {
         Ok(())
     }
 
-    fn outputs(&mut self, root: &Map<String, Value>) -> Result<Vec<OutputConfig>, ConfigError> {
+    fn outputs(&mut self, root: &Map) -> Result<Vec<OutputConfig>, ConfigError> {
         match root.get("outputs") {
             None | Some(Value::Null) => Ok(Vec::new()),
             Some(Value::Array(list)) => list
@@ -466,7 +451,7 @@ impl Reader<'_> {
     }
 
     /// What an output renders: format, type, family, aggregate, table and set.
-    fn render(&self, o: &Map<String, Value>, prefix: &str) -> Result<RenderOptions, ConfigError> {
+    fn render(&self, o: &Map, prefix: &str) -> Result<RenderOptions, ConfigError> {
         let mut render = RenderOptions {
             format: self
                 .word::<Format>(o, prefix, "format")?
@@ -519,11 +504,7 @@ const MIN_PREFIX_KEYS: &[&str] = &["ipv4", "ipv6"];
 /// How upstreams are asked, and what is taken from them.
 impl Reader<'_> {
     /// `fetch` and `min_prefix`.
-    fn upstream_keys(
-        &mut self,
-        root: &Map<String, Value>,
-        c: &mut Config,
-    ) -> Result<(), ConfigError> {
+    fn upstream_keys(&mut self, root: &Map, c: &mut Config) -> Result<(), ConfigError> {
         if let Some(o) = self.section(root, "fetch", FETCH_KEYS)? {
             c.fetch.command = self.fetch_command(o)?;
         }
@@ -539,7 +520,7 @@ impl Reader<'_> {
     }
 
     /// `fetch.command`: a program and its arguments, one of which has `{url}`.
-    fn fetch_command(&self, o: &Map<String, Value>) -> Result<Option<Vec<String>>, ConfigError> {
+    fn fetch_command(&self, o: &Map) -> Result<Option<Vec<String>>, ConfigError> {
         let key = "fetch.command";
         let list = match o.get("command") {
             None | Some(Value::Null) => return Ok(None),

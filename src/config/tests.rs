@@ -152,6 +152,49 @@ fn add_remove_keep_unknown_keys() {
     assert_eq!(v["fqdns"], serde_json::json!(["example.com"]));
 }
 
+/// The bytes of a rewrite: keys sorted (a new list in its place among them), two-space
+/// indentation, numbers and strings of unknown keys as written (escapes decoded).
+#[test]
+fn rewrite_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.json");
+    let text = r#"{"zeta": {"x": 1.50, "big": 123456789012345678901234567890, "e": 1e3,
+        "s": "caf\u00e9 \/ \u0001", "l": [[], {}]}, "groups": {"video": {"zz": 1, "asns": ["1"]}},
+        "asns": [13335]}"#;
+    fs::write(&path, text).unwrap();
+    add_source(&path, Kind::Fqdn, "video", "Example.com").unwrap();
+    assert_eq!(
+        fs::read_to_string(&path).unwrap(),
+        r#"{
+  "asns": [
+    "13335"
+  ],
+  "groups": {
+    "video": {
+      "asns": [
+        "1"
+      ],
+      "fqdns": [
+        "example.com"
+      ],
+      "zz": 1
+    }
+  },
+  "zeta": {
+    "big": 123456789012345678901234567890,
+    "e": 1e3,
+    "l": [
+      [],
+      {}
+    ],
+    "s": "café / \u0001",
+    "x": 1.50
+  }
+}
+"#
+    );
+}
+
 #[test]
 fn bad_values_leave_file_alone() {
     let dir = tempfile::tempdir().unwrap();

@@ -134,6 +134,9 @@ struct Shell {
     /// The store's change count when last looked at, and when that was: a change by
     /// another process (a purge by the CLI) re-renders the outputs and is snapshotted.
     generation: (Option<i64>, Instant),
+    /// The connection that reads the change count, kept: opening one every second
+    /// would parse the schema every second.
+    store: crate::db::Pool,
 }
 
 /// Runs the daemon until SIGTERM or SIGINT arrives. SIGUSR1 collects every source
@@ -165,6 +168,7 @@ pub fn run(paths: &Paths) -> Result<(), DaemonError> {
         collect_now,
         saver,
         generation: (None, Instant::now()),
+        store: crate::db::Pool::new(paths.clone(), 1),
     };
     log::info!("daemon started (pid {})", std::process::id());
     shell.main_loop();
@@ -259,8 +263,7 @@ impl Shell {
     }
 
     fn store_generation(&self) -> Option<i64> {
-        let d = crate::db::open(&self.paths).ok()?;
-        d.generation().ok().map(|g| g.0)
+        self.store.with(|d| d.generation()).ok().map(|g| g.0)
     }
 
     fn drain(&mut self) {

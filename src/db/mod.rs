@@ -20,8 +20,10 @@ mod history;
 mod journal;
 mod lookup;
 mod migrate;
+mod pool;
 mod read;
 mod schema;
+mod select;
 pub mod snapshot;
 #[cfg(test)]
 mod tests;
@@ -30,7 +32,8 @@ mod write;
 
 pub use history::{Change, ChangeRow, DEFAULT_HISTORY_DAYS, MAX_ROWS};
 pub use journal::JournalMode;
-pub use read::{Row, SourceSummary};
+pub use pool::{Pool, SETTLED};
+pub use read::{Listed, Row, SourceSummary};
 pub use values::Values;
 pub use write::{MergeStats, WriteTx};
 
@@ -40,8 +43,8 @@ static LEGACY_WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicB
 /// The schema version this binary writes (`PRAGMA user_version`).
 pub const SCHEMA_VERSION: i64 = 3;
 
-/// Page cache per connection, in KiB: small, because a router has little memory and the
-/// API opens a connection per request.
+/// Page cache per connection, in KiB: small, because a router has little memory (a
+/// connection kept by a [`Pool`] releases its cache between uses).
 const CACHE_KIB: i64 = 2048;
 
 /// A storage failure, classified so that callers can tell a passing lock from damage.
@@ -230,6 +233,28 @@ pub struct Db {
     mode: JournalMode,
     /// Days the `changes` rows are kept by the writes of this connection.
     history_days: u32,
+    /// A write transaction was started: see the `Drop` impl.
+    wrote: bool,
+}
+
+/// How long a writer's last checkpoint waits for readers (see the `Drop` impl).
+const CLOSING_CHECKPOINT_WAIT: Duration = Duration::from_millis(200);
+
+impl Drop for Db {
+    /// A writer truncates the WAL as it closes. SQLite checkpoints and deletes the WAL
+    /// when the last connection closes; with a connection kept open elsewhere (the
+    /// API's [`Pool`]) this one is not the last, and the WAL would keep the size of
+    /// the largest write (megabytes after a big merge, in RAM on a router's tmpfs) and
+    /// its frames uncheckpointed. Waits briefly for readers; when one stays longer,
+    /// the next writer's close does it.
+    fn drop(&mut self) {
+        if self.wrote && self.mode == JournalMode::Wal {
+            let _ = self.conn.busy_timeout(CLOSING_CHECKPOINT_WAIT);
+            let _ = self
+                .conn
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        }
+    }
 }
 
 impl fmt::Debug for Db {
@@ -256,6 +281,7 @@ pub fn open(paths: &Paths) -> Result<Db, StoreError> {
         path,
         mode,
         history_days: DEFAULT_HISTORY_DAYS,
+        wrote: false,
     };
     db.setup(paths).map_err(|e| fail(&db.path, e))?;
     if restored {
@@ -307,6 +333,23 @@ impl Db {
         Ok(())
     }
 
+    /// Whether this connection may serve another use: no transaction is left open,
+    /// and the schema is still the one it was opened on (another version may have
+    /// migrated the file in place).
+    pub(crate) fn current(&self) -> bool {
+        self.conn.is_autocommit()
+            && self
+                .conn
+                .query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))
+                .is_ok_and(|v| v == SCHEMA_VERSION)
+    }
+
+    /// Readies a connection to be kept idle: no transaction open, page cache released
+    /// (the parsed schema stays). False when it should be closed instead.
+    pub(crate) fn idle(&self) -> bool {
+        self.conn.is_autocommit() && self.conn.execute_batch("PRAGMA shrink_memory").is_ok()
+    }
+
     /// Runs `f` on the connection; a failure passes [`fail`].
     pub(crate) fn run<T>(
         &self,
@@ -350,6 +393,7 @@ impl Db {
         ))?;
         self.mode = mode;
         if version < SCHEMA_VERSION {
+            self.wrote = true;
             migrate::migrate(self, paths)?;
         } else if !LEGACY_WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
             // Once per process: the API opens the database for every request.
@@ -370,6 +414,7 @@ impl Db {
     /// Starts a write transaction (`BEGIN IMMEDIATE`, so it waits for other writers
     /// up front instead of failing at its first write).
     pub fn write(&mut self) -> Result<WriteTx<'_>, StoreError> {
+        self.wrote = true;
         let path = &self.path;
         let tx = self
             .conn

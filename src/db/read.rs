@@ -1,10 +1,14 @@
 //! Queries: listings, counts, per-source summaries, rows.
 
+use std::net::Ipv4Addr;
+
+use rusqlite::types::ValueRef;
+
 use crate::format::TypeFilter;
 use crate::source::Kind;
 use crate::util;
 
-use super::codec::{time_text, value_text, with_value_text};
+use super::codec::{time_text, value_text, with_v4_text, BARE};
 use super::history::kind_of;
 use super::{Db, StoreError};
 
@@ -40,6 +44,47 @@ impl Row {
 pub(super) const ROW: &str = "SELECT s.kind, s.name, e.value, e.first_seen, e.last_seen \
                               FROM sources s JOIN entries e ON e.source = s.id";
 
+/// A stored value as the listings take it: an IPv4 value stored as a number stays
+/// one (no text rendered only to be parsed again), anything else is its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listed<'a> {
+    /// An IPv4 address or prefix: the address and the length as stored (`None`: a
+    /// bare address). A length over 32 can be stored (a script may write
+    /// `1.2.3.4/40`); it is the same invalid value its text is.
+    V4(Ipv4Addr, Option<u8>),
+    /// Any other value, as stored.
+    Text(&'a str),
+}
+
+impl<'a> Listed<'a> {
+    pub(super) fn of(v: ValueRef<'a>) -> Listed<'a> {
+        match v {
+            ValueRef::Integer(code) => {
+                let len = code & 63;
+                Listed::V4(
+                    Ipv4Addr::from((code >> 6) as u32),
+                    (len != BARE).then_some(len as u8),
+                )
+            }
+            ValueRef::Text(t) | ValueRef::Blob(t) => {
+                Listed::Text(std::str::from_utf8(t).unwrap_or(""))
+            }
+            _ => Listed::Text(""),
+        }
+    }
+
+    /// Calls `f` with the value's text, as the `addresses` view shows it.
+    pub fn with_text<T>(self, f: impl FnOnce(&str) -> T) -> T {
+        match self {
+            Listed::V4(a, len) => {
+                let code = (i64::from(u32::from(a)) << 6) | len.map_or(BARE, i64::from);
+                with_v4_text(code, f)
+            }
+            Listed::Text(t) => f(t),
+        }
+    }
+}
+
 /// Summary of one stored source.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceSummary {
@@ -62,19 +107,19 @@ impl Db {
     /// The distinct values of the selected sources, sorted as strings.
     pub fn get_values(&self, filter: TypeFilter) -> Result<Vec<String>, StoreError> {
         let mut values = Vec::new();
-        self.for_each_value(filter, |v| values.push(v.to_string()))?;
+        self.for_each_value(filter, |v| values.push(v.with_text(str::to_string)))?;
         values.sort_unstable();
         values.dedup();
         Ok(values)
     }
 
     /// Calls `f` with every stored value of the selected sources, duplicates included
-    /// and in no particular order, without allocating per value: the fast path behind
-    /// the listings (which sort and de-duplicate anyway).
+    /// and in no particular order, without allocating or rendering text per value:
+    /// the fast path behind the listings (which sort and de-duplicate anyway).
     pub fn for_each_value(
         &self,
         filter: TypeFilter,
-        mut f: impl FnMut(&str),
+        mut f: impl FnMut(Listed<'_>),
     ) -> Result<(), StoreError> {
         let kinds = filter.kinds().map(kind_params);
         self.run(|c| {
@@ -91,30 +136,7 @@ impl Db {
                 Some(k) => st.query(k)?,
             };
             while let Some(r) = rows.next()? {
-                with_value_text(r.get_ref(0)?, &mut f);
-            }
-            Ok(())
-        })
-    }
-
-    /// Calls `f` with every stored value of the given sources (duplicates included,
-    /// sources not stored ignored): one range of the key per source, so a group's list
-    /// costs its own rows only.
-    pub fn for_each_value_of(
-        &self,
-        sources: &[(Kind, String)],
-        mut f: impl FnMut(&str),
-    ) -> Result<(), StoreError> {
-        self.run(|c| {
-            let mut st = c.prepare(
-                "SELECT e.value FROM sources s JOIN entries e ON e.source = s.id \
-                 WHERE s.kind = ?1 AND s.name = ?2",
-            )?;
-            for (kind, name) in sources {
-                let mut rows = st.query([kind.as_str(), name.as_str()])?;
-                while let Some(r) = rows.next()? {
-                    with_value_text(r.get_ref(0)?, &mut f);
-                }
+                f(Listed::of(r.get_ref(0)?));
             }
             Ok(())
         })

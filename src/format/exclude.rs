@@ -3,9 +3,11 @@
 //! never a gap.
 //!
 //! The exclusions are merged once into sorted, disjoint address ranges per family;
-//! each listed value then finds the exclusions it overlaps by binary search, so the
-//! cost is O((n + m) log m) for n values and m exclusions (plus the pieces written),
-//! never a pass over all values per exclusion.
+//! the listed values (sorted) are then walked beside them, each finding the exclusions
+//! it overlaps from where the value before it stopped, so the cost is
+//! O(n + m log m) for n values and m exclusions (plus the pieces written), never a
+//! pass over all values per exclusion. The values an exclusion does not touch stay in
+//! place: the list is not copied.
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
@@ -143,43 +145,105 @@ fn cover<N: Span>(mut start: u128, end: u128, out: &mut Vec<Entry<N>>) {
     }
 }
 
-/// Subtracts `ranges` from one family's entries. Sorted input stays sorted when its
-/// entries do not overlap (an aggregated list, whose pieces stay aggregated: pieces of
-/// two disjoint prefixes can never merge); otherwise the pieces are sorted again.
+/// Subtracts `ranges` from one family's entries, in place. Sorted input stays sorted;
+/// aggregated input stays aggregated (pieces of two disjoint prefixes can never merge).
+///
+/// The entries come sorted (by address), so the first range that can overlap an entry
+/// only moves forward: found by stepping from the previous one, O(n + m) in all (a
+/// binary search only if an entry starts before the one before it). Only the entries
+/// an exclusion touches are cut; the rest stay where they are, so a long list with a
+/// few exclusions costs one pass over it, not a copy.
 fn subtract_family<N: Span>(entries: &mut Vec<Entry<N>>, ranges: &[(u128, u128)]) {
     if ranges.is_empty() || entries.is_empty() {
         return;
     }
-    let mut out = Vec::with_capacity(entries.len());
-    let mut split = false;
-    for e in entries.iter() {
+    // The pieces of the entries an exclusion touches, and where those are.
+    let (mut pieces, mut touched) = (Vec::new(), Vec::new());
+    let (mut i, mut last_start, mut last_key) = (0, 0, None);
+    // Whether the entries are strictly in key order (as every listing holds them).
+    let mut sorted = true;
+    for (at, e) in entries.iter().enumerate() {
         let (a, b) = e.net.range();
-        let mut i = ranges.partition_point(|r| r.1 < a);
-        if ranges.get(i).is_none_or(|r| r.0 > b) {
-            out.push(*e);
-            continue;
+        if a < last_start {
+            i = ranges.partition_point(|r| r.1 < a);
         }
-        split = true;
-        // The first address not yet decided; `None` once past the value's end.
-        let mut cur = Some(a);
-        while let (Some(c), Some(&(ra, rb))) = (cur, ranges.get(i)) {
-            if ra > b {
-                break;
-            }
-            if ra > c {
-                cover(c, ra - 1, &mut out);
-            }
-            cur = (rb < b).then(|| rb + 1);
+        last_start = a;
+        let key = e.net.key();
+        sorted = sorted && last_key.is_none_or(|l| l < key);
+        last_key = Some(key);
+        while ranges.get(i).is_some_and(|r| r.1 < a) {
             i += 1;
         }
-        if let Some(c) = cur {
-            cover(c, b, &mut out);
+        if ranges.get(i).is_some_and(|r| r.0 <= b) {
+            touched.push(at);
+            cut(a, b, &ranges[i..], &mut pieces);
         }
     }
-    if split {
-        sort_dedup(&mut out);
+    if touched.is_empty() {
+        return;
     }
-    *entries = out;
+    // The entries between two cut ones move down as blocks.
+    let mut to = touched[0];
+    for (k, &at) in touched.iter().enumerate() {
+        let next = touched.get(k + 1).copied().unwrap_or(entries.len());
+        entries.copy_within(at + 1..next, to);
+        to += next - at - 1;
+    }
+    entries.truncate(to);
+    sort_dedup(&mut pieces);
+    if !sorted {
+        entries.extend_from_slice(&pieces);
+        sort_dedup(entries);
+    } else if merge_in(entries, &pieces) {
+        // A piece equal to an entry nested in the one it was cut from.
+        entries.dedup_by(|later, first| later.net == first.net);
+    }
+}
+
+/// Merges sorted `pieces` into sorted `entries` (in the order of `sort_dedup`), from
+/// the back, in place; whether a piece and an entry are the same network.
+fn merge_in<N: Span>(entries: &mut Vec<Entry<N>>, pieces: &[Entry<N>]) -> bool {
+    let order = |e: &Entry<N>| (e.net.key(), e.bare);
+    let (mut i, mut j) = (entries.len(), pieces.len());
+    entries.extend_from_slice(pieces);
+    let mut same = false;
+    while j > 0 {
+        let k = i + j - 1;
+        let p = pieces[j - 1];
+        match i.checked_sub(1).map(|x| entries[x]) {
+            Some(e) if order(&e) > order(&p) => {
+                same |= e.net == p.net;
+                entries[k] = e;
+                i -= 1;
+            }
+            e => {
+                same |= e.is_some_and(|e| e.net == p.net);
+                entries[k] = p;
+                j -= 1;
+            }
+        }
+    }
+    same
+}
+
+/// Appends the pieces of `a..=b` outside `ranges` (those from the first that can
+/// overlap it).
+fn cut<N: Span>(a: u128, b: u128, ranges: &[(u128, u128)], out: &mut Vec<Entry<N>>) {
+    // The first address not yet decided; `None` once past the value's end.
+    let mut cur = Some(a);
+    for &(ra, rb) in ranges {
+        let Some(c) = cur else { break };
+        if ra > b {
+            break;
+        }
+        if ra > c {
+            cover(c, ra - 1, out);
+        }
+        cur = (rb < b).then(|| rb + 1);
+    }
+    if let Some(c) = cur {
+        cover(c, b, out);
+    }
 }
 
 /// Cuts `exclusions` out of prepared lists (aggregated ones stay aggregated). Values

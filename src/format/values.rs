@@ -304,6 +304,17 @@ impl Collector {
         }
     }
 
+    /// Adds one IPv4 value given as numbers: what [`Collector::push`] does with its
+    /// text `addr/len` (`addr` alone when `len` is `None`), without the text.
+    pub fn push_v4(&mut self, addr: Ipv4Addr, len: Option<u8>) {
+        if self.family == Some(Family::V6) {
+            return;
+        }
+        if let Some(Parsed::V4(e)) = ipv4_entry(addr, len) {
+            self.v4.push((e.net.key() << 1) | u64::from(e.bare));
+        }
+    }
+
     /// Sorts, removes duplicates and, with `aggregate`, merges overlapping and
     /// adjacent prefixes.
     pub fn finish(self, aggregate: bool) -> Prepared {
@@ -393,4 +404,51 @@ fn aggregate_family<N: Net>(entries: &mut Vec<Entry<N>>) {
 pub(super) fn sort_dedup<N: Net>(entries: &mut Vec<Entry<N>>) {
     entries.sort_unstable_by_key(|e| (e.net.key(), e.bare));
     entries.dedup_by(|later, first| later.net == first.net);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `push_v4` keeps, drops and shapes exactly what `push` does with the text.
+    #[test]
+    fn push_v4_is_push_of_the_text() {
+        let cases: [(Ipv4Addr, Option<u8>); 8] = [
+            (Ipv4Addr::new(10, 0, 0, 0), Some(8)),
+            (Ipv4Addr::new(10, 0, 0, 1), Some(24)),
+            (Ipv4Addr::new(93, 184, 216, 34), None),
+            (Ipv4Addr::new(93, 184, 216, 34), Some(32)),
+            (Ipv4Addr::new(0, 0, 0, 0), Some(0)),
+            (Ipv4Addr::new(1, 2, 3, 4), Some(33)),
+            (Ipv4Addr::new(1, 2, 3, 4), Some(63)),
+            (Ipv4Addr::new(255, 255, 255, 255), None),
+        ];
+        for family in [None, Some(Family::V4), Some(Family::V6)] {
+            let (mut by_text, mut by_numbers) = (Collector::new(family), Collector::new(family));
+            for (addr, len) in cases {
+                let text = match len {
+                    Some(l) => format!("{addr}/{l}"),
+                    None => addr.to_string(),
+                };
+                by_text.push(&text);
+                by_numbers.push_v4(addr, len);
+            }
+            for aggregate in [false, true] {
+                let (a, b) = (
+                    Collector {
+                        family,
+                        v4: by_text.v4.clone(),
+                        v6: Vec::new(),
+                    },
+                    Collector {
+                        family,
+                        v4: by_numbers.v4.clone(),
+                        v6: Vec::new(),
+                    },
+                );
+                assert_eq!(a.finish(aggregate), b.finish(aggregate), "{family:?}");
+            }
+            assert_eq!(by_text.v4, by_numbers.v4, "{family:?}");
+        }
+    }
 }

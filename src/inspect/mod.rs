@@ -101,8 +101,7 @@ fn order<'a>(values: impl Iterator<Item = &'a str>) -> Vec<u32> {
 
 /// Appends `s` as a JSON string.
 fn push_json(out: &mut Vec<u8>, s: &str) {
-    // Writing to a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut *out, s);
+    crate::util::json::push_string(out, s);
 }
 
 /// Appends `"key":` and `s` as a JSON string.

@@ -41,6 +41,8 @@ mod netlink;
 mod openwrt;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod openwrt_run;
+#[cfg(unix)]
+mod packaging;
 mod review;
 mod snapshot;
 mod storage;

@@ -14,7 +14,6 @@ use super::{word, Context, Reply, RequestInfo};
 use crate::api::error::ApiError;
 use crate::api::headers::{etag, none_match};
 use crate::api::query::{parse_bool, parse_query};
-use crate::db;
 use crate::format::{Format, RenderOptions};
 
 /// The query parameters of `GET /addresses`.
@@ -170,14 +169,13 @@ fn listing(opts: &RenderOptions, details: bool, ctx: &Context) -> Result<Listing
     if in_flight >= ANSWER_BUDGET {
         return Err(ApiError::Busy);
     }
-    let body = {
-        let db = db::open(&ctx.paths)?;
+    let body = ctx.db.with(|db| {
         if details {
-            crate::inspect::details::render(&db, &selection, opts)?
+            crate::inspect::details::render(db, &selection, opts).map_err(ApiError::from)
         } else {
-            crate::listing::render_selection(&db, &selection, opts)?
+            crate::listing::render_selection(db, &selection, opts).map_err(ApiError::from)
         }
-    };
+    })?;
     let tag = etag(&body);
     let body = Arc::new(body);
     lock(&KEPT).push(Kept {

@@ -4,7 +4,6 @@
 use super::{word, Context, Reply};
 use crate::api::error::ApiError;
 use crate::api::query::parse_query;
-use crate::db;
 use crate::format::TypeFilter;
 use crate::inspect::changes;
 use crate::util;
@@ -56,7 +55,8 @@ pub(super) fn changes(q: &ChangesQuery, ctx: &Context) -> Result<Reply, ApiError
         ),
         None => None,
     };
-    let db = db::open(&ctx.paths)?;
-    let out = changes::render(&db, &q.since, q.filter, selection.as_ref(), true)?;
+    let out = ctx
+        .db
+        .with(|db| changes::render(db, &q.since, q.filter, selection.as_ref(), true))?;
     Ok(Reply::json(200, out))
 }

@@ -9,8 +9,7 @@ use super::{Context, Reply};
 use crate::api::body::{json_line, Counts, Health};
 use crate::api::error::ApiError;
 use crate::config::{self, Paths};
-use crate::db;
-use crate::db::StoreError;
+use crate::db::{Db, Pool, StoreError};
 use crate::status;
 
 use super::files::{file_key, stat, FileKey, Stat, QUIET};
@@ -24,7 +23,7 @@ pub(super) fn health(ctx: &Context) -> Result<Reply, ApiError> {
             None
         })
         .unwrap_or_default();
-    let counts = cached_counts(&ctx.paths).map(|(asn, fqdn)| Counts { asn, fqdn });
+    let counts = cached_counts(&ctx.db).map(|(asn, fqdn)| Counts { asn, fqdn });
     // A broken config.json leaves the daemon on its last good configuration (or on
     // none, collecting nothing): the lists go stale while everything else looks fine,
     // which a monitor must see (contract, "HTTP API").
@@ -93,9 +92,10 @@ static CACHE: Mutex<Option<Cached>> = Mutex::new(None);
 /// (3.5 ms for 100k), so the counts are kept while the files stay as they were:
 /// any commit changes the WAL's size or time, a checkpoint or a rollback-journal
 /// write the main file's, a replaced or rewritten file its inode, size or time.
-/// Then the next request opens the database as before, and so still notices a
-/// damaged one at once.
-fn cached_counts(paths: &Paths) -> Result<(u64, u64), StoreError> {
+/// Then the next request reads the database as before (through the handlers' kept
+/// connection), and so still notices a damaged one at once.
+fn cached_counts(pool: &Pool) -> Result<(u64, u64), StoreError> {
+    let paths = pool.paths();
     let before = file_key(&paths.db);
     if let Some(key) = &before {
         let cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
@@ -105,7 +105,7 @@ fn cached_counts(paths: &Paths) -> Result<(u64, u64), StoreError> {
             }
         }
     }
-    let counts = db::open(paths).and_then(|db| db.counts())?;
+    let counts = pool.with(Db::counts)?;
     let quiet = |t: SystemTime| t.elapsed().is_ok_and(|d| d >= QUIET);
     let keep = before.filter(|k| quiet(k.main.3) && k.wal.as_ref().is_none_or(|w| quiet(w.3)));
     *CACHE.lock().unwrap_or_else(PoisonError::into_inner) =

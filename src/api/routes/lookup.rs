@@ -4,8 +4,8 @@
 use super::{Context, Reply};
 use crate::api::error::ApiError;
 use crate::api::query::parse_query;
+use crate::config;
 use crate::inspect::lookup::{self, Query};
-use crate::{config, db};
 
 /// Checks the query before a permit is taken: `ip` is required and must parse.
 pub(super) fn lookup_query(query: Option<&str>) -> Result<Query, ApiError> {
@@ -27,6 +27,6 @@ pub(super) fn lookup(q: &Query, ctx: &Context) -> Result<Reply, ApiError> {
         return Err(ApiError::NotFound(crate::inspect::missing("/lookup")));
     }
     let cfg = config::load(&ctx.paths.config())?.config;
-    let found = lookup::find(&db::open(&ctx.paths)?, q)?;
+    let found = ctx.db.with(|db| lookup::find(db, q))?;
     Ok(Reply::json(200, lookup::render(q, &found, &cfg, true)))
 }

@@ -105,8 +105,8 @@ impl From<ApiError> for Reply {
     }
 }
 
-/// What the handlers share: where the files are and the limit on requests doing
-/// database work at once.
+/// What the handlers share: where the files are, the limit on requests doing
+/// database work at once, and the database connections kept between requests.
 #[derive(Debug)]
 pub struct Context {
     /// The data directory and database.
@@ -114,6 +114,21 @@ pub struct Context {
     /// Requests whose handlers may run at the same time: each may hold a full
     /// listing in memory and a few files open.
     pub active: std::sync::Arc<Limit>,
+    /// One connection per handler doing database work, kept open: opening parses
+    /// the schema, which costs more than a lookup (`db::Pool`).
+    pub db: crate::db::Pool,
+}
+
+impl Context {
+    /// The context of a server whose handlers do database work `active` at a time
+    /// (plus the `/health` lane's one).
+    pub fn new(paths: Paths, active: usize) -> Context {
+        Context {
+            db: crate::db::Pool::new(paths.clone(), active + 1),
+            paths,
+            active: std::sync::Arc::new(Limit::new(active)),
+        }
+    }
 }
 
 /// The places the API knows.

@@ -1,10 +1,7 @@
 //! `GET|POST /asns`, `/fqdns`, `/feeds`, `/countries`, and `DELETE` of one of them
 //! (`/asns/{asn}`, `/fqdns/{fqdn}`, `/feeds/{percent-encoded URL}`, `/countries/{CC}`).
 
-use std::fmt;
-
-use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
-use serde_json::Value;
+use crate::util::json::{self, Value};
 
 use super::{Context, Reply};
 use crate::api::body::{json_line, Added, Listed, Named, Removed};
@@ -44,30 +41,6 @@ fn unknown_group(cfg: &config::Config, g: &str) -> String {
     )
 }
 
-/// The members of a JSON object in the order written, repeated keys included
-/// (`serde_json::Value` keeps only the last of a repeated key).
-struct Members(Vec<(String, Value)>);
-
-impl<'de> Deserialize<'de> for Members {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Members, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Members;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members, A::Error> {
-                let mut out = Vec::new();
-                while let Some(member) = map.next_entry::<String, Value>()? {
-                    out.push(member);
-                }
-                Ok(Members(out))
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
-
 /// The source in a `POST` body: `{"asn": "AS62041"}` (or a number), `{"fqdn": "..."}`,
 /// and the group if the body names one (`"group": "video"`).
 fn source_from_body(kind: Kind, body: &[u8]) -> Result<(String, Option<String>), ApiError> {
@@ -87,11 +60,22 @@ fn source_from_body(kind: Kind, body: &[u8]) -> Result<(String, Option<String>),
     if nested_deeper_than(body, 4) {
         return Err(bad("the JSON body is nested too deeply".into()));
     }
-    let Members(members) = serde_json::from_slice(body).map_err(|e| match e.classify() {
-        // Valid JSON, but not an object.
-        serde_json::error::Category::Data => bad("the body is not a JSON object".into()),
-        _ => bad(format!("invalid JSON body: {e}")),
-    })?;
+    // The members in the order written, repeated keys included.
+    let members = match json::parse_with_depth(body, 4) {
+        Ok(Value::Object(o)) => o.into_members(),
+        Ok(_) => return Err(bad("the body is not a JSON object".into())),
+        // Another kind of value, even if broken after its start (`[1,`): the answer
+        // serde_json gave, which read no further than the first byte.
+        Err(_)
+            if matches!(
+                body.trim_ascii_start().first(),
+                Some(b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n')
+            ) =>
+        {
+            return Err(bad("the body is not a JSON object".into()))
+        }
+        Err(e) => return Err(bad(format!("invalid JSON body: {e}"))),
+    };
     if let Some((other, _)) = members
         .iter()
         .find(|(k, _)| k.as_str() != key && k != "group")
@@ -141,9 +125,9 @@ fn one_group(from_body: Option<String>, from_query: Option<&str>) -> Result<Stri
 }
 
 /// Whether arrays and objects in `json` nest deeper than `max` (outside strings). The
-/// bodies we take are one level deep; refusing deep ones before serde_json parses
-/// them keeps its recursion (up to 128 levels, a few hundred bytes of stack each)
-/// off the small connection-thread stacks.
+/// bodies we take are one level deep; refusing deep ones before they are parsed keeps
+/// the parser's recursion off the small connection-thread stacks, and a deep body
+/// that is also broken is reported as deep.
 pub(super) fn nested_deeper_than(json: &[u8], max: usize) -> bool {
     let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
     for &b in json {

@@ -8,7 +8,7 @@ use crate::api::error::ApiError;
 use crate::overview;
 
 pub(super) fn status(ctx: &Context) -> Result<Reply, ApiError> {
-    let mut body = overview::build(&ctx.paths).to_json();
+    let mut body = overview::build(&ctx.db).to_json();
     body.push(b'\n');
     Ok(Reply::json(200, body))
 }

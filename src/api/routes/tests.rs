@@ -5,7 +5,6 @@ use crate::db;
 use crate::format::{self, RenderOptions};
 use serde_json::json;
 use serde_json::Value;
-use std::sync::Arc;
 
 struct T {
     _dir: tempfile::TempDir,
@@ -14,10 +13,7 @@ struct T {
 
 fn setup() -> T {
     let dir = tempfile::tempdir().unwrap();
-    let ctx = Context {
-        paths: Paths::new(dir.path(), None),
-        active: Arc::new(Limit::new(2)),
-    };
+    let ctx = Context::new(Paths::new(dir.path(), None), 2);
     T { _dir: dir, ctx }
 }
 
@@ -134,6 +130,13 @@ fn bad_bodies() {
         ("{}", "missing key \"asn\""),
         ("[1]", "not a JSON object"),
         ("null", "not a JSON object"),
+        ("[1,", "not a JSON object"),
+        (" \"AS1", "not a JSON object"),
+        ("x", "invalid JSON body: expected value at line 1 column 1"),
+        (
+            "{\"asn\":\"\\ud800\"}",
+            "invalid JSON body: unexpected end of hex escape",
+        ),
         ("{\"asn\":", "invalid JSON body"),
         (r#"{"asn":"1"} x"#, "invalid JSON body"),
     ] {
@@ -334,4 +337,34 @@ fn cross_origin_changes_are_refused_and_change_nothing() {
     // from the other page anyway: no CORS headers).
     let read = with_origin("GET", "/asns", Some("http://evil.example"));
     assert_eq!(call_with(&t, read, "").0.status, 200);
+}
+
+#[test]
+fn database_reads_reuse_one_kept_connection() {
+    let t = setup();
+    let mut db = db::open(&t.ctx.paths).unwrap();
+    let vals = vec!["10.0.0.0/8".to_string()];
+    db.merge_source(Kind::Asn, "1", &vals, crate::util::unix_now(), 7)
+        .unwrap();
+    drop(db);
+    // Written long ago: the pool keeps connections only to a settled file.
+    let f = std::fs::File::options()
+        .write(true)
+        .open(&t.ctx.paths.db)
+        .unwrap();
+    f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(10))
+        .unwrap();
+    for target in [
+        "/lookup?ip=10.1.2.3",
+        "/addresses?format=json",
+        "/changes",
+        "/status",
+        "/health",
+        "/lookup?ip=10.0.0.0/8",
+    ] {
+        let (r, _) = call(&t, "GET", target, "");
+        assert_eq!(r.status, 200, "{target}");
+        // One connection, opened by the first request and kept for the others.
+        assert_eq!((t.ctx.db.opened(), t.ctx.db.idle()), (1, 1), "{target}");
+    }
 }

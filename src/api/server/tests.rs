@@ -1,4 +1,5 @@
 use super::*;
+use crate::api::limit::Limit;
 use crate::api::poller::State;
 use std::io::Read;
 use std::io::Write;

@@ -1,7 +1,7 @@
 //! `outputs[]` entries with `"dnsmasq": PATH`: a dnsmasq config file of `nftset=`
 //! (or `ipset=`) lines for a group's host names (see `format::dnsmasq`).
 
-use serde_json::{Map, Value};
+use crate::util::json::{Map, Value};
 
 use super::{short, Reader};
 use crate::config::{Config, ConfigError, DnsmasqOutput, LoadKind, OutputConfig};
@@ -32,13 +32,13 @@ const MAX_SET_TIMEOUT: u64 = 365 * 86_400;
 /// Reads one dnsmasq output; its names are filled in by [`resolve`].
 pub(super) fn output(
     r: &mut Reader<'_>,
-    o: &Map<String, Value>,
+    o: &Map,
     prefix: &str,
 ) -> Result<OutputConfig, ConfigError> {
     r.unknown(o, prefix, KEYS);
     if let Some(k) = LISTING_KEYS
         .iter()
-        .find(|k| o.get(**k).is_some_and(|v| !v.is_null()))
+        .find(|k| o.get(k).is_some_and(|v| !v.is_null()))
     {
         return Err(r.err(
             &format!("{prefix}{k}"),

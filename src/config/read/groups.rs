@@ -3,8 +3,8 @@
 
 use std::collections::HashSet;
 
+use crate::util::json::{Map, Value};
 use ipnet::IpNet;
-use serde_json::{Map, Value};
 
 use super::{short, Reader};
 use crate::config::{Config, ConfigError, Group, Mark};
@@ -18,7 +18,7 @@ impl Reader<'_> {
     /// `exclude` of `obj` (`prefix` names it in errors, `whose` in messages).
     pub(super) fn exclusions(
         &self,
-        obj: &Map<String, Value>,
+        obj: &Map,
         prefix: &str,
         whose: &str,
     ) -> Result<Vec<IpNet>, ConfigError> {
@@ -39,11 +39,7 @@ impl Reader<'_> {
     /// The groups: `default` (the top-level sources, already read into `c`) first,
     /// then `groups` in name order. Fills `c.groups`, and makes `c.asns`, `c.fqdns`,
     /// `c.feeds` and `c.countries` the sources of every group (what is collected), each once.
-    pub(super) fn groups(
-        &mut self,
-        root: &Map<String, Value>,
-        c: &mut Config,
-    ) -> Result<(), ConfigError> {
+    pub(super) fn groups(&mut self, root: &Map, c: &mut Config) -> Result<(), ConfigError> {
         let mut default = Group::new(DEFAULT_GROUP);
         for kind in Kind::ALL {
             *default.sources_mut(kind) = c.sources(kind).to_vec();
@@ -53,7 +49,7 @@ impl Reader<'_> {
         match root.get("groups") {
             None | Some(Value::Null) => {}
             Some(Value::Object(o)) => {
-                // serde_json's map iterates in key order: groups are sorted by name.
+                // `read_value` sorted the keys: groups are sorted by name.
                 for (name, v) in o {
                     groups.push(self.group(name, v)?);
                 }
@@ -102,7 +98,7 @@ impl Reader<'_> {
     }
 
     /// `mark` and `mark_mask`: numbers, or strings in decimal or `0x` hex.
-    fn mark(&self, o: &Map<String, Value>, prefix: &str) -> Result<Option<Mark>, ConfigError> {
+    fn mark(&self, o: &Map, prefix: &str) -> Result<Option<Mark>, ConfigError> {
         let word = |key: &str| -> Result<Option<u32>, ConfigError> {
             let full = format!("{prefix}{key}");
             match o.get(key) {

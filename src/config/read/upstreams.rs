@@ -1,6 +1,6 @@
 //! Reading `asn_upstreams`, `bgptools`, `ipverse` and `feed`.
 
-use serde_json::{Map, Value};
+use crate::util::json::{Map, Value};
 
 use super::{short, Reader};
 use crate::config::upstreams::{AsnUpstream, Upstreams};
@@ -13,11 +13,7 @@ const FEED_KEYS: &[&str] = &["max_bytes"];
 impl Reader<'_> {
     /// The upstream settings; `bgptools` in `asn_upstreams` without
     /// `bgptools.user_agent` is an error naming that key.
-    pub(super) fn upstreams(
-        &mut self,
-        root: &Map<String, Value>,
-        u: &mut Upstreams,
-    ) -> Result<(), ConfigError> {
+    pub(super) fn upstreams(&mut self, root: &Map, u: &mut Upstreams) -> Result<(), ConfigError> {
         if let Some(list) = self.asn_upstreams(root)? {
             u.asn = list;
         }
@@ -59,10 +55,7 @@ impl Reader<'_> {
     }
 
     /// `asn_upstreams`: a non-empty list of known upstreams, each once.
-    fn asn_upstreams(
-        &mut self,
-        root: &Map<String, Value>,
-    ) -> Result<Option<Vec<AsnUpstream>>, ConfigError> {
+    fn asn_upstreams(&mut self, root: &Map) -> Result<Option<Vec<AsnUpstream>>, ConfigError> {
         let key = "asn_upstreams";
         let list = match root.get(key) {
             None | Some(Value::Null) => return Ok(None),

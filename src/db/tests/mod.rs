@@ -2,6 +2,7 @@
 use super::*;
 
 mod history;
+mod pool;
 use crate::format::TypeFilter;
 
 const DAY: i64 = 86_400;
@@ -253,6 +254,51 @@ fn values_and_counts() {
     assert_eq!(db.count_values(Kind::Asn).unwrap(), 3);
     let s = db.sources(Kind::Asn).unwrap();
     assert_eq!((s[1].source.as_str(), s[1].count), ("2", 2));
+}
+
+#[test]
+fn listed_values_are_numbers_for_ipv4_codes_and_text_otherwise() {
+    let (_d, paths) = setup();
+    let mut db = open(&paths).unwrap();
+    let stored = vals(&["10.0.0.0/8", "10.0.0.1/24", "2001:db8::/32"]);
+    db.merge_source(Kind::Asn, "1", &stored, T0, 7).unwrap();
+    db.merge_source(Kind::Fqdn, "x.example", &vals(&["1.1.1.1"]), T0, 7)
+        .unwrap();
+    // Not canonical (a script's), kept as text; and a length over 32, which the code
+    // can hold (`1.2.3.4/40`: 0x01020304 << 6 | 40).
+    db.run(|c| {
+        c.execute_batch(
+            "INSERT INTO entries (source, value, first_seen, last_seen, added) \
+             VALUES (1, '010.1.2.3/8', 0, 0, 0), (1, 1082179880, 0, 0, 0)",
+        )
+    })
+    .unwrap();
+    let mut listed = Vec::new();
+    db.for_each_value(TypeFilter::All, |v| {
+        listed.push((format!("{v:?}"), v.with_text(str::to_string)))
+    })
+    .unwrap();
+    listed.sort_by(|a, b| a.1.cmp(&b.1));
+    let got: Vec<(&str, &str)> = listed
+        .iter()
+        .map(|(d, t)| (d.as_str(), t.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("Text(\"010.1.2.3/8\")", "010.1.2.3/8"),
+            ("V4(1.1.1.1, None)", "1.1.1.1"),
+            ("V4(1.2.3.4, Some(40))", "1.2.3.4/40"),
+            ("V4(10.0.0.0, Some(8))", "10.0.0.0/8"),
+            ("V4(10.0.0.1, Some(24))", "10.0.0.1/24"),
+            ("Text(\"2001:db8::/32\")", "2001:db8::/32"),
+        ]
+    );
+    let mut of = Vec::new();
+    let x = |k: Kind, name: &str| (k, name) == (Kind::Fqdn, "x.example");
+    db.for_each_value_of(x, |v| of.push(format!("{v:?}")))
+        .unwrap();
+    assert_eq!(of, ["V4(1.1.1.1, None)"]);
 }
 
 fn copy_legacy(paths: &Paths) {

@@ -1,0 +1,339 @@
+//! The values of some sources (a group's list), read the cheapest way:
+//!
+//! * the group holds every source that has rows (the usual case for `default`, and for
+//!   a group naming all that is collected): the plain listing's pass over the value
+//!   index, unfiltered, so the group costs what the plain export costs;
+//! * it holds at least half of the stored sources: the same pass, keeping the rows of
+//!   its sources (the index `(value, source)` carries the source id). When its
+//!   sources, or the others, are one run of ids (sources added together), SQLite
+//!   keeps them with one `BETWEEN`, at the plain pass's price; otherwise the ids are
+//!   checked here against a bitset, about 20 ns a row beside the plain pass's 75
+//!   (an `OR` of several `BETWEEN`s or `NOT IN (...)` costs more still, and
+//!   `get_ref_unwrap` saves nothing measurable). The values come in
+//!   value order, so the listing's sort finds them sorted;
+//! * a smaller group: one range of the key `(source, value)` per source, so it costs
+//!   its own rows only (then sorted by the listing).
+//!
+//! Rows per source are not known without counting them (a pass over the table), so the
+//! number of sources stands for it. Figures: docs/performance.md, "Group export".
+
+use rusqlite::Connection;
+
+use super::read::Listed;
+use super::{Db, StoreError};
+use crate::source::Kind;
+
+/// The sources a listing keeps, by id: a bitset while ids are dense (they are: SQLite
+/// gives each new source the next id), a sorted list otherwise.
+enum IdSet {
+    Bits(Vec<u64>),
+    Sorted(Vec<i64>),
+}
+
+impl IdSet {
+    /// The set of `ids` (sorted, distinct).
+    fn new(ids: Vec<i64>) -> IdSet {
+        let dense = match (ids.first(), ids.last()) {
+            (Some(lo), Some(hi)) => *lo >= 0 && hi / 64 <= ids.len() as i64 + 1024,
+            _ => false,
+        };
+        if !dense {
+            return IdSet::Sorted(ids);
+        }
+        let mut bits = vec![0u64; ids.last().map_or(0, |hi| *hi as usize / 64 + 1)];
+        for id in ids {
+            bits[id as usize / 64] |= 1 << (id % 64);
+        }
+        IdSet::Bits(bits)
+    }
+
+    fn contains(&self, id: i64) -> bool {
+        match self {
+            IdSet::Bits(bits) => usize::try_from(id)
+                .ok()
+                .and_then(|i| bits.get(i / 64))
+                .is_some_and(|w| w & (1 << (id % 64)) != 0),
+            IdSet::Sorted(ids) => ids.binary_search(&id).is_ok(),
+        }
+    }
+}
+
+/// How the rows of the kept sources are read.
+#[derive(Debug, PartialEq, Eq)]
+enum Plan {
+    /// Nothing is kept.
+    Nothing,
+    /// Every row: the kept sources are all that have rows.
+    Everything,
+    /// The value index, rows whose source id is in `lo..=hi` (`true`) or outside it
+    /// (`false`): the kept sources, or the others, are one run of ids.
+    Within(i64, i64, bool),
+    /// The value index, rows of the kept ids only.
+    Filtered(Vec<i64>),
+    /// One key range per kept id.
+    Ranges(Vec<i64>),
+}
+
+/// The ids of the stored sources (in order), split by whether `keep` keeps them.
+#[derive(Default)]
+struct Split {
+    kept: Vec<i64>,
+    dropped: Vec<i64>,
+    /// How many runs of consecutive stored sources each is.
+    kept_runs: usize,
+    dropped_runs: usize,
+    /// Whether the source before was kept.
+    last: Option<bool>,
+}
+
+impl Split {
+    fn push(&mut self, id: i64, kept: bool) {
+        let (ids, runs) = match kept {
+            true => (&mut self.kept, &mut self.kept_runs),
+            false => (&mut self.dropped, &mut self.dropped_runs),
+        };
+        if self.last != Some(kept) {
+            *runs += 1;
+        }
+        self.last = Some(kept);
+        ids.push(id);
+    }
+}
+
+/// The plan for the stored sources that `keep` keeps. Sources of a kind this binary
+/// does not know are never kept.
+fn plan(c: &Connection, keep: &mut dyn FnMut(Kind, &str) -> bool) -> rusqlite::Result<Plan> {
+    let mut st = c.prepare("SELECT id, kind, name FROM sources ORDER BY id")?;
+    let mut rows = st.query([])?;
+    let mut split = Split::default();
+    while let Some(r) = rows.next()? {
+        let kind = Kind::from_word(r.get_ref(1)?.as_str()?);
+        let name = r.get_ref(2)?.as_str()?;
+        let kept = kind.is_some_and(|k| keep(k, name));
+        split.push(r.get(0)?, kept);
+    }
+    if split.kept.is_empty() {
+        return Ok(Plan::Nothing);
+    }
+    // A source stays in `sources` after its last row is gone (its history names it):
+    // those dropped without rows do not count. One seek each, stopping at the first
+    // dropped source that has rows.
+    let mut has_rows = c.prepare("SELECT 1 FROM entries WHERE source = ?1 LIMIT 1")?;
+    let mut others_have_rows = false;
+    for id in &split.dropped {
+        if has_rows.exists([id])? {
+            others_have_rows = true;
+            break;
+        }
+    }
+    let Split {
+        kept,
+        dropped,
+        kept_runs,
+        dropped_runs,
+        ..
+    } = split;
+    let run = |ids: &[i64]| (ids[0], ids[ids.len() - 1]);
+    Ok(if !others_have_rows {
+        Plan::Everything
+    } else if kept.len() < dropped.len() {
+        Plan::Ranges(kept)
+    } else if kept_runs == 1 {
+        let (lo, hi) = run(&kept);
+        Plan::Within(lo, hi, true)
+    } else if dropped_runs == 1 {
+        let (lo, hi) = run(&dropped);
+        Plan::Within(lo, hi, false)
+    } else {
+        Plan::Filtered(kept)
+    })
+}
+
+impl Db {
+    /// Calls `f` with every stored value of the stored sources that `keep` keeps
+    /// (called once per stored source with its kind and name; duplicates included, in
+    /// no particular order), without allocating per value: the values of a group,
+    /// selected in SQL by source, never copied per group.
+    pub fn for_each_value_of(
+        &self,
+        mut keep: impl FnMut(Kind, &str) -> bool,
+        mut f: impl FnMut(Listed<'_>),
+    ) -> Result<(), StoreError> {
+        self.run(|c| match plan(c, &mut keep)? {
+            Plan::Nothing => Ok(()),
+            Plan::Everything => {
+                // The plain listing's query (`for_each_value`).
+                let mut st = c.prepare("SELECT value FROM entries INDEXED BY entries_value")?;
+                let mut rows = st.query([])?;
+                while let Some(r) = rows.next()? {
+                    f(Listed::of(r.get_ref(0)?));
+                }
+                Ok(())
+            }
+            Plan::Within(lo, hi, inside) => {
+                let not = if inside { "" } else { "NOT" };
+                let mut st = c.prepare(&format!(
+                    "SELECT value FROM entries INDEXED BY entries_value \
+                     WHERE source {not} BETWEEN ?1 AND ?2"
+                ))?;
+                let mut rows = st.query([lo, hi])?;
+                while let Some(r) = rows.next()? {
+                    f(Listed::of(r.get_ref(0)?));
+                }
+                Ok(())
+            }
+            Plan::Filtered(ids) => {
+                let set = IdSet::new(ids);
+                // A covering index: (value, source), the key's columns.
+                let mut st =
+                    c.prepare("SELECT source, value FROM entries INDEXED BY entries_value")?;
+                let mut rows = st.query([])?;
+                while let Some(r) = rows.next()? {
+                    if set.contains(r.get_ref(0)?.as_i64()?) {
+                        f(Listed::of(r.get_ref(1)?));
+                    }
+                }
+                Ok(())
+            }
+            Plan::Ranges(ids) => {
+                let mut st = c.prepare("SELECT value FROM entries WHERE source = ?1")?;
+                for id in ids {
+                    let mut rows = st.query([id])?;
+                    while let Some(r) = rows.next()? {
+                        f(Listed::of(r.get_ref(0)?));
+                    }
+                }
+                Ok(())
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Paths;
+
+    const T0: i64 = 1_790_000_000;
+
+    /// Four sources with rows, sharing values, both families and kinds; `D` only in
+    /// the history (its rows purged).
+    fn store() -> (tempfile::TempDir, Db) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = super::super::open(&Paths::new(dir.path(), None)).unwrap();
+        let put = |db: &mut Db, kind, name: &str, v: &[&str]| {
+            let v: Vec<String> = v.iter().map(|s| s.to_string()).collect();
+            db.merge_source(kind, name, &v, T0, 7).unwrap();
+        };
+        put(
+            &mut db,
+            Kind::Asn,
+            "D",
+            &["192.0.2.0/24", "2001:db8:d::/48"],
+        );
+        put(
+            &mut db,
+            Kind::Asn,
+            "A",
+            &["10.0.0.0/8", "10.1.0.0/16", "2001:db8::/32"],
+        );
+        put(
+            &mut db,
+            Kind::Asn,
+            "B",
+            &["10.1.0.0/16", "11.0.0.0/8", "2001:db8::/32"],
+        );
+        put(&mut db, Kind::Asn, "C", &["12.0.0.0/8", "2001:db8:c::/48"]);
+        put(
+            &mut db,
+            Kind::Fqdn,
+            "x.example",
+            &["10.1.2.3", "2001:db8::1"],
+        );
+        db.purge_source(Kind::Asn, "D").unwrap();
+        (dir, db)
+    }
+
+    /// The values `for_each_value_of` gives for the sources named, sorted (duplicates
+    /// kept), the reference read source by source, and the plan taken.
+    fn check(db: &Db, names: &[&str]) -> Plan {
+        let keep = |_: Kind, n: &str| names.contains(&n);
+        let mut got = Vec::new();
+        db.for_each_value_of(keep, |v| v.with_text(|t| got.push(t.to_string())))
+            .unwrap();
+        got.sort();
+        let mut want = Vec::new();
+        for (kind, name) in [(Kind::Asn, "A"), (Kind::Asn, "B"), (Kind::Asn, "C")]
+            .into_iter()
+            .chain([(Kind::Asn, "D"), (Kind::Fqdn, "x.example")])
+            .filter(|(_, n)| names.contains(n))
+        {
+            want.extend(db.rows(kind, name).unwrap().into_iter().map(|r| r.value));
+        }
+        want.sort();
+        assert_eq!(got, want, "{names:?}");
+        plan(&db.conn, &mut |k, n| keep(k, n)).unwrap()
+    }
+
+    #[test]
+    fn every_plan_selects_exactly_the_sources_named() {
+        let (_d, db) = store();
+        // Every source with rows (with or without the one without rows): everything.
+        let all = ["A", "B", "C", "x.example"];
+        assert_eq!(check(&db, &all), Plan::Everything);
+        assert_eq!(
+            check(&db, &["A", "B", "C", "D", "x.example"]),
+            Plan::Everything
+        );
+        // Most of them (ids: D 1, A 2, B 3, C 4, x.example 5): the index, filtered
+        // (shared values come once per source); by one run of ids when there is one.
+        assert_eq!(check(&db, &["A", "B", "C"]), Plan::Within(2, 4, true));
+        assert_eq!(
+            check(&db, &["B", "C", "x.example"]),
+            Plan::Within(3, 5, true)
+        );
+        assert_eq!(
+            check(&db, &["D", "A", "C", "x.example"]),
+            Plan::Within(3, 3, false)
+        );
+        assert_eq!(
+            check(&db, &["A", "C", "x.example"]),
+            Plan::Filtered(vec![2, 4, 5])
+        );
+        // Few: a range each.
+        assert_eq!(check(&db, &["A"]), Plan::Ranges(vec![2]));
+        assert_eq!(check(&db, &["B", "D"]), Plan::Ranges(vec![1, 3]));
+        assert_eq!(check(&db, &["D"]), Plan::Ranges(vec![1]));
+        assert_eq!(check(&db, &[]), Plan::Nothing);
+        assert_eq!(check(&db, &["nowhere"]), Plan::Nothing);
+    }
+
+    #[test]
+    fn a_kind_not_kept_is_left_out() {
+        let (_d, db) = store();
+        let mut got = Vec::new();
+        db.for_each_value_of(
+            |k, _| k == Kind::Fqdn,
+            |v| v.with_text(|t| got.push(t.to_string())),
+        )
+        .unwrap();
+        got.sort();
+        assert_eq!(got, ["10.1.2.3", "2001:db8::1"]);
+    }
+
+    #[test]
+    fn id_sets_dense_and_sparse() {
+        let dense = IdSet::new(vec![1, 2, 64, 130]);
+        assert!(matches!(dense, IdSet::Bits(_)));
+        let sparse = IdSet::new(vec![-5, 3, 1 << 40]);
+        assert!(matches!(sparse, IdSet::Sorted(_)));
+        for (set, ids) in [(dense, [1, 2, 64, 130]), (sparse, [-5, 3, 1 << 40, 3])] {
+            for id in ids {
+                assert!(set.contains(id), "{id}");
+            }
+            for id in [0, 4, 63, 65, 129, 131, -1, i64::MAX, i64::MIN] {
+                assert!(!set.contains(id), "{id}");
+            }
+        }
+    }
+}
