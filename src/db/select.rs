@@ -7,8 +7,9 @@
 //!   its sources (the index `(value, source)` carries the source id). When its
 //!   sources, or the others, are one run of ids (sources added together), SQLite
 //!   keeps them with one `BETWEEN`, at the plain pass's price; otherwise the ids are
-//!   checked here against a bitset, about 15 ns a row more (an `OR` of several
-//!   `BETWEEN`s or `NOT IN (...)` costs more still, measured). The values come in
+//!   checked here against a bitset, about 20 ns a row beside the plain pass's 75
+//!   (an `OR` of several `BETWEEN`s or `NOT IN (...)` costs more still, and
+//!   `get_ref_unwrap` saves nothing measurable). The values come in
 //!   value order, so the listing's sort finds them sorted;
 //! * a smaller group: one range of the key `(source, value)` per source, so it costs
 //!   its own rows only (then sorted by the listing).
