@@ -3,60 +3,27 @@
 //! * the group holds every source that has rows (the usual case for `default`, and for
 //!   a group naming all that is collected): the plain listing's pass over the value
 //!   index, unfiltered, so the group costs what the plain export costs;
-//! * it holds at least half of the stored sources: the same pass, keeping the rows of
-//!   its sources (the index `(value, source)` carries the source id). When its
-//!   sources, or the others, are one run of ids (sources added together), SQLite
-//!   keeps them with one `BETWEEN`, at the plain pass's price; otherwise the ids are
-//!   checked here against a bitset, about 20 ns a row beside the plain pass's 75
-//!   (an `OR` of several `BETWEEN`s or `NOT IN (...)` costs more still, and
-//!   `get_ref_unwrap` saves nothing measurable). The values come in
-//!   value order, so the listing's sort finds them sorted;
-//! * a smaller group: one range of the key `(source, value)` per source, so it costs
-//!   its own rows only (then sorted by the listing).
+//! * it holds at least half of the stored sources, and its sources, or the others,
+//!   are one run of ids (sources added together): the same pass, SQLite keeping the
+//!   rows of the run, or those outside it, with one `BETWEEN` (the index
+//!   `(value, source)` carries the source id), at the plain pass's price. The values
+//!   come in value order, so the listing's sort finds them sorted;
+//! * otherwise: one range of the key `(source, value)` per source, so it costs its own
+//!   rows only (then sorted by the listing).
 //!
-//! Rows per source are not known without counting them (a pass over the table), so the
-//! number of sources stands for it. Figures: docs/performance.md, "Group export".
+//! Measured against the last case for a group of 100 of 110 sources with mixed ids
+//! (docs/performance.md, "Group export"): the pass over the index with each row's
+//! source id checked in a bitset here costs about 20 ns a row beside the plain pass's
+//! 75 and lost (1.3-1.45x the plain export against 1.22-1.35x); an `OR` of several
+//! `BETWEEN`s or a `NOT IN (...)` costs more still, and a k-way merge of the ranges
+//! (no sort afterwards) more than the sort. Rows per source are not known without
+//! counting them, so the number of sources stands for it.
 
 use rusqlite::Connection;
 
 use super::read::Listed;
 use super::{Db, StoreError};
 use crate::source::Kind;
-
-/// The sources a listing keeps, by id: a bitset while ids are dense (they are: SQLite
-/// gives each new source the next id), a sorted list otherwise.
-enum IdSet {
-    Bits(Vec<u64>),
-    Sorted(Vec<i64>),
-}
-
-impl IdSet {
-    /// The set of `ids` (sorted, distinct).
-    fn new(ids: Vec<i64>) -> IdSet {
-        let dense = match (ids.first(), ids.last()) {
-            (Some(lo), Some(hi)) => *lo >= 0 && hi / 64 <= ids.len() as i64 + 1024,
-            _ => false,
-        };
-        if !dense {
-            return IdSet::Sorted(ids);
-        }
-        let mut bits = vec![0u64; ids.last().map_or(0, |hi| *hi as usize / 64 + 1)];
-        for id in ids {
-            bits[id as usize / 64] |= 1 << (id % 64);
-        }
-        IdSet::Bits(bits)
-    }
-
-    fn contains(&self, id: i64) -> bool {
-        match self {
-            IdSet::Bits(bits) => usize::try_from(id)
-                .ok()
-                .and_then(|i| bits.get(i / 64))
-                .is_some_and(|w| w & (1 << (id % 64)) != 0),
-            IdSet::Sorted(ids) => ids.binary_search(&id).is_ok(),
-        }
-    }
-}
 
 /// How the rows of the kept sources are read.
 #[derive(Debug, PartialEq, Eq)]
@@ -68,8 +35,6 @@ enum Plan {
     /// The value index, rows whose source id is in `lo..=hi` (`true`) or outside it
     /// (`false`): the kept sources, or the others, are one run of ids.
     Within(i64, i64, bool),
-    /// The value index, rows of the kept ids only.
-    Filtered(Vec<i64>),
     /// One key range per kept id.
     Ranges(Vec<i64>),
 }
@@ -145,7 +110,7 @@ fn plan(c: &Connection, keep: &mut dyn FnMut(Kind, &str) -> bool) -> rusqlite::R
         let (lo, hi) = run(&dropped);
         Plan::Within(lo, hi, false)
     } else {
-        Plan::Filtered(kept)
+        Plan::Ranges(kept)
     })
 }
 
@@ -179,19 +144,6 @@ impl Db {
                 let mut rows = st.query([lo, hi])?;
                 while let Some(r) = rows.next()? {
                     f(Listed::of(r.get_ref(0)?));
-                }
-                Ok(())
-            }
-            Plan::Filtered(ids) => {
-                let set = IdSet::new(ids);
-                // A covering index: (value, source), the key's columns.
-                let mut st =
-                    c.prepare("SELECT source, value FROM entries INDEXED BY entries_value")?;
-                let mut rows = st.query([])?;
-                while let Some(r) = rows.next()? {
-                    if set.contains(r.get_ref(0)?.as_i64()?) {
-                        f(Listed::of(r.get_ref(1)?));
-                    }
                 }
                 Ok(())
             }
@@ -285,8 +237,9 @@ mod tests {
             check(&db, &["A", "B", "C", "D", "x.example"]),
             Plan::Everything
         );
-        // Most of them (ids: D 1, A 2, B 3, C 4, x.example 5): the index, filtered
-        // (shared values come once per source); by one run of ids when there is one.
+        // Most of them (ids: D 1, A 2, B 3, C 4, x.example 5) in one run of ids, or
+        // the others in one: the index, filtered by the run (shared values come once
+        // per source); in no run: a range each.
         assert_eq!(check(&db, &["A", "B", "C"]), Plan::Within(2, 4, true));
         assert_eq!(
             check(&db, &["B", "C", "x.example"]),
@@ -298,7 +251,7 @@ mod tests {
         );
         assert_eq!(
             check(&db, &["A", "C", "x.example"]),
-            Plan::Filtered(vec![2, 4, 5])
+            Plan::Ranges(vec![2, 4, 5])
         );
         // Few: a range each.
         assert_eq!(check(&db, &["A"]), Plan::Ranges(vec![2]));
@@ -319,21 +272,5 @@ mod tests {
         .unwrap();
         got.sort();
         assert_eq!(got, ["10.1.2.3", "2001:db8::1"]);
-    }
-
-    #[test]
-    fn id_sets_dense_and_sparse() {
-        let dense = IdSet::new(vec![1, 2, 64, 130]);
-        assert!(matches!(dense, IdSet::Bits(_)));
-        let sparse = IdSet::new(vec![-5, 3, 1 << 40]);
-        assert!(matches!(sparse, IdSet::Sorted(_)));
-        for (set, ids) in [(dense, [1, 2, 64, 130]), (sparse, [-5, 3, 1 << 40, 3])] {
-            for id in ids {
-                assert!(set.contains(id), "{id}");
-            }
-            for id in [0, 4, 63, 65, 129, 131, -1, i64::MAX, i64::MIN] {
-                assert!(!set.contains(id), "{id}");
-            }
-        }
     }
 }
