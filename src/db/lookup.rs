@@ -14,7 +14,7 @@
 use ipnet::IpNet;
 use rusqlite::types::Value;
 
-use super::codec::Stored;
+use super::codec::{with_value_text, Stored};
 use super::{Db, Row, StoreError};
 use crate::format::TypeFilter;
 
@@ -106,11 +106,14 @@ impl Db {
     }
 
     /// Calls `f` with every row whose value may lie inside `net` (one index range or
-    /// a few; the caller checks each), until `f` returns false. Nothing for a single
-    /// address.
+    /// a few) and whose value text `keep` takes, until `f` returns false. Nothing for
+    /// a single address. `keep` sees each value before its row is built: an IPv6 text
+    /// range can hold many values outside `net` (all 10,000 of `2001:db8:` for a
+    /// `/40`), which then cost no row.
     pub fn for_each_row_within(
         &self,
         net: &IpNet,
+        mut keep: impl FnMut(&str) -> bool,
         mut f: impl FnMut(Row) -> bool,
     ) -> Result<(), StoreError> {
         self.run(|c| {
@@ -120,8 +123,14 @@ impl Db {
             for (lo, hi) in ranges(net) {
                 st.raw_bind_parameter(1, lo)?;
                 st.raw_bind_parameter(2, hi)?;
-                if !each(&mut st, &mut f)? {
-                    break;
+                let mut rows = st.raw_query();
+                while let Some(r) = rows.next()? {
+                    if !with_value_text(r.get_ref(2)?, &mut keep) {
+                        continue;
+                    }
+                    if !f(Row::from_row(r)?) {
+                        return Ok(());
+                    }
                 }
             }
             Ok(())

@@ -91,17 +91,17 @@ pub fn find(db: &Db, q: &Query) -> Result<Found, StoreError> {
     db.for_each_row_with_value(&q.covering(), |r| rows.push(r))?;
     let mut truncated = rows.len() > MAX_ROWS;
     if !truncated {
-        db.for_each_row_within(&q.net, |r| {
-            // Strictly inside: what contains the query came from the probe already.
-            let inside = parse_value(&r.value)
-                .is_some_and(|e| e.net.prefix_len() > q.net.prefix_len() && q.net.contains(&e.net));
-            if inside {
-                if rows.len() == MAX_ROWS {
-                    truncated = true;
-                    return false;
-                }
-                rows.push(r);
+        // Strictly inside: what contains the query came from the probe already.
+        let inside = |v: &str| {
+            parse_value(v)
+                .is_some_and(|e| e.net.prefix_len() > q.net.prefix_len() && q.net.contains(&e.net))
+        };
+        db.for_each_row_within(&q.net, inside, |r| {
+            if rows.len() == MAX_ROWS {
+                truncated = true;
+                return false;
             }
+            rows.push(r);
             true
         })?;
     }
