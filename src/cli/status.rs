@@ -1,7 +1,6 @@
 //! `status [--json]`: what the daemon and the last runs recorded, and what is stored.
 //! Gathering the facts, the JSON form and the text form are separate steps.
 
-use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::output::print;
@@ -79,19 +78,24 @@ fn gather(paths: &Paths) -> Report {
     }
 }
 
-/// The number of stored rows of every stored source.
-fn stored_per_source(db: &db::Db) -> Result<HashMap<(Kind, String), u64>, db::StoreError> {
-    let mut out = HashMap::new();
+/// A stored source and its number of rows.
+type StoredRows = ((Kind, String), u64);
+
+/// The number of stored rows of every stored source, sorted by source (a sorted list
+/// searched by halves rather than a hash map: no hash table code on flash).
+fn stored_per_source(db: &db::Db) -> Result<Vec<StoredRows>, db::StoreError> {
+    let mut out = Vec::new();
     for kind in Kind::ALL {
         for s in db.sources(kind)? {
-            out.insert((kind, s.source), s.count);
+            out.push(((kind, s.source), s.count));
         }
     }
+    out.sort_unstable();
     Ok(out)
 }
 
 /// Each group's configured sources and the stored rows of them.
-fn per_group(cfg: &Config, stored: &HashMap<(Kind, String), u64>) -> Vec<(String, usize, u64)> {
+fn per_group(cfg: &Config, stored: &[StoredRows]) -> Vec<(String, usize, u64)> {
     cfg.groups
         .iter()
         .map(|g| {
@@ -99,7 +103,9 @@ fn per_group(cfg: &Config, stored: &HashMap<(Kind, String), u64>) -> Vec<(String
             for kind in Kind::ALL {
                 for s in g.sources(kind) {
                     n += 1;
-                    rows += stored.get(&(kind, s.clone())).copied().unwrap_or(0);
+                    let at =
+                        stored.binary_search_by(|((k, n), _)| (*k, n.as_str()).cmp(&(kind, s)));
+                    rows += at.map_or(0, |i| stored[i].1);
                 }
             }
             (g.name.clone(), n, rows)

@@ -5,7 +5,6 @@
 //! The prefixes kept are reused for `refresh_hours`: the table is downloaded at most
 //! once in that time for all ASNs together (retries of failed sources included).
 
-use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -29,10 +28,12 @@ const MIN_TIMEOUT: Duration = Duration::from_secs(300);
 struct Table {
     /// When it was downloaded.
     at: Instant,
-    /// The ASNs that were looked for.
-    wanted: HashSet<u32>,
-    /// Their prefixes (an ASN absent here announces nothing in the table).
-    prefixes: HashMap<u32, Vec<IpNet>>,
+    /// The ASNs that were looked for, sorted.
+    wanted: Vec<u32>,
+    /// Their prefixes, by ASN in `wanted`'s order (`None`: absent from the table, so
+    /// it announces nothing there). Sorted vectors, not hash maps: a few dozen ASNs are
+    /// found by binary search as fast, and without a hash table's code on flash.
+    prefixes: Vec<Option<Vec<IpNet>>>,
 }
 
 /// The last table of each URL in this process (the daemon keeps it between runs).
@@ -61,6 +62,14 @@ fn after_key<'a>(line: &'a str, key: &str) -> Option<&'a str> {
     rest.trim_start().strip_prefix(':').map(str::trim_start)
 }
 
+/// The configured ASNs as numbers, sorted, each once.
+fn sorted_asns(asns: &[String]) -> Vec<u32> {
+    let mut v: Vec<u32> = asns.iter().filter_map(|a| a.parse().ok()).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
 /// The bgp.tools upstream of one run.
 #[derive(Debug)]
 pub struct BgptoolsClient {
@@ -68,8 +77,8 @@ pub struct BgptoolsClient {
     url: String,
     refresh: Duration,
     min_prefix: MinPrefix,
-    /// Every ASN configured: one download looks for all of them.
-    wanted: HashSet<u32>,
+    /// Every ASN configured, sorted and once each: one download looks for all of them.
+    wanted: Vec<u32>,
     /// Where the time of the last download is kept (`bgptools.stamp` in the data
     /// directory), so that separate `run` processes also download at most once per
     /// `refresh_hours`; a few bytes, not the table.
@@ -92,7 +101,7 @@ impl BgptoolsClient {
             url: cfg.url.clone(),
             refresh: Duration::from_secs(u64::from(cfg.refresh_hours) * 3600),
             min_prefix,
-            wanted: asns.iter().filter_map(|a| a.parse().ok()).collect(),
+            wanted: sorted_asns(asns),
             stamp: None,
         }
     }
@@ -110,7 +119,7 @@ impl BgptoolsClient {
             .iter()
             .position(|(u, t)| *u == self.url && t.at.elapsed() < self.refresh);
         let i = match pos {
-            Some(i) if tables[i].1.wanted.contains(&n) => i,
+            Some(i) if tables[i].1.wanted.binary_search(&n).is_ok() => i,
             Some(_) => {
                 return Err(SourceError::Upstream {
                     status: None,
@@ -130,7 +139,13 @@ impl BgptoolsClient {
                 tables.len() - 1
             }
         };
-        match tables[i].1.prefixes.get(&n) {
+        let t = &tables[i].1;
+        match t
+            .wanted
+            .binary_search(&n)
+            .ok()
+            .and_then(|w| t.prefixes[w].as_ref())
+        {
             Some(p) => Ok(Fetched::new(p.clone(), 0)),
             None => Err(SourceError::Http { status: 404 }),
         }
@@ -181,7 +196,7 @@ impl BgptoolsClient {
             accept: "application/x-ndjson, */*;q=0.5",
             limit: TABLE_LIMIT,
         };
-        let mut prefixes: HashMap<u32, Keep> = HashMap::new();
+        let mut prefixes: Vec<Option<Keep>> = self.wanted.iter().map(|_| None).collect();
         let min = self.min_prefix;
         self.fetcher.get(&rq, |answer| {
             if !(200..300).contains(&answer.status) {
@@ -193,18 +208,17 @@ impl BgptoolsClient {
                 let Some((asn, cidr)) = line.ok().and_then(parse_line) else {
                     return Ok(());
                 };
-                if !self.wanted.contains(&asn) {
+                let Ok(w) = self.wanted.binary_search(&asn) else {
                     return Ok(());
-                }
-                let keep = prefixes
-                    .entry(asn)
-                    .or_insert_with(|| Keep::new(format!("AS{asn}: skipped from bgp.tools")));
+                };
+                let keep = prefixes[w]
+                    .get_or_insert_with(|| Keep::new(format!("AS{asn}: skipped from bgp.tools")));
                 keep.push(super::ripe::prefix(cidr, min))
             })
         })?;
         log::info!(
             "bgp.tools: table read, prefixes of {} of {} ASNs kept",
-            prefixes.len(),
+            prefixes.iter().flatten().count(),
             self.wanted.len()
         );
         Ok(Table {
@@ -212,7 +226,7 @@ impl BgptoolsClient {
             wanted: self.wanted.clone(),
             prefixes: prefixes
                 .into_iter()
-                .map(|(a, k)| (a, k.finish().values))
+                .map(|k| k.map(|k| k.finish().values))
                 .collect(),
         })
     }

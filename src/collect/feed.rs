@@ -6,7 +6,7 @@
 //! The body is read as it streams, one line at a time through a bounded buffer: a
 //! feed costs the memory of the values it yields, whatever its size.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
 use std::time::Duration;
 
@@ -140,7 +140,7 @@ pub struct FeedClient {
     pub min_prefix: MinPrefix,
     /// The validators of the last answer of each feed whose values are stored: its
     /// requests are conditional.
-    pub since: HashMap<String, Validators>,
+    pub since: BTreeMap<String, Validators>,
 }
 
 impl FeedClient {
@@ -151,7 +151,7 @@ impl FeedClient {
             fetcher: Fetcher::new(transport, timeout),
             max_bytes: cfg.upstreams.feed.max_bytes,
             min_prefix: cfg.min_prefix,
-            since: HashMap::new(),
+            since: BTreeMap::new(),
         }
     }
 

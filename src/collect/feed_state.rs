@@ -6,7 +6,7 @@
 //! new database never takes a 304 for data it does not hold; and they are written
 //! only after the values they describe were committed.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::Validators;
@@ -70,18 +70,20 @@ fn read(paths: &Paths) -> BTreeMap<String, Validators> {
 pub(crate) fn load(
     paths: &Paths,
     wanted: &[&str],
-) -> Result<HashMap<String, Validators>, StoreError> {
+) -> Result<BTreeMap<String, Validators>, StoreError> {
     if wanted.is_empty() {
-        return Ok(HashMap::new());
+        return Ok(BTreeMap::new());
     }
-    let stored: HashSet<String> = db::open(paths)?
+    // Sorted for binary search (the same map type as the file's: no hash table code).
+    let mut stored: Vec<String> = db::open(paths)?
         .sources(Kind::Feed)?
         .into_iter()
         .map(|s| s.source)
         .collect();
+    stored.sort_unstable();
     Ok(read(paths)
         .into_iter()
-        .filter(|(url, _)| stored.contains(url) && wanted.contains(&url.as_str()))
+        .filter(|(url, _)| stored.binary_search(url).is_ok() && wanted.contains(&url.as_str()))
         .collect())
 }
 

@@ -2,7 +2,6 @@
 //! then one write transaction per kind that re-reads the configuration, merges each
 //! successful source and sweeps unconfigured ones.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::thread;
@@ -255,10 +254,11 @@ fn store(
     let mut validators = Vec::new();
     for kind in Kind::ALL {
         // Feeds that answered 304: their stored values, merged again as seen now.
-        let mut unchanged = HashMap::new();
+        // By the index of the source in `wanted` (few: a list, not a hash map).
+        let mut unchanged: Vec<(usize, db::Values)> = Vec::new();
         for (i, ((k, s), r)) in wanted.iter().zip(results.iter()).enumerate() {
             if *k == kind && matches!(r, Some(Ok(f)) if f.not_modified) {
-                unchanged.insert(i, super::feed_state::stored_values(&db, s)?);
+                unchanged.push((i, super::feed_state::stored_values(&db, s)?));
             }
         }
         let tx = db.write()?;
@@ -294,8 +294,8 @@ fn store(
                     // One source at a time goes into the store's compact form, its
                     // own dropped first: a big source is held once, never as text.
                     let (skipped, upstream) = (f.skipped, f.upstream);
-                    let values = match unchanged.remove(&i) {
-                        Some(stored) => stored,
+                    let values = match unchanged.iter().position(|(u, _)| *u == i) {
+                        Some(at) => unchanged.swap_remove(at).1,
                         None => f.to_values(kind),
                     };
                     drop(f);

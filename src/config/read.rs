@@ -1,7 +1,6 @@
 //! Reading `config.json`: JSON syntax errors with line and column, then every key
 //! validated and named in its error, unknown keys collected as warnings.
 
-use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::path::Path;
 
@@ -159,15 +158,19 @@ impl Reader<'_> {
             Some(Value::Array(a)) => a,
             Some(v) => return Err(self.err(&key, format!("expected a list, got {}", short(v)))),
         };
-        let mut out: Vec<String> = Vec::with_capacity(list.len());
-        // Duplicates are found through a set, not by scanning `out`: a list of 50,000
-        // ASNs must not cost 50,000² comparisons on every load.
-        let mut seen: HashSet<String> = HashSet::with_capacity(list.len());
+        let mut norms: Vec<String> = Vec::with_capacity(list.len());
         for (i, v) in list.iter().enumerate() {
             let norm = kind
                 .normalize_json(v)
                 .map_err(|m| self.err(&format!("{key}[{i}]"), m))?;
-            if !seen.insert(norm.clone()) {
+            norms.push(norm);
+        }
+        // Duplicates are found by sorting, not by scanning `out`: a list of 50,000
+        // ASNs must not cost 50,000² comparisons on every load.
+        let repeated = crate::util::repeats(&norms);
+        let mut out: Vec<String> = Vec::with_capacity(norms.len());
+        for (i, (norm, again)) in norms.into_iter().zip(repeated).enumerate() {
+            if again {
                 self.warnings.push(format!(
                     "{key}[{i}]: {norm} is listed twice; collected once"
                 ));

@@ -3,8 +3,6 @@
 //! detailed listing). One implementation each behind the CLI command and the API
 //! route, so that `--json` prints the bytes the API sends.
 
-use std::collections::HashSet;
-
 use crate::config::{Selected, Selection};
 use crate::format::Exclusions;
 use crate::source::Kind;
@@ -21,7 +19,21 @@ pub(crate) struct Judge {
 
 /// One part of a selection: its sources (`None`: every source; `true`: every source
 /// but these) and its exclusions.
-type JudgedPart = (Option<HashSet<(Kind, String)>>, bool, Exclusions);
+type JudgedPart = (Option<Vec<(Kind, String)>>, bool, Exclusions);
+
+/// The pairs sorted, for [`contains`] (a sorted list, not a hash set: no hash table
+/// code on flash, and no `String` made per row to look one up).
+fn sorted(pairs: &[(Kind, String)]) -> Vec<(Kind, String)> {
+    let mut v = pairs.to_vec();
+    v.sort_unstable();
+    v
+}
+
+/// Whether sorted `set` holds the source.
+fn contains(set: &[(Kind, String)], kind: Kind, source: &str) -> bool {
+    set.binary_search_by(|(k, s)| (*k, s.as_str()).cmp(&(kind, source)))
+        .is_ok()
+}
 
 impl Judge {
     /// The judge of `selection`.
@@ -32,8 +44,8 @@ impl Judge {
             .map(|p| {
                 let (set, inverted) = match &p.sources {
                     Selected::Everything => (None, false),
-                    Selected::Only(pairs) => (Some(pairs.iter().cloned().collect()), false),
-                    Selected::AllBut(pairs) => (Some(pairs.iter().cloned().collect()), true),
+                    Selected::Only(pairs) => (Some(sorted(pairs)), false),
+                    Selected::AllBut(pairs) => (Some(sorted(pairs)), true),
                 };
                 (set, inverted, Exclusions::new(&p.exclude))
             })
@@ -45,7 +57,7 @@ impl Judge {
     pub(crate) fn names(&self, kind: Kind, source: &str) -> bool {
         self.parts.iter().any(|(set, inverted, _)| {
             set.as_ref()
-                .is_none_or(|s| s.contains(&(kind, source.to_string())) != *inverted)
+                .is_none_or(|s| contains(s, kind, source) != *inverted)
         })
     }
 
@@ -57,7 +69,7 @@ impl Judge {
         for (set, inverted, excl) in &self.parts {
             let named = set
                 .as_ref()
-                .is_none_or(|s| s.contains(&(kind, source.to_string())) != *inverted);
+                .is_none_or(|s| contains(s, kind, source) != *inverted);
             if named && !excl.covers(&net) {
                 let partly = excl.hides(&net);
                 listed = Some(listed.unwrap_or(true) && partly);

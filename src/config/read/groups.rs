@@ -1,8 +1,6 @@
 //! `groups` and `exclude`: named groups with their sources, exclusions and marks, and
 //! the top-level exclusions that apply to every group.
 
-use std::collections::HashSet;
-
 use crate::util::json::{Map, Value};
 use ipnet::IpNet;
 
@@ -59,12 +57,13 @@ impl Reader<'_> {
             }
         }
         for kind in Kind::ALL {
-            let mut seen = HashSet::new();
-            let union: Vec<String> = groups
-                .iter()
-                .flat_map(|g| g.sources(kind).iter())
-                .filter(|s| seen.insert(s.as_str()))
-                .cloned()
+            let all: Vec<&String> = groups.iter().flat_map(|g| g.sources(kind)).collect();
+            let repeated = crate::util::repeats(&all);
+            let union: Vec<String> = all
+                .into_iter()
+                .zip(repeated)
+                .filter(|(_, again)| !again)
+                .map(|(s, _)| s.clone())
                 .collect();
             *c.sources_mut(kind) = union;
         }
