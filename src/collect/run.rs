@@ -235,6 +235,23 @@ pub fn collect(
     stored
 }
 
+/// The feeds of `kind` that answered 304, by their index in `wanted`, with their
+/// stored values, to be merged again as seen now (few: a list, not a hash map).
+fn unchanged_feeds(
+    db: &db::Db,
+    kind: Kind,
+    wanted: &[(Kind, String)],
+    results: &[Option<Result<Fetched, SourceError>>],
+) -> Result<Vec<(usize, db::Values)>, RunError> {
+    let mut unchanged = Vec::new();
+    for (i, ((k, s), r)) in wanted.iter().zip(results.iter()).enumerate() {
+        if *k == kind && matches!(r, Some(Ok(f)) if f.not_modified) {
+            unchanged.push((i, super::feed_state::stored_values(db, s)?));
+        }
+    }
+    Ok(unchanged)
+}
+
 /// The write phase of [`collect`].
 fn store(
     paths: &Paths,
@@ -253,14 +270,7 @@ fn store(
     let mut warned = false;
     let mut validators = Vec::new();
     for kind in Kind::ALL {
-        // Feeds that answered 304: their stored values, merged again as seen now.
-        // By the index of the source in `wanted` (few: a list, not a hash map).
-        let mut unchanged: Vec<(usize, db::Values)> = Vec::new();
-        for (i, ((k, s), r)) in wanted.iter().zip(results.iter()).enumerate() {
-            if *k == kind && matches!(r, Some(Ok(f)) if f.not_modified) {
-                unchanged.push((i, super::feed_state::stored_values(&db, s)?));
-            }
-        }
+        let mut unchanged = unchanged_feeds(&db, kind, wanted, &results)?;
         let tx = db.write()?;
         // Re-read inside the transaction: a source removed while we were fetching is
         // not written back. A config broken meanwhile falls back to the one we ran with.
