@@ -177,40 +177,54 @@ impl WriteTx<'_> {
 /// with `"truncated":true`.
 pub const MAX_ROWS: usize = 10_000;
 
+/// Whether a source (its kind and name) is among those asked for.
+pub type KeepSource<'a> = &'a mut dyn FnMut(Kind, &str) -> bool;
+
 impl Db {
     /// Calls `f` with the changes at or after `since` (`YYYY-MM-DDTHH:MM:SSZ`) of one
-    /// kind or all, oldest first, at most `limit` of them. Returns whether more rows
-    /// were left out.
+    /// kind or all and of the sources `keep` keeps (`None`: every source), oldest
+    /// first, at most `limit` of them. Returns whether more rows were left out.
     ///
     /// Within one second, values added come before values removed, added ones by kind,
     /// source and value, removed ones in the order written (version 2 interleaved them
     /// per source when several sources changed in the same second). The sort keeps at
-    /// most `limit + 1` rows (SQLite's sorter with a `LIMIT`).
+    /// most `limit + 1` rows (SQLite's sorter with a `LIMIT`). The sources are chosen
+    /// in the query, not after it, so that `limit` counts their changes only: a group
+    /// whose changes come after more than `limit` changes of other sources still
+    /// lists them.
     pub fn for_each_change(
         &self,
         since: &str,
         kind: Option<Kind>,
         limit: usize,
+        keep: Option<KeepSource<'_>>,
         mut f: impl FnMut(&ChangeRow),
     ) -> Result<bool, StoreError> {
         let from = util::parse_iso(since).unwrap_or(0).max(0);
-        let text = sql_value_text("c.value");
-        let sql = format!(
-            "SELECT c.time, s.kind, s.name, c.value, c.change FROM (
-                 SELECT first_seen AS time, 0 AS cls, 0 AS seq, source, value, 0 AS change
-                 FROM entries WHERE added = 1 AND first_seen >= ?1
-                 UNION ALL SELECT first_seen, 0, 0, source, value, 0 FROM history
-                 WHERE first_seen >= ?1
-                 UNION ALL SELECT time, 1, seq, source, value, change FROM history
-                 WHERE time >= ?2 AND (typeof(time) <> 'text' OR time >= ?3)
-             ) c JOIN sources s ON s.id = c.source
-             WHERE ?4 = '' OR s.kind = ?4
-             ORDER BY c.time, c.cls, CASE c.cls WHEN 0 THEN s.kind END,
-                 CASE c.cls WHEN 0 THEN s.name END, CASE c.cls WHEN 0 THEN {text} END, c.seq
-             LIMIT ?5"
-        );
         let mut more = false;
         self.run(|c| {
+            let only = match keep {
+                None => String::new(),
+                Some(keep) => match kept_sources(c, keep)? {
+                    Some(only) => only,
+                    None => return Ok(()),
+                },
+            };
+            let text = sql_value_text("c.value");
+            let sql = format!(
+                "SELECT c.time, s.kind, s.name, c.value, c.change FROM (
+                     SELECT first_seen AS time, 0 AS cls, 0 AS seq, source, value, 0 AS change
+                     FROM entries WHERE added = 1 AND first_seen >= ?1
+                     UNION ALL SELECT first_seen, 0, 0, source, value, 0 FROM history
+                     WHERE first_seen >= ?1
+                     UNION ALL SELECT time, 1, seq, source, value, change FROM history
+                     WHERE time >= ?2 AND (typeof(time) <> 'text' OR time >= ?3)
+                 ) c JOIN sources s ON s.id = c.source
+                 WHERE (?4 = '' OR s.kind = ?4){only}
+                 ORDER BY c.time, c.cls, CASE c.cls WHEN 0 THEN s.kind END,
+                     CASE c.cls WHEN 0 THEN s.name END, CASE c.cls WHEN 0 THEN {text} END, c.seq
+                 LIMIT ?5"
+            );
             let floor: i64 = c.query_row(
                 "SELECT coalesce((SELECT value FROM meta WHERE key = 'history_floor'), 0)",
                 [],
@@ -248,7 +262,34 @@ impl Db {
     /// Every change, oldest first (for tests and inspection).
     pub fn all_changes(&self) -> Result<Vec<ChangeRow>, StoreError> {
         let mut out = Vec::new();
-        self.for_each_change("", None, usize::MAX - 1, |c| out.push(c.clone()))?;
+        self.for_each_change("", None, usize::MAX - 1, None, |c| out.push(c.clone()))?;
         Ok(out)
     }
+}
+
+/// The SQL condition that keeps the sources `keep` keeps: empty when it keeps every
+/// stored source, `None` when it keeps none. Sources of a kind this binary does not
+/// know are not kept (as in `select`). The ids are the database's own integers,
+/// written into the SQL (a group names at most the configured sources).
+fn kept_sources(
+    c: &rusqlite::Connection,
+    keep: KeepSource<'_>,
+) -> rusqlite::Result<Option<String>> {
+    let mut st = c.prepare("SELECT id, kind, name FROM sources ORDER BY id")?;
+    let mut rows = st.query([])?;
+    let (mut kept, mut all) = (Vec::new(), true);
+    while let Some(r) = rows.next()? {
+        let kind = Kind::from_word(r.get_ref(1)?.as_str()?);
+        let name = r.get_ref(2)?.as_str()?;
+        if kind.is_some_and(|k| keep(k, name)) {
+            kept.push(r.get::<_, i64>(0)?.to_string());
+        } else {
+            all = false;
+        }
+    }
+    Ok(match (all, kept.is_empty()) {
+        (true, _) => Some(String::new()),
+        (false, true) => None,
+        (false, false) => Some(format!(" AND c.source IN ({})", kept.join(","))),
+    })
 }

@@ -79,11 +79,6 @@ pub fn render_noted(
             .ok_or(()),
     };
     let each = |c: &ChangeRow| {
-        // The group's sources only (filtered here, so a group's answer may hold fewer
-        // than MAX_ROWS changes when it is truncated).
-        if judge.as_ref().is_some_and(|j| !j.names(c.kind, &c.source)) {
-            return;
-        }
         n += 1;
         if !json {
             let shown = source::display(c.kind, &c.source);
@@ -114,7 +109,14 @@ pub fn render_noted(
         out.push(b'}');
     };
     let truncated = match kind {
-        Ok(kind) => db.for_each_change(since, kind, MAX_ROWS, each)?,
+        // The group's sources are chosen in the query, so MAX_ROWS counts theirs only.
+        Ok(kind) => match &judge {
+            Some(j) => {
+                let mut keep = |k: Kind, s: &str| j.names(k, s);
+                db.for_each_change(since, kind, MAX_ROWS, Some(&mut keep), each)?
+            }
+            None => db.for_each_change(since, kind, MAX_ROWS, None, each)?,
+        },
         Err(()) => false,
     };
     if json {

@@ -258,7 +258,7 @@ fn changes_since_and_kind() {
     let since = |s: i64, k: Option<Kind>, limit: usize| {
         let mut v = Vec::new();
         let more = db
-            .for_each_change(&util::iso(s), k, limit, |c| v.push(c.value.clone()))
+            .for_each_change(&util::iso(s), k, limit, None, |c| v.push(c.value.clone()))
             .unwrap();
         (v, more)
     };
@@ -272,4 +272,38 @@ fn changes_since_and_kind() {
         (vals(&["10.0.0.0/8"]), false)
     );
     assert_eq!(since(t0, None, 1), (vals(&["10.0.0.0/8"]), true));
+}
+
+#[test]
+fn changes_limit_counts_the_kept_sources_only() {
+    let (_d, paths) = setup();
+    let mut db = open(&paths).unwrap();
+    let t0 = util::unix_now() - 5 * DAY;
+    let many: Vec<String> = (0..20).map(|i| format!("10.0.{i}.0/24")).collect();
+    db.merge_source(Kind::Asn, "1", &many, t0, 7).unwrap();
+    db.merge_source(Kind::Asn, "2", &vals(&["192.0.2.0/24"]), t0 + DAY, 7)
+        .unwrap();
+    db.merge_source(Kind::Fqdn, "a.example", &vals(&["1.1.1.1"]), t0 + DAY, 7)
+        .unwrap();
+    let of = |want: &[&str], limit: usize| {
+        let mut v = Vec::new();
+        let mut keep = |_: Kind, s: &str| want.contains(&s);
+        let more = db
+            .for_each_change(&util::iso(t0), None, limit, Some(&mut keep), |c| {
+                v.push(c.value.clone())
+            })
+            .unwrap();
+        (v, more)
+    };
+    // Twenty changes of AS1 come first; a limit of 5 still reaches AS2's one.
+    assert_eq!(of(&["2"], 5), (vals(&["192.0.2.0/24"]), false));
+    assert_eq!(
+        of(&["2", "a.example"], 5),
+        (vals(&["192.0.2.0/24", "1.1.1.1"]), false)
+    );
+    let all_of_1 = of(&["1"], 30);
+    assert_eq!(all_of_1.0.len(), 20);
+    assert_eq!(of(&["1"], 5), (all_of_1.0[..5].to_vec(), true));
+    assert_eq!(of(&[], 5), (Vec::new(), false));
+    assert_eq!(of(&["1", "2", "a.example"], 30).0.len(), 22);
 }
