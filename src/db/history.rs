@@ -93,12 +93,10 @@ pub struct ChangeRow {
     pub value: String,
 }
 
+/// The kind stored as `word`; a word no kind of ours uses (a script's row through the
+/// views) is shown as an ASN, as before there were more kinds than two.
 pub(super) fn kind_of(word: &str) -> Kind {
-    if word == "fqdn" {
-        Kind::Fqdn
-    } else {
-        Kind::Asn
-    }
+    Kind::from_word(word).unwrap_or(Kind::Asn)
 }
 
 /// Deletes the rows of `entries` matching `cond` (SQL over `source` and `last_seen`,

@@ -307,3 +307,38 @@ fn changes_limit_counts_the_kept_sources_only() {
     assert_eq!(of(&[], 5), (Vec::new(), false));
     assert_eq!(of(&["1", "2", "a.example"], 30).0.len(), 22);
 }
+
+/// Feeds and countries are read back as their own kinds, not as ASNs: `lookup`,
+/// `changes` and the detailed listing showed a country's values as `"kind":"asn"`,
+/// source `ASNL`, and `"configured":false` for a configured country.
+#[test]
+fn feed_and_country_rows_keep_their_kind() {
+    let (_d, paths) = setup();
+    let mut db = open(&paths).unwrap();
+    let now = util::unix_now();
+    db.merge_source(Kind::Country, "NL", &vals(&["198.18.0.0/23"]), now, 7)
+        .unwrap();
+    db.merge_source(
+        Kind::Feed,
+        "http://f.example/x",
+        &vals(&["203.0.113.0/24"]),
+        now,
+        7,
+    )
+    .unwrap();
+    assert_eq!(
+        changes(&db),
+        [
+            ch(Change::Added, Kind::Country, "NL", "198.18.0.0/23"),
+            ch(
+                Change::Added,
+                Kind::Feed,
+                "http://f.example/x",
+                "203.0.113.0/24"
+            )
+        ]
+    );
+    let mut kinds: Vec<Kind> = db.all_rows().unwrap().iter().map(|r| r.kind).collect();
+    kinds.sort();
+    assert_eq!(kinds, [Kind::Feed, Kind::Country]);
+}
