@@ -417,7 +417,12 @@ pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 /// The text of the configuration file, `None` when it does not exist.
 fn read_text(path: &Path) -> Result<Option<String>, ConfigError> {
     match crate::util::read_text_capped(path, MAX_CONFIG_BYTES) {
-        Ok(Some(text)) => Ok(Some(text)),
+        // Editors on Windows (Notepad) save UTF-8 with a byte order mark, which JSON
+        // does not allow: it would fail as "expected value at line 1, column 1".
+        Ok(Some(text)) => Ok(Some(match text.strip_prefix('\u{feff}') {
+            Some(rest) => rest.to_string(),
+            None => text,
+        })),
         Ok(None) => Err(ConfigError::TooLarge {
             path: path.into(),
             limit: MAX_CONFIG_BYTES,

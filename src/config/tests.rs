@@ -445,3 +445,22 @@ fn sources_per_group_and_normalised_rewrites() {
     assert_eq!(v["asns"], serde_json::json!(["1"]));
     assert_eq!(v["groups"]["video"]["asns"], serde_json::json!(["3", "1"]));
 }
+
+/// A file saved with a UTF-8 byte order mark (Windows Notepad) reads, and a source
+/// command rewrites it without the mark, keeping the rest.
+#[test]
+fn byte_order_mark_is_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.json");
+    fs::write(&path, "\u{feff}{\"asns\": [\"1\"],\r\n \"extra\": 1}\r\n").unwrap();
+    assert_eq!(load(&path).unwrap().config.asns, ["1"]);
+    add_source(&path, crate::source::Kind::Asn, "default", "2").unwrap();
+    let text = fs::read_to_string(&path).unwrap();
+    assert!(!text.starts_with('\u{feff}'), "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v, serde_json::json!({"asns": ["1", "2"], "extra": 1}));
+    // Positions of errors are counted after the mark, as an editor shows them.
+    fs::write(&path, "\u{feff}{\"asns\": x}").unwrap();
+    let e = load(&path).unwrap_err().to_string();
+    assert!(e.contains("line 1, column 10"), "{e}");
+}
