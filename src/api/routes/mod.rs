@@ -193,7 +193,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         }
         _ => {
             return Err(ApiError::NotFound(format!(
-            "no such path {}; the API has /, /status, /addresses, /health, /lookup, /changes, /asns and /fqdns",
+            "no such path {}; the API has /, /status, /addresses, /health, /lookup, /changes, /asns, /fqdns, /feeds and /countries",
             quoted(path)
         )))
         }

@@ -38,7 +38,16 @@ fn call_with(t: &T, req: RequestInfo, body: &str) -> (Reply, Value) {
 #[test]
 fn routing_and_methods() {
     let t = setup();
-    assert_eq!(call(&t, "GET", "/nope", "").0.status, 404);
+    let (r, v) = call(&t, "GET", "/nope", "");
+    assert_eq!(r.status, 404);
+    // The message lists every route, the feeds and countries too.
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains("/feeds and /countries"),
+        "{v}"
+    );
     assert_eq!(call(&t, "GET", "/", "").0.status, 200);
     assert_eq!(call(&t, "POST", "/", "").0.status, 405);
     assert_eq!(call(&t, "POST", "/status", "").0.status, 405);
