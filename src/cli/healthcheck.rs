@@ -153,12 +153,15 @@ fn judge(answer: &[u8]) -> Result<(), String> {
     }
     let body = crate::util::json::parse(&answer[head_end + 4..])
         .map_err(|e| format!("/health body is not JSON: {e}"))?;
-    match body.get("status").and_then(|s| s.as_str()) {
-        Some("ok") => Ok(()),
-        other => match body.get("error").and_then(|e| e.as_str()) {
-            Some(error) => Err(format!("/health status is {other:?}: {error}")),
-            None => Err(format!("/health status is {other:?}, not \"ok\"")),
-        },
+    let status = body.get("status");
+    if status.and_then(|s| s.as_str()) == Some("ok") {
+        return Ok(());
+    }
+    // As JSON (`"degraded"`), or `missing`: never Rust's `Some(..)`.
+    let other = status.map_or_else(|| "missing".to_string(), |s| s.to_string());
+    match body.get("error").and_then(|e| e.as_str()) {
+        Some(error) => Err(format!("/health status is {other}: {error}")),
+        None => Err(format!("/health status is {other}, not \"ok\"")),
     }
 }
 
@@ -234,6 +237,16 @@ mod tests {
         ] {
             assert!(judge(bad).is_err(), "{}", String::from_utf8_lossy(bad));
         }
+        let degraded =
+            b"HTTP/1.1 200 OK\r\n\r\n{\"status\":\"degraded\",\"error\":\"config.json: x\"}";
+        assert_eq!(
+            judge(degraded),
+            Err("/health status is \"degraded\": config.json: x".to_string())
+        );
+        assert_eq!(
+            judge(b"HTTP/1.1 200 OK\r\n\r\n{}"),
+            Err("/health status is missing, not \"ok\"".to_string())
+        );
         assert_eq!(
             reachable("0.0.0.0:8080".parse().unwrap()),
             "127.0.0.1:8080".parse().unwrap()
