@@ -68,16 +68,13 @@ pub fn render_noted(
         out.extend_from_slice(b",\"changes\":[");
     }
     let mut n = 0usize;
-    // The history is read per kind; a filter whose kinds do not exist yet (feed,
-    // country) lists nothing. (Filters of several existing kinds are `all` today.)
-    let kind = match filter.kinds() {
-        None => Ok(None),
-        Some(words) => Kind::ALL
-            .into_iter()
-            .find(|k| words.contains(&k.as_str()))
-            .map(Some)
-            .ok_or(()),
+    // One kind is filtered in the query; several (`cidr`: asn, feed, country) choose
+    // the sources, as a group does (`cidr` listed the ASNs' changes only).
+    let single = match filter.kinds() {
+        Some([one]) => Kind::from_word(one),
+        _ => None,
     };
+    let by_source = judge.is_some() || (single.is_none() && filter.kinds().is_some());
     let each = |c: &ChangeRow| {
         n += 1;
         if !json {
@@ -108,16 +105,14 @@ pub fn render_noted(
         }
         out.push(b'}');
     };
-    let truncated = match kind {
-        // The group's sources are chosen in the query, so MAX_ROWS counts theirs only.
-        Ok(kind) => match &judge {
-            Some(j) => {
-                let mut keep = |k: Kind, s: &str| j.names(k, s);
-                db.for_each_change(since, kind, MAX_ROWS, Some(&mut keep), each)?
-            }
-            None => db.for_each_change(since, kind, MAX_ROWS, None, each)?,
-        },
-        Err(()) => false,
+    // The sources are chosen in the query, so MAX_ROWS counts theirs only.
+    let truncated = if by_source {
+        let mut keep = |k: Kind, s: &str| {
+            filter.keeps(k.as_str()) && judge.as_ref().is_none_or(|j| j.names(k, s))
+        };
+        db.for_each_change(since, single, MAX_ROWS, Some(&mut keep), each)?
+    } else {
+        db.for_each_change(since, single, MAX_ROWS, None, each)?
     };
     if json {
         out.push(b']');
@@ -162,5 +157,36 @@ mod tests {
             assert!(e.0.contains(&format!("{bad:?}")), "{e}");
         }
         assert_eq!(default_since(86_400), "1970-01-01T00:00:00Z");
+    }
+
+    /// `cidr` is every prefix kind: a feed's and a country's changes are listed beside
+    /// the ASNs' (only the ASNs' were), and an FQDN's are not.
+    #[test]
+    fn cidr_lists_every_prefix_kind() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = crate::config::Paths::new(dir.path(), None);
+        let mut db = crate::db::open(&paths).unwrap();
+        let now = crate::util::unix_now();
+        for (kind, source, value) in [
+            (Kind::Asn, "64500", "192.0.2.0/24"),
+            (Kind::Feed, "http://f.example/x", "198.51.100.0/24"),
+            (Kind::Country, "NL", "203.0.113.0/24"),
+            (Kind::Fqdn, "a.example", "192.0.2.1"),
+        ] {
+            db.merge_source(kind, source, &[value.to_string()], now, 7)
+                .unwrap();
+        }
+        let since = crate::util::iso(now - 60);
+        let text = render(&db, &since, TypeFilter::Cidr, None, false).unwrap();
+        let sources: Vec<String> = String::from_utf8(text)
+            .unwrap()
+            .lines()
+            .map(|l| l.split('\t').nth(2).unwrap().to_string())
+            .collect();
+        assert_eq!(sources, ["AS64500", "country NL", "http://f.example/x"]);
+        let one = render(&db, &since, TypeFilter::Feed, None, true).unwrap();
+        let one = String::from_utf8(one).unwrap();
+        assert!(one.contains("\"kind\":\"feed\""), "{one}");
+        assert!(!one.contains("NL"), "{one}");
     }
 }
