@@ -3,19 +3,22 @@
 //! silently. This scan finds such keys at any depth so that reading fails naming the
 //! key, its line and column. It is a plain byte scan of text already known to be
 //! valid JSON (a second pass of the parser keeping positions would cost flash); keys are compared
-//! as written, escapes and all. Each object's keys are collected with their positions
+//! as the parser reads them, escapes decoded (`"a\u0062"` repeats `"ab"`: the rewrite
+//! would keep one of them). Each object's keys are collected with their positions
 //! and sorted when the object closes (no hash set: no hash table code on flash), so a
 //! file with tens of thousands of keys is checked in O(n log n).
+
+use std::borrow::Cow;
 
 /// The first key repeated within one object of `text`, and the 1-based line and
 /// column where its repetition starts. `text` must be valid JSON. "First" is in
 /// document order: the repetition that starts earliest.
-pub(super) fn repeated_key(text: &str) -> Option<(&str, usize, usize)> {
+pub(super) fn repeated_key(text: &str) -> Option<(Cow<'_, str>, usize, usize)> {
     let b = text.as_bytes();
     // One entry per open container: its keys and where each starts, or None for an
     // array.
-    let mut stack: Vec<Option<Vec<(&str, usize)>>> = Vec::new();
-    let mut first: Option<(&str, usize)> = None;
+    let mut stack: Vec<Option<Vec<(Cow<'_, str>, usize)>>> = Vec::new();
+    let mut first: Option<(Cow<'_, str>, usize)> = None;
     let mut expect_key = false;
     let mut i = 0;
     while i < b.len() {
@@ -38,7 +41,7 @@ pub(super) fn repeated_key(text: &str) -> Option<(&str, usize, usize)> {
                     i += if b[i] == b'\\' { 2 } else { 1 };
                 }
                 if let (true, Some(Some(keys))) = (expect_key, stack.last_mut()) {
-                    keys.push((text.get(start..i).unwrap_or(""), start));
+                    keys.push((decoded(text.get(start..i).unwrap_or("")), start));
                 }
                 expect_key = false;
             }
@@ -57,20 +60,35 @@ pub(super) fn repeated_key(text: &str) -> Option<(&str, usize, usize)> {
     Some((key, line, col))
 }
 
+/// A key's text as the parser reads it: escapes decoded (only keys that have one are
+/// decoded, so the usual key costs no copy).
+fn decoded(raw: &str) -> Cow<'_, str> {
+    if !raw.contains('\\') {
+        return Cow::Borrowed(raw);
+    }
+    match crate::util::json::parse(format!("\"{raw}\"")) {
+        Ok(crate::util::json::Value::String(s)) => Cow::Owned(s),
+        _ => Cow::Borrowed(raw),
+    }
+}
+
 /// The earliest repetition among one object's keys (a key's second occurrence).
-fn first_repeat(mut keys: Vec<(&str, usize)>) -> Option<(&str, usize)> {
+fn first_repeat(mut keys: Vec<(Cow<'_, str>, usize)>) -> Option<(Cow<'_, str>, usize)> {
     keys.sort_unstable();
-    keys.windows(2)
-        .filter(|w| w[0].0 == w[1].0)
-        .map(|w| w[1])
-        .min_by_key(|&(_, start)| start)
+    let mut best: Option<usize> = None;
+    for (i, w) in keys.windows(2).enumerate() {
+        if w[0].0 == w[1].0 && best.is_none_or(|b| w[1].1 < keys[b].1) {
+            best = Some(i + 1);
+        }
+    }
+    best.map(|b| keys.swap_remove(b))
 }
 
 /// Whichever of two repetitions starts first.
 fn earlier<'a>(
-    a: Option<(&'a str, usize)>,
-    b: Option<(&'a str, usize)>,
-) -> Option<(&'a str, usize)> {
+    a: Option<(Cow<'a, str>, usize)>,
+    b: Option<(Cow<'a, str>, usize)>,
+) -> Option<(Cow<'a, str>, usize)> {
     match (a, b) {
         (Some(x), Some(y)) => Some(if y.1 < x.1 { y } else { x }),
         (x, y) => x.or(y),
@@ -81,35 +99,37 @@ fn earlier<'a>(
 mod tests {
     use super::repeated_key;
 
+    fn rk(text: &str) -> Option<(String, usize, usize)> {
+        repeated_key(text).map(|(k, l, c)| (k.into_owned(), l, c))
+    }
+
+    fn some(key: &str, line: usize, col: usize) -> Option<(String, usize, usize)> {
+        Some((key.to_string(), line, col))
+    }
+
     #[test]
     fn finds_repeated_keys_at_any_depth() {
-        assert_eq!(repeated_key(r#"{"a":1,"b":2}"#), None);
-        assert_eq!(repeated_key(r#"{"a":1,"a":2}"#), Some(("a", 1, 8)));
-        assert_eq!(
-            repeated_key("{\"a\":{\"x\":\"a\",\n \"x\":[1]}}"),
-            Some(("x", 2, 2))
-        );
+        assert_eq!(rk(r#"{"a":1,"b":2}"#), None);
+        assert_eq!(rk(r#"{"a":1,"a":2}"#), some("a", 1, 8));
+        assert_eq!(rk("{\"a\":{\"x\":\"a\",\n \"x\":[1]}}"), some("x", 2, 2));
         // Values equal to keys, equal keys in sibling objects, escaped quotes.
-        assert_eq!(
-            repeated_key(r#"{"a":"a","l":[{"a":1},{"a":2}],"q\"":"a"}"#),
-            None
-        );
-        assert_eq!(
-            repeated_key(r#"[{"k":1},{"k":2,"k":3}]"#),
-            Some(("k", 1, 17))
-        );
+        assert_eq!(rk(r#"{"a":"a","l":[{"a":1},{"a":2}],"q\"":"a"}"#), None);
+        assert_eq!(rk(r#"[{"k":1},{"k":2,"k":3}]"#), some("k", 1, 17));
         // The repetition that starts first wins, whichever object closes first.
+        assert_eq!(rk(r#"{"a":{"x":1,"x":2},"a":3}"#), some("x", 1, 13));
         assert_eq!(
-            repeated_key(r#"{"a":{"x":1,"x":2},"a":3}"#),
-            Some(("x", 1, 13))
+            rk(r#"{"a":1,"b":{"x":1},"a":2,"c":{"y":1,"y":2}}"#),
+            some("a", 1, 20)
         );
         assert_eq!(
-            repeated_key(r#"{"a":1,"b":{"x":1},"a":2,"c":{"y":1,"y":2}}"#),
-            Some(("a", 1, 20))
+            rk(r#"{"a":1,"b":{"x":1,"x":2,"x":3},"a":2}"#),
+            some("x", 1, 19)
         );
-        assert_eq!(
-            repeated_key(r#"{"a":1,"b":{"x":1,"x":2,"x":3},"a":2}"#),
-            Some(("x", 1, 19))
-        );
+        // Keys are compared as the parser reads them: an escape spells the same key.
+        assert_eq!(rk(r#"{"ab":1,"a\u0062":2}"#), some("ab", 1, 9));
+        assert_eq!(rk(r#"{"x":{"a\"":1,"a\u0022":2}}"#), some("a\"", 1, 15));
+        assert_eq!(rk(r#"{"a\\":1,"a\u005c":2}"#), some("a\\", 1, 10));
+        assert_eq!(rk(r#"{"a\n":1,"a\u000a":2}"#), some("a\n", 1, 10));
+        assert_eq!(rk(r#"{"a\u0062":1,"a\u0063":2}"#), None);
     }
 }
