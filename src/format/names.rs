@@ -81,11 +81,13 @@ pub fn check_name(what: &str, name: &str, max: usize) -> Result<(), BadValue> {
 impl RenderOptions {
     /// Validates the table and set names.
     pub fn check(&self) -> Result<(), BadValue> {
-        check_name("table", &self.table, MAX_TABLE_LEN)?;
-        check_name("set", &self.set, MAX_SET_LEN)?;
+        // The group first: its name is the default set name, and a bad group named as
+        // a bad set (`group=Bad!` said `invalid set name "Bad!"`) misleads.
         if self.group != super::ALL_GROUPS {
             super::check_group_name(&self.group)?;
         }
+        check_name("table", &self.table, MAX_TABLE_LEN)?;
+        check_name("set", &self.set, MAX_SET_LEN)?;
         Ok(())
     }
 

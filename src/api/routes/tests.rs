@@ -219,6 +219,9 @@ fn address_options() {
         ("set=bad%20name", "bad name"),
         ("table=", "table"),
         ("format=text&format=json", "format"),
+        // A bad group is named as a group, not as the set it would name.
+        ("group=Bad!", "invalid group name \"Bad!\""),
+        ("group=", "invalid group name \"\""),
     ] {
         let e = render_options(Some(q)).unwrap_err().to_string();
         assert!(e.contains(named), "{q}: {e}");
