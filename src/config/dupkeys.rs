@@ -10,6 +10,9 @@
 
 use std::borrow::Cow;
 
+/// A key as the parser reads it, and where it starts in the text.
+type Key<'a> = (Cow<'a, str>, usize);
+
 /// The first key repeated within one object of `text`, and the 1-based line and
 /// column where its repetition starts. `text` must be valid JSON. "First" is in
 /// document order: the repetition that starts earliest.
@@ -17,8 +20,8 @@ pub(super) fn repeated_key(text: &str) -> Option<(Cow<'_, str>, usize, usize)> {
     let b = text.as_bytes();
     // One entry per open container: its keys and where each starts, or None for an
     // array.
-    let mut stack: Vec<Option<Vec<(Cow<'_, str>, usize)>>> = Vec::new();
-    let mut first: Option<(Cow<'_, str>, usize)> = None;
+    let mut stack: Vec<Option<Vec<Key<'_>>>> = Vec::new();
+    let mut first: Option<Key<'_>> = None;
     let mut expect_key = false;
     let mut i = 0;
     while i < b.len() {
@@ -73,7 +76,7 @@ fn decoded(raw: &str) -> Cow<'_, str> {
 }
 
 /// The earliest repetition among one object's keys (a key's second occurrence).
-fn first_repeat(mut keys: Vec<(Cow<'_, str>, usize)>) -> Option<(Cow<'_, str>, usize)> {
+fn first_repeat(mut keys: Vec<Key<'_>>) -> Option<Key<'_>> {
     keys.sort_unstable();
     let mut best: Option<usize> = None;
     for (i, w) in keys.windows(2).enumerate() {
@@ -85,10 +88,7 @@ fn first_repeat(mut keys: Vec<(Cow<'_, str>, usize)>) -> Option<(Cow<'_, str>, u
 }
 
 /// Whichever of two repetitions starts first.
-fn earlier<'a>(
-    a: Option<(Cow<'a, str>, usize)>,
-    b: Option<(Cow<'a, str>, usize)>,
-) -> Option<(Cow<'a, str>, usize)> {
+fn earlier<'a>(a: Option<Key<'a>>, b: Option<Key<'a>>) -> Option<Key<'a>> {
     match (a, b) {
         (Some(x), Some(y)) => Some(if y.1 < x.1 { y } else { x }),
         (x, y) => x.or(y),
