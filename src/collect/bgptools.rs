@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use ipnet::IpNet;
 
-use super::feed::read_lines;
+use super::feed::read_whole_lines;
 use super::fetch::{Fetched, Keep, SourceError};
 use super::fetcher::{Fetcher, Request, Transport};
 use crate::config::upstreams::BgptoolsConfig;
@@ -204,7 +204,7 @@ impl BgptoolsClient {
                     status: answer.status,
                 });
             }
-            read_lines(answer.body, &mut |line| {
+            read_whole_lines(answer.body, &mut |line| {
                 let Some((asn, cidr)) = line.ok().and_then(parse_line) else {
                     return Ok(());
                 };

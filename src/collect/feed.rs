@@ -60,6 +60,27 @@ pub fn parse_line(line: &str) -> Line<'_> {
 /// Reads a feed body line by line, handing each value (or why a line is not one) to
 /// `sink`. Memory: the read buffer and one line of at most [`MAX_LINE`] bytes.
 pub fn read_lines(body: &mut dyn Read, sink: &mut LineSink) -> Result<(), SourceError> {
+    read_lines_as(body, parse_line, sink)
+}
+
+/// [`read_lines`] handing each line whole (its line end cut off): bgp.tools' JSON
+/// lines, whose first token would be `{"CIDR":` when written with spaces.
+pub fn read_whole_lines(body: &mut dyn Read, sink: &mut LineSink) -> Result<(), SourceError> {
+    read_lines_as(body, whole_line, sink)
+}
+
+fn whole_line(line: &str) -> Line<'_> {
+    Line::Value(line.strip_suffix('\r').unwrap_or(line))
+}
+
+/// How a line's text is read.
+type LineParser = for<'a> fn(&'a str) -> Line<'a>;
+
+fn read_lines_as(
+    body: &mut dyn Read,
+    parse: LineParser,
+    sink: &mut LineSink,
+) -> Result<(), SourceError> {
     let mut r = BufReader::with_capacity(READ_BUFFER, body);
     let mut line: Vec<u8> = Vec::with_capacity(256);
     let (mut too_long, mut number) = (false, 0usize);
@@ -82,13 +103,13 @@ pub fn read_lines(body: &mut dyn Read, sink: &mut LineSink) -> Result<(), Source
         r.consume(used);
         if newline {
             number += 1;
-            one_line(&line, too_long, number, sink)?;
+            one_line(&line, too_long, number, parse, sink)?;
             line.clear();
             too_long = false;
         }
     }
     if !line.is_empty() || too_long {
-        one_line(&line, too_long, number + 1, sink)?;
+        one_line(&line, too_long, number + 1, parse, sink)?;
     }
     Ok(())
 }
@@ -98,6 +119,7 @@ fn one_line(
     bytes: &[u8],
     too_long: bool,
     number: usize,
+    parse: LineParser,
     sink: &mut LineSink,
 ) -> Result<(), SourceError> {
     if too_long {
@@ -108,7 +130,7 @@ fn one_line(
     let Ok(text) = std::str::from_utf8(bytes) else {
         return sink(Err(format!("line {number} is not UTF-8")));
     };
-    match parse_line(text) {
+    match parse(text) {
         Line::Nothing => Ok(()),
         Line::Value(v) => sink(Ok(v)),
     }

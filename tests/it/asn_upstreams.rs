@@ -38,7 +38,9 @@ fn fake() -> FakeServer {
                 ));
             }
             t.push_str("{\"CIDR\":\"198.51.100.0/24\",\"ASN\":64500,\"Hits\":9}\n");
-            t.push_str("{\"CIDR\":\"2001:db8:500::/48\",\"ASN\":64500,\"Hits\":9}\n");
+            // With spaces, as JSON writers put them (a mirror's table): read whole,
+            // not cut at the first space as a feed's line is.
+            t.push_str("{\"CIDR\": \"2001:db8:500::/48\", \"ASN\": 64500, \"Hits\": 9}\n");
             t.push_str("{\"CIDR\":\"203.0.113.0/24\",\"ASN\":64501,\"Hits\":9}\n");
             return plain(200, t);
         }
