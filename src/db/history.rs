@@ -266,28 +266,20 @@ impl Db {
 }
 
 /// The SQL condition that keeps the sources `keep` keeps: empty when it keeps every
-/// stored source, `None` when it keeps none. Sources of a kind this binary does not
-/// know are not kept (as in `select`). The ids are the database's own integers,
-/// written into the SQL (a group names at most the configured sources).
+/// stored source, `None` when it keeps none (split as a group's listing splits them).
+/// The ids are the database's own integers, written into the SQL (a group names at
+/// most the configured sources).
 fn kept_sources(
     c: &rusqlite::Connection,
     keep: KeepSource<'_>,
 ) -> rusqlite::Result<Option<String>> {
-    let mut st = c.prepare("SELECT id, kind, name FROM sources ORDER BY id")?;
-    let mut rows = st.query([])?;
-    let (mut kept, mut all) = (Vec::new(), true);
-    while let Some(r) = rows.next()? {
-        let kind = Kind::from_word(r.get_ref(1)?.as_str()?);
-        let name = r.get_ref(2)?.as_str()?;
-        if kind.is_some_and(|k| keep(k, name)) {
-            kept.push(r.get::<_, i64>(0)?.to_string());
-        } else {
-            all = false;
-        }
-    }
-    Ok(match (all, kept.is_empty()) {
+    let split = super::select::split(c, keep)?;
+    Ok(match (split.dropped.is_empty(), split.kept.is_empty()) {
         (true, _) => Some(String::new()),
         (false, true) => None,
-        (false, false) => Some(format!(" AND c.source IN ({})", kept.join(","))),
+        (false, false) => {
+            let ids: Vec<String> = split.kept.iter().map(i64::to_string).collect();
+            Some(format!(" AND c.source IN ({})", ids.join(",")))
+        }
     })
 }

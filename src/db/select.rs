@@ -21,6 +21,7 @@
 
 use rusqlite::Connection;
 
+use super::history::KeepSource;
 use super::read::Listed;
 use super::{Db, StoreError};
 use crate::source::Kind;
@@ -41,9 +42,9 @@ enum Plan {
 
 /// The ids of the stored sources (in order), split by whether `keep` keeps them.
 #[derive(Default)]
-struct Split {
-    kept: Vec<i64>,
-    dropped: Vec<i64>,
+pub(super) struct Split {
+    pub(super) kept: Vec<i64>,
+    pub(super) dropped: Vec<i64>,
     /// How many runs of consecutive stored sources each is.
     kept_runs: usize,
     dropped_runs: usize,
@@ -65,9 +66,9 @@ impl Split {
     }
 }
 
-/// The plan for the stored sources that `keep` keeps. Sources of a kind this binary
-/// does not know are never kept.
-fn plan(c: &Connection, keep: &mut dyn FnMut(Kind, &str) -> bool) -> rusqlite::Result<Plan> {
+/// The stored sources split by whether `keep` keeps them (also what `changes` of a
+/// group reads). Sources of a kind this binary does not know are never kept.
+pub(super) fn split(c: &Connection, keep: KeepSource<'_>) -> rusqlite::Result<Split> {
     let mut st = c.prepare("SELECT id, kind, name FROM sources ORDER BY id")?;
     let mut rows = st.query([])?;
     let mut split = Split::default();
@@ -77,6 +78,12 @@ fn plan(c: &Connection, keep: &mut dyn FnMut(Kind, &str) -> bool) -> rusqlite::R
         let kept = kind.is_some_and(|k| keep(k, name));
         split.push(r.get(0)?, kept);
     }
+    Ok(split)
+}
+
+/// The plan for the stored sources that `keep` keeps.
+fn plan(c: &Connection, keep: KeepSource<'_>) -> rusqlite::Result<Plan> {
+    let split = split(c, keep)?;
     if split.kept.is_empty() {
         return Ok(Plan::Nothing);
     }
