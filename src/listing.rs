@@ -36,13 +36,6 @@ pub fn config_for(paths: &Paths, group: &str) -> Result<Config, ConfigError> {
     }
 }
 
-/// Whether `pairs` (sorted) holds the source `(kind, name)`.
-fn holds(pairs: &[&(Kind, String)], kind: Kind, name: &str) -> bool {
-    pairs
-        .binary_search_by(|(k, n)| (*k, n.as_str()).cmp(&(kind, name)))
-        .is_ok()
-}
-
 /// Streams the values of one part's sources into `values`.
 fn collect(
     db: &Db,
@@ -58,16 +51,11 @@ fn collect(
     let kinds = |k: Kind| filter.keeps(k.as_str());
     match sources {
         Selected::Everything => db.for_each_value(filter, push),
-        Selected::Only(pairs) => {
-            let mut pairs: Vec<&(Kind, String)> = pairs.iter().collect();
-            pairs.sort_unstable();
-            db.for_each_value_of(|k, name| kinds(k) && holds(&pairs, k, name), push)
-        }
-        // The stored sources of the kinds asked for, except those.
-        Selected::AllBut(others) => {
-            let mut others: Vec<&(Kind, String)> = others.iter().collect();
-            others.sort_unstable();
-            db.for_each_value_of(|k, name| kinds(k) && !holds(&others, k, name), push)
+        // A group's sources (`Only`), or every stored source but some (`AllBut`),
+        // of the kinds asked for.
+        Selected::Only(_) | Selected::AllBut(_) => {
+            let m = sources.matcher();
+            db.for_each_value_of(|k, name| kinds(k) && m.names(k, name), push)
         }
     }
 }

@@ -100,6 +100,45 @@ pub enum Selected {
     Only(Vec<(Kind, String)>),
 }
 
+impl Selected {
+    /// Whether this selection names a source, by binary search in its sources sorted
+    /// once (no hash table on flash, no `String` made per row looked up).
+    pub fn matcher(&self) -> SourceMatch {
+        let (pairs, listed) = match self {
+            Selected::Everything => (None, true),
+            Selected::AllBut(p) => (Some(p), false),
+            Selected::Only(p) => (Some(p), true),
+        };
+        let sorted = pairs.map(|p| {
+            let mut v = p.clone();
+            v.sort_unstable();
+            v
+        });
+        SourceMatch { sorted, listed }
+    }
+}
+
+/// Whether a [`Selected`] names a source (see [`Selected::matcher`]).
+#[derive(Debug, Clone)]
+pub struct SourceMatch {
+    /// The sources given, sorted (`None`: every source).
+    sorted: Option<Vec<(Kind, String)>>,
+    /// What a source among them means: listed (`Only`) or not (`AllBut`).
+    listed: bool,
+}
+
+impl SourceMatch {
+    /// Whether the source `(kind, name)` is named.
+    pub fn names(&self, kind: Kind, name: &str) -> bool {
+        self.sorted.as_ref().is_none_or(|v| {
+            let found = v
+                .binary_search_by(|(k, n)| (*k, n.as_str()).cmp(&(kind, name)))
+                .is_ok();
+            found == self.listed
+        })
+    }
+}
+
 /// One list of a selection: some sources, minus some prefixes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Part {

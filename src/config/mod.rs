@@ -19,7 +19,7 @@ mod tests;
 pub mod upstreams;
 
 pub use edit::{add_source, remove_source};
-pub use group::{Group, Mark, Part, Selected, Selection, UnknownGroup};
+pub use group::{Group, Mark, Part, Selected, Selection, SourceMatch, UnknownGroup};
 pub use read::{from_value, parse, parse_listen};
 
 /// Data directory used when neither `--data-dir` nor `$RIPE_DATA_DIR` is given.

@@ -364,6 +364,14 @@ fn groups_and_exclusions() {
         (Kind::Fqdn, "netflix.com".into()),
     ]);
     assert_eq!(c.outputs[0].selection.parts[0].sources, only);
+    // Its matcher, and the default group's (everything but what only others name).
+    let m = only.matcher();
+    assert!(m.names(Kind::Asn, "62041") && m.names(Kind::Fqdn, "netflix.com"));
+    assert!(!m.names(Kind::Fqdn, "2906") && !m.names(Kind::Asn, "13335"));
+    let d = c.selection("default").unwrap().parts[0].sources.matcher();
+    assert!(d.names(Kind::Asn, "62041") && d.names(Kind::Asn, "99"));
+    assert!(!d.names(Kind::Asn, "2906") && !d.names(Kind::Fqdn, "netflix.com"));
+    assert!(Selected::Everything.matcher().names(Kind::Feed, "x"));
     assert_eq!(c.outputs[1].render.set, "ripe");
     assert_eq!(
         c.outputs[1].selection.parts.len(),

@@ -3,7 +3,7 @@
 //! detailed listing). One implementation each behind the CLI command and the API
 //! route, so that `--json` prints the bytes the API sends.
 
-use crate::config::{Selected, Selection};
+use crate::config::{Selection, SourceMatch};
 use crate::format::Exclusions;
 use crate::source::Kind;
 
@@ -17,23 +17,8 @@ pub(crate) struct Judge {
     parts: Vec<JudgedPart>,
 }
 
-/// One part of a selection: its sources (`None`: every source; `true`: every source
-/// but these) and its exclusions.
-type JudgedPart = (Option<Vec<(Kind, String)>>, bool, Exclusions);
-
-/// The pairs sorted, for [`contains`] (a sorted list, not a hash set: no hash table
-/// code on flash, and no `String` made per row to look one up).
-fn sorted(pairs: &[(Kind, String)]) -> Vec<(Kind, String)> {
-    let mut v = pairs.to_vec();
-    v.sort_unstable();
-    v
-}
-
-/// Whether sorted `set` holds the source.
-fn contains(set: &[(Kind, String)], kind: Kind, source: &str) -> bool {
-    set.binary_search_by(|(k, s)| (*k, s.as_str()).cmp(&(kind, source)))
-        .is_ok()
-}
+/// One part of a selection: its sources and its exclusions.
+type JudgedPart = (SourceMatch, Exclusions);
 
 impl Judge {
     /// The judge of `selection`.
@@ -41,24 +26,14 @@ impl Judge {
         let parts = selection
             .parts
             .iter()
-            .map(|p| {
-                let (set, inverted) = match &p.sources {
-                    Selected::Everything => (None, false),
-                    Selected::Only(pairs) => (Some(sorted(pairs)), false),
-                    Selected::AllBut(pairs) => (Some(sorted(pairs)), true),
-                };
-                (set, inverted, Exclusions::new(&p.exclude))
-            })
+            .map(|p| (p.sources.matcher(), Exclusions::new(&p.exclude)))
             .collect();
         Judge { parts }
     }
 
     /// Whether the selection lists values of this source at all.
     pub(crate) fn names(&self, kind: Kind, source: &str) -> bool {
-        self.parts.iter().any(|(set, inverted, _)| {
-            set.as_ref()
-                .is_none_or(|s| contains(s, kind, source) != *inverted)
-        })
+        self.parts.iter().any(|(m, _)| m.names(kind, source))
     }
 
     /// `None` when the row is not listed (another group's source, or its value wholly
@@ -66,11 +41,8 @@ impl Judge {
     pub(crate) fn judge(&self, kind: Kind, source: &str, value: &str) -> Option<bool> {
         let net = crate::format::parse_value(value)?.net;
         let mut listed = None;
-        for (set, inverted, excl) in &self.parts {
-            let named = set
-                .as_ref()
-                .is_none_or(|s| contains(s, kind, source) != *inverted);
-            if named && !excl.covers(&net) {
+        for (m, excl) in &self.parts {
+            if m.names(kind, source) && !excl.covers(&net) {
                 let partly = excl.hides(&net);
                 listed = Some(listed.unwrap_or(true) && partly);
             }
