@@ -19,17 +19,9 @@ pub fn query(target: &str) {
     use crate::api::query::{parse_query, path_segments, split_target};
     let (path, query) = split_target(target);
     let _ = path_segments(path);
-    let allowed = [
-        "type",
-        "format",
-        "family",
-        "aggregate",
-        "table",
-        "set",
-        "details",
-        "group",
-    ];
-    if let Ok(params) = parse_query(query, &allowed) {
+    // The parameters of `GET /addresses`, the route with the most.
+    let allowed = crate::api::routes::addresses::ADDRESS_PARAMS;
+    if let Ok(params) = parse_query(query, allowed) {
         for (k, _) in &params {
             assert!(allowed.contains(&k.as_str()));
         }

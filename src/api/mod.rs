@@ -25,7 +25,7 @@ mod inflate;
 mod limit;
 mod poller;
 pub(crate) mod query;
-mod routes;
+pub(crate) mod routes;
 mod server;
 
 use std::net::SocketAddr;

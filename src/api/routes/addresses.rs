@@ -17,7 +17,7 @@ use crate::api::query::{parse_bool, parse_query};
 use crate::format::{Format, RenderOptions};
 
 /// The query parameters of `GET /addresses`.
-const ADDRESS_PARAMS: &[&str] = &[
+pub(crate) const ADDRESS_PARAMS: &[&str] = &[
     "type",
     "format",
     "family",

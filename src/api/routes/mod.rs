@@ -4,7 +4,7 @@
 //! it can be unit-tested without sockets. `addresses`, `health` and `sources` hold the
 //! handlers of their paths.
 
-mod addresses;
+pub(crate) mod addresses;
 mod changes;
 mod files;
 mod health;
