@@ -6,6 +6,8 @@
 mod api;
 #[cfg(feature = "collect")]
 mod asn_upstreams;
+#[cfg(feature = "api")]
+mod body_limits;
 #[cfg(all(feature = "api", unix))]
 mod browser;
 mod cli;
