@@ -28,6 +28,7 @@ mod group_marks;
 #[cfg(all(feature = "api", feature = "collect"))]
 mod groups;
 mod healthcheck;
+mod hostile_files;
 #[cfg(feature = "api")]
 mod http_attacks;
 #[cfg(feature = "api")]
