@@ -90,8 +90,8 @@ fn shipped_with(asns: &[&str], ripe_url: &str, out: &Path, load: bool) -> serde_
 
 /// Runs init-script functions (`funcs`, space-separated) against the stub procd/UCI
 /// functions of openwrt/tests/stubs.sh, with `/etc/ripe-cidr-collector` moved to
-/// `conf` and the test's binary as the program; `uci` are the UCI_main_* settings.
-/// The stub log.
+/// `conf`, the default data directory into `dir` and the test's binary as the
+/// program; `uci` are the UCI_main_* settings. The stub log.
 fn init(dir: &Path, conf: &Path, uci: &[(&str, String)], funcs: &str) -> String {
     let script = fs::read_to_string(files().join("ripe-cidr-collector.init")).unwrap();
     let script = script
@@ -103,7 +103,11 @@ fn init(dir: &Path, conf: &Path, uci: &[(&str, String)], funcs: &str) -> String 
             "PROG=/usr/bin/ripe-cidr-collector",
             &format!("PROG={}", bin().display()),
         )
-        .replace("UJAIL=/sbin/ujail", "UJAIL=/nonexistent/ujail");
+        .replace("UJAIL=/sbin/ujail", "UJAIL=/nonexistent/ujail")
+        .replace(
+            "DATA_DIR=/var/lib/ripe-cidr-collector",
+            &format!("DATA_DIR={}", dir.join("var-lib").display()),
+        );
     let init = dir.join("init");
     fs::write(&init, script).unwrap();
     let log = dir.join("stub.log");
