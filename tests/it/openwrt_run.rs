@@ -1,6 +1,6 @@
 //! The OpenWrt package's scripts driving the real binary: the documented first use
 //! (`asn add` before the first start), a reboot with a hanging upstream (the sets are
-//! back within 2 s of the daemon's start), and the fw4 include against the real `nft`
+//! back within 5 s of the daemon's start), and the fw4 include against the real `nft`
 //! (a loaded table is left alone; after `fw4 flush` the sets are loaded again).
 //! Kernel parts run inside `unshare -n`.
 
@@ -215,7 +215,7 @@ fn first_use_asn_add_before_the_first_start_is_collected() {
 }
 
 #[test]
-fn reboot_with_a_hanging_upstream_loads_the_sets_within_2_s() {
+fn reboot_with_a_hanging_upstream_loads_the_sets_within_5_s() {
     let ripe = FakeServer::start(|_| {
         Reply::json(
             200,
@@ -281,8 +281,9 @@ fn reboot_with_a_hanging_upstream_loads_the_sets_within_2_s() {
     let _ = daemon.0.kill();
     let log = daemon.stderr();
     assert!(loaded, "not loaded from the snapshot: {log}");
+    // Well under a second normally; with the bug, after the upstream's 30 s timeout.
     assert!(
-        took <= Duration::from_secs(2),
+        took <= Duration::from_secs(5),
         "loaded {took:?} after the start (the collection hangs): {log}"
     );
     drop(hang);
