@@ -53,7 +53,7 @@ pub(super) struct Slot {
     conn: Option<Conn>,
     pub(super) state: State,
     /// The last read or write that moved something.
-    progress: Instant,
+    pub(super) progress: Instant,
     /// A request has been answered on it: a keep-alive connection that has been
     /// used, which may be closed to make room (a fresh one is never).
     pub(super) served: bool,
@@ -93,7 +93,7 @@ impl Slot {
 pub(super) struct Poller {
     listener: Option<TcpListener>,
     wake: UnixStream,
-    shared: Arc<Shared>,
+    pub(super) shared: Arc<Shared>,
     pub(super) slots: Vec<Option<Slot>>,
     pub(super) open: usize,
     cap: usize,
@@ -214,6 +214,7 @@ impl Poller {
             }
             self.admit_waiting();
             self.expire(Instant::now());
+            self.make_room(Instant::now());
         }
         log::debug!("api: server thread stopped");
     }
@@ -222,7 +223,7 @@ impl Poller {
         self.slots.get_mut(i).and_then(Option::as_mut)
     }
 
-    fn close(&mut self, i: usize) {
+    pub(super) fn close(&mut self, i: usize) {
         if self.slots.get_mut(i).and_then(Option::take).is_some() {
             self.open -= 1;
         }
