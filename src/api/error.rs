@@ -50,7 +50,9 @@ pub enum ApiError {
         health: Box<Health>,
     },
     /// `config.json` could not be read or written: a problem on the server's side, so
-    /// 503 with a generic message; details are logged.
+    /// 503 naming the file and what the OS said (a lock root made, a read-only
+    /// directory), or, for a file that does not parse, a generic message (details
+    /// logged: they may quote the file).
     #[error(transparent)]
     Config(#[from] ConfigError),
     /// The server is stopping and takes no more requests.
@@ -157,7 +159,15 @@ impl ApiError {
             }
             ApiError::Config(e) => {
                 log::error!("api: {e}");
-                (503, "configuration unavailable".into())
+                let cause = match &e {
+                    ConfigError::Lock { .. } => e.to_string(),
+                    ConfigError::Io { path, source } => {
+                        format!("{}: {}", path.display(), crate::util::io_reason(source))
+                    }
+                    _ => String::new(),
+                };
+                let sep = if cause.is_empty() { "" } else { ": " };
+                (503, format!("configuration unavailable{sep}{cause}"))
             }
             ApiError::ShuttingDown => (503, "shutting down".into()),
             ApiError::Busy => {
