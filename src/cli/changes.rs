@@ -26,7 +26,7 @@ pub fn run(
     };
     let selection = match group {
         Some(g) => Some(
-            crate::listing::config_for(paths, g)?
+            crate::config::load_logged(&paths.config())?
                 .selection(g)
                 .map_err(|e| CliError::Usage(format!("--group: {e}")))?,
         ),

@@ -49,7 +49,7 @@ pub(super) fn changes(q: &ChangesQuery, ctx: &Context) -> Result<Reply, ApiError
     }
     let selection = match &q.group {
         Some(g) => Some(
-            crate::listing::config_for(&ctx.paths, g)?
+            ctx.config()?
                 .selection(g)
                 .map_err(|e| ApiError::BadRequest(format!("group: {e}")))?,
         ),
