@@ -18,6 +18,7 @@ mod config_limits;
 mod daemon;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod dnsmasq;
+mod docs;
 #[cfg(feature = "collect")]
 mod fetching;
 mod formats_real;
