@@ -110,3 +110,60 @@ fn a_server_that_never_read_a_good_config_refuses_every_listing() {
         "{body}"
     );
 }
+
+/// The sources of a row of `changes` (its third column) or of `asn list` (its first),
+/// and the number of columns of each line.
+fn column(out: &std::process::Output, i: usize) -> (Vec<String>, Vec<usize>) {
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines = text.lines();
+    (
+        lines
+            .clone()
+            .map(|l| l.split('\t').nth(i).unwrap_or_default().to_string())
+            .collect(),
+        lines.map(|l| l.split('\t').count()).collect(),
+    )
+}
+
+#[test]
+fn source_lists_and_changes_default_to_the_group_default() {
+    let t = TestDir::new();
+    grouped(&t);
+    // `asn list`: the group `default`, in the three documented columns.
+    assert_eq!(
+        column(&t.run(&["asn", "list"]), 0),
+        (vec!["1".into()], vec![3])
+    );
+    let all = column(&t.run(&["asn", "list", "--group", "*"]), 0);
+    assert_eq!(all, (vec!["1".into(), "2".into()], vec![3, 3]));
+    assert_eq!(
+        column(&t.run(&["asn", "list", "--group", "video"]), 0).0,
+        ["2"]
+    );
+    // `changes`: the changes of the default group's sources, `*` of all.
+    assert_eq!(column(&t.run(&["changes"]), 2).0, ["AS1", "AS1"]);
+    let all = column(&t.run(&["changes", "--group", "*"]), 2).0;
+    assert_eq!(all.len(), 3, "{all:?}");
+    assert_eq!(
+        column(&t.run(&["changes", "--group", "video"]), 2).0,
+        ["AS2"]
+    );
+    // GET /changes the same (its body is what `changes --json` prints).
+    let (_s, addr) = t.spawn_listening(&["serve"]);
+    let sources = |target: &str| {
+        let (status, body) = http_get(addr, target);
+        assert_eq!(status, 200, "{target}: {body}");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let rows = v["changes"].as_array().unwrap().clone();
+        rows.iter()
+            .map(|r| r["source"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(sources("/changes"), ["1", "1"]);
+    assert_eq!(sources("/changes?group=*").len(), 3);
+    let json = t.run(&["changes", "--json"]);
+    assert_eq!(
+        String::from_utf8_lossy(&json.stdout),
+        http_get(addr, "/changes").1
+    );
+}
