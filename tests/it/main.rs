@@ -6,6 +6,8 @@
 mod api;
 #[cfg(feature = "collect")]
 mod asn_upstreams;
+#[cfg(feature = "api")]
+mod body_limits;
 #[cfg(all(feature = "api", unix))]
 mod browser;
 mod cli;
@@ -27,6 +29,7 @@ mod group_marks;
 #[cfg(all(feature = "api", feature = "collect"))]
 mod groups;
 mod healthcheck;
+mod hostile_files;
 #[cfg(feature = "api")]
 mod http_attacks;
 #[cfg(feature = "api")]
