@@ -50,9 +50,8 @@ pub enum ApiError {
         health: Box<Health>,
     },
     /// `config.json` could not be read or written: a problem on the server's side, so
-    /// 503 naming the file and what the OS said (a lock root made, a read-only
-    /// directory), or, for a file that does not parse, a generic message (details
-    /// logged: they may quote the file).
+    /// 503 naming the file and the problem (a lock the daemon's user cannot open, a
+    /// syntax error).
     #[error(transparent)]
     Config(#[from] ConfigError),
     /// The server is stopping and takes no more requests.
@@ -159,15 +158,9 @@ impl ApiError {
             }
             ApiError::Config(e) => {
                 log::error!("api: {e}");
-                let cause = match &e {
-                    ConfigError::Lock { .. } => e.to_string(),
-                    ConfigError::Io { path, source } => {
-                        format!("{}: {}", path.display(), crate::util::io_reason(source))
-                    }
-                    _ => String::new(),
-                };
-                let sep = if cause.is_empty() { "" } else { ": " };
-                (503, format!("configuration unavailable{sep}{cause}"))
+                // The file and the problem, as /health already shows them: the
+                // administrator reading a refused listing must see what to fix.
+                (503, format!("configuration unavailable: {e}"))
             }
             ApiError::ShuttingDown => (503, "shutting down".into()),
             ApiError::Busy => {
