@@ -1063,13 +1063,15 @@ fn serve_stops_on_sigterm_and_reports_bind_errors() {
         .status()
         .unwrap();
     assert!(kill.success());
+    // The drain takes up to 0.5 s; the idle connection's timeout (the bug: waiting for
+    // it) is 10 s.
     let status = s
         .proc
-        .wait_exit(Duration::from_secs(5))
-        .expect("serve stops within 5 s");
+        .wait_exit(Duration::from_secs(8))
+        .expect("serve stops within 8 s");
     assert!(status.success(), "{status:?}");
     assert!(
-        started.elapsed() < Duration::from_secs(2),
+        started.elapsed() < Duration::from_secs(5),
         "{:?}",
         started.elapsed()
     );
