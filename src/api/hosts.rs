@@ -12,7 +12,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use super::error::ApiError;
 use super::query::quoted;
-use crate::config::{self, Paths};
+use super::routes::Context;
 
 /// What a `Host` value names, its port dropped.
 #[derive(Debug, PartialEq, Eq)]
@@ -46,7 +46,7 @@ fn parse(value: &str) -> Option<Named> {
 
 /// Refuses (421) a request whose `Host` (`host`, `None` only on HTTP/1.0, which
 /// browsers do not send) names neither this server nor an `api.hosts` entry.
-pub(super) fn check(host: Option<&str>, listen: SocketAddr, paths: &Paths) -> Result<(), ApiError> {
+pub(super) fn check(host: Option<&str>, listen: SocketAddr, ctx: &Context) -> Result<(), ApiError> {
     let Some(value) = host else {
         return Ok(());
     };
@@ -60,7 +60,7 @@ pub(super) fn check(host: Option<&str>, listen: SocketAddr, paths: &Paths) -> Re
     };
     // config.json is read only for the other names: the usual requests (loopback,
     // the router's own address) cost no file read.
-    if builtin || configured(value, paths) {
+    if builtin || configured(value, ctx) {
         return Ok(());
     }
     Err(misdirected(value))
@@ -73,15 +73,16 @@ fn misdirected(value: &str) -> ApiError {
     ))
 }
 
-/// Whether `api.hosts` names `value` (an unreadable configuration names nothing).
-fn configured(value: &str, paths: &Paths) -> bool {
+/// Whether `api.hosts` names `value` (of the last good configuration, as the other
+/// routes use; none read yet names nothing).
+fn configured(value: &str, ctx: &Context) -> bool {
     let Some(named) = parse(value) else {
         return false;
     };
-    let Ok(loaded) = config::load(&paths.config()) else {
+    let Ok(cfg) = ctx.config() else {
         return false;
     };
-    loaded.config.api.hosts.iter().any(|h| {
+    cfg.api.hosts.iter().any(|h| {
         let entry = match h.parse::<IpAddr>() {
             Ok(ip) => Named::Ip(ip),
             Err(_) => Named::Name(h.clone()),
@@ -154,9 +155,9 @@ mod tests {
     #[test]
     fn only_this_server() {
         let dir = tempfile::tempdir().unwrap();
-        let paths = Paths::new(dir.path(), None);
+        let ctx = Context::new(crate::config::Paths::new(dir.path(), None), 1);
         let listen: SocketAddr = "127.0.0.1:8080".parse().unwrap();
-        let ok = |h: &str| check(Some(h), listen, &paths).is_ok();
+        let ok = |h: &str| check(Some(h), listen, &ctx).is_ok();
         for h in [
             "127.0.0.1:8080",
             "127.5.0.1",
@@ -167,7 +168,7 @@ mod tests {
             assert!(ok(h), "{h}");
         }
         assert!(ok("[::ffff:127.0.0.1]:8080"));
-        assert!(check(None, listen, &paths).is_ok());
+        assert!(check(None, listen, &ctx).is_ok());
         for h in [
             "evil.example:8080",
             "0.0.0.0:8080",
@@ -175,14 +176,14 @@ mod tests {
             "localhost.evil",
             "",
         ] {
-            let e = check(Some(h), listen, &paths).unwrap_err();
+            let e = check(Some(h), listen, &ctx).unwrap_err();
             assert!(matches!(e, ApiError::Misdirected(_)), "{h}");
         }
         let other: SocketAddr = "192.0.2.7:80".parse().unwrap();
-        assert!(check(Some("192.0.2.7:80"), other, &paths).is_ok());
+        assert!(check(Some("192.0.2.7:80"), other, &ctx).is_ok());
         // api.hosts: names (any case, trailing dot) and addresses.
         std::fs::write(
-            paths.config(),
+            ctx.paths.config(),
             r#"{"api": {"hosts": ["router.lan", "2001:db8::1"]}}"#,
         )
         .unwrap();

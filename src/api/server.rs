@@ -348,7 +348,7 @@ fn handle(job: Job, shared: &Shared) -> Done {
     let host = head.info.host.as_deref();
     let reply = if shared.stopping() {
         ApiError::ShuttingDown.into()
-    } else if let Err(e) = super::hosts::check(host, shared.listen, &shared.ctx.paths) {
+    } else if let Err(e) = super::hosts::check(host, shared.listen, &shared.ctx) {
         // Every route, before anything else: see `hosts.rs`.
         e.into()
     } else if job.check_only {

@@ -53,3 +53,5 @@ mod storage;
 mod upstream;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod web;
+#[cfg(all(feature = "api", feature = "collect"))]
+mod wrong_list;
