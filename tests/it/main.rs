@@ -9,6 +9,7 @@ mod asn_upstreams;
 #[cfg(all(feature = "api", unix))]
 mod browser;
 mod cli;
+mod cli_groups;
 #[cfg(feature = "collect")]
 mod collect;
 mod common;
