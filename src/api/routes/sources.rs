@@ -7,19 +7,18 @@ use super::{Context, Reply};
 use crate::api::body::{json_line, Added, Named, Removed};
 use crate::api::error::ApiError;
 use crate::api::query::quoted;
-use crate::config;
 use crate::source::Kind;
 use crate::sources;
 
 pub(super) fn list(kind: Kind, group: Option<&str>, ctx: &Context) -> Result<Reply, ApiError> {
-    let cfg = config::load(&ctx.paths.config())?.config;
+    let cfg = ctx.config()?;
     let body = sources::listed::sources_json(&cfg, kind, group).map_err(ApiError::BadRequest)?;
     Ok(Reply::json(200, body))
 }
 
 /// `GET /groups`: every group with its sources, exclusions and mark.
 pub(super) fn groups(ctx: &Context) -> Result<Reply, ApiError> {
-    let cfg = config::load(&ctx.paths.config())?.config;
+    let cfg = ctx.config()?;
     Ok(Reply::json(200, sources::listed::groups_json(&cfg)))
 }
 
