@@ -192,6 +192,9 @@ pub fn add_sources(
         let g = before.group(group).ok_or_else(|| unknown(before, group))?;
         let mut out: Vec<(String, bool)> = Vec::with_capacity(norms.len());
         for norm in norms {
+            if kind == Kind::Fqdn {
+                g.check_fqdn(&norm).map_err(ConfigError::Refused)?;
+            }
             let new = !g.has(kind, &norm) && !out.iter().any(|(n, _)| *n == norm);
             if new {
                 let list = group_object(root, group)
