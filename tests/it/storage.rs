@@ -63,6 +63,25 @@ fn two_processes_import_once() {
     }
 }
 
+/// The import names the imported sources config.json does not, and what the runs
+/// will do with their values.
+#[test]
+fn legacy_import_names_the_sources_config_json_does_not() {
+    let t = TestDir::new();
+    copy_legacy(&t, 0);
+    t.config(&serde_json::json!({"asns": ["62041"], "fqdns": ["example.com"], "ttl_days": 5}));
+    let out = t.run(&["status"]);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "imported 2 sources that config.json does not name (asn 13335, fqdn telegram.org): \
+             each run deletes those not seen for ttl_days (5), the first run the expired ones"
+        ),
+        "{err}"
+    );
+}
+
 #[test]
 fn source_commands() {
     let t = TestDir::new();
