@@ -43,7 +43,7 @@ fn two_processes_import_once() {
             .expect("second process finished");
         let (ea, eb) = (a.stderr(), b.stderr());
         assert!(sa.success() && sb.success(), "{ea}\n{eb}");
-        let imports = ea.matches("imported ").count() + eb.matches("imported ").count();
+        let imports = ea.matches(" values from ").count() + eb.matches(" values from ").count();
         assert_eq!(imports, 1, "exactly one process imports:\n{ea}\n{eb}");
         let d = db::open(&t.paths()).unwrap();
         assert_eq!(d.count_values(Kind::Asn).unwrap(), 7 + 100 * 200);
