@@ -134,7 +134,13 @@ fn no_more(cmd: Cmd, rest: &[String]) -> Result<(), UsageError> {
 fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Command, UsageError> {
     if !matches!(
         cmd,
-        Cmd::Lookup | Cmd::Healthcheck | Cmd::Asn | Cmd::Fqdn | Cmd::Feed | Cmd::Country
+        Cmd::Lookup
+            | Cmd::Explain
+            | Cmd::Healthcheck
+            | Cmd::Asn
+            | Cmd::Fqdn
+            | Cmd::Feed
+            | Cmd::Country
     ) {
         no_more(cmd, rest)?;
     }
@@ -144,6 +150,14 @@ fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Comman
         Cmd::Serve => Command::Serve { listen: a.listen },
         Cmd::Export => export(a)?,
         Cmd::Lookup => lookup(rest, a.json)?,
+        Cmd::Explain => match rest {
+            [addr] => Command::Explain {
+                address: addr.clone(),
+                group: a.group,
+                json: a.json,
+            },
+            _ => return Err(UsageError("`explain` needs one address".into())),
+        },
         Cmd::Changes => Command::Changes {
             group: a.group,
             since: a.since,
@@ -351,6 +365,9 @@ mod tests {
             &["run", "--json"],
             &["lookup"],
             &["lookup", "1.2.3.4", "5.6.7.8"],
+            &["explain"],
+            &["explain", "1.2.3.4", "5.6.7.8"],
+            &["explain", "1.2.3.4", "--since", "x"],
             &["changes", "extra"],
             &["export", "--details"],
             &["export", "--format", "json", "--details", "--aggregate"],

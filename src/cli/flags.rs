@@ -305,7 +305,7 @@ pub(super) static FLAGS: &[Flag] = &[
     Flag {
         long: "group",
         short: None,
-        scope: Scope::Only(&[Export, Changes, Asn, Fqdn, Feed, Country]),
+        scope: Scope::Only(&[Export, Changes, Explain, Asn, Fqdn, Feed, Country]),
         action: Value("NAME", |a, v| {
             let g = text(v, "--group")?;
             if g != crate::format::ALL_GROUPS {
@@ -318,7 +318,8 @@ pub(super) static FLAGS: &[Flag] = &[
         help: "the group listed or changed (default: default;\n\
                '*' lists every group); export names the sets\n\
                of a group other than default NAME_v4 and\n\
-               NAME_v6 unless a set name is given",
+               NAME_v6 unless a set name is given; explain\n\
+               follows it (default: the first group listing ADDR)",
     },
     Flag {
         long: "details",
@@ -350,7 +351,7 @@ pub(super) static FLAGS: &[Flag] = &[
     Flag {
         long: "json",
         short: None,
-        scope: Scope::Only(&[Status, Lookup, Changes]),
+        scope: Scope::Only(&[Status, Lookup, Explain, Changes]),
         action: Switch(|a| a.json = true),
         help: "print JSON (the same bytes as the matching API\n\
                route)",
