@@ -201,6 +201,50 @@ pub fn process_id() -> u32 {
     return std::process::id();
 }
 
+/// Whether a process with id `pid` runs (`kill(pid, 0)`; `EPERM` says it does, as
+/// another user's). Where this cannot be asked, every process runs.
+pub fn process_alive(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        let Ok(p) = libc::pid_t::try_from(pid) else {
+            return false;
+        };
+        // 0 and -1 would ask about groups.
+        // SAFETY: signal 0 only checks that the process exists.
+        p <= 0
+            || unsafe { libc::kill(p, 0) } == 0
+            || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
+}
+
+/// Removes the files of `dir` named `prefix`, a process id and nothing or a SQLite
+/// journal suffix, whose process no longer runs: what a process killed half-way
+/// through a scratch database left behind.
+pub fn remove_stale(dir: &Path, prefix: &str) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(prefix)) else {
+            continue;
+        };
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let Ok(pid) = rest[..digits].parse::<u32>() else {
+            continue;
+        };
+        let ours = matches!(&rest[digits..], "" | "-wal" | "-shm" | "-journal");
+        if ours && pid != process_id() && !process_alive(pid) {
+            let _ = fs::remove_file(e.path());
+        }
+    }
+}
+
 /// An exclusive `flock` on `f`, waiting for it (released when `f` is closed). Through
 /// libc rather than `File::lock` so that Rust 1.85 (OpenWrt 23.05's feed) builds it.
 #[cfg(unix)]

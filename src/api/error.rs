@@ -157,7 +157,9 @@ impl ApiError {
             }
             ApiError::Config(e) => {
                 log::error!("api: {e}");
-                (503, "configuration unavailable".into())
+                // The file and the problem, as /health already shows them: the
+                // administrator reading a refused listing must see what to fix.
+                (503, format!("configuration unavailable: {e}"))
             }
             ApiError::ShuttingDown => (503, "shutting down".into()),
             ApiError::Busy => {

@@ -298,7 +298,7 @@ impl Db {
         &self.path
     }
 
-    /// The journal mode in use (see "Storage modes" in the README).
+    /// The journal mode in use (see docs/storage.md, "Journal mode").
     pub fn journal_mode(&self) -> JournalMode {
         self.mode
     }
