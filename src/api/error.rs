@@ -50,7 +50,8 @@ pub enum ApiError {
         health: Box<Health>,
     },
     /// `config.json` could not be read or written: a problem on the server's side, so
-    /// 503 with a generic message; details are logged.
+    /// 503 naming the file and the problem (a lock the daemon's user cannot open, a
+    /// syntax error).
     #[error(transparent)]
     Config(#[from] ConfigError),
     /// The server is stopping and takes no more requests.

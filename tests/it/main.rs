@@ -50,6 +50,8 @@ mod openwrt_run;
 #[cfg(unix)]
 mod packaging;
 mod review;
+#[cfg(all(feature = "api", feature = "collect", unix))]
+mod service_user;
 mod snapshot;
 mod storage;
 mod upstream;

@@ -209,6 +209,22 @@ fn tokens() {
     assert_eq!(call(&fresh, "GET", "/addresses", "").0.status, 503);
 }
 
+/// A lock that cannot be opened (here a directory; on a router a lock root made that
+/// the service's user may not open): the 503 says which file and why.
+#[test]
+fn a_config_lock_that_cannot_be_opened_is_named() {
+    let t = setup();
+    let lock = t.ctx.paths.config().with_file_name(".config.json.lock");
+    std::fs::create_dir(&lock).unwrap();
+    let (r, v) = call(&t, "POST", "/asns", r#"{"asn":"1"}"#);
+    assert_eq!(r.status, 503);
+    let want = format!(
+        "configuration unavailable: cannot open {}: is a directory",
+        lock.display()
+    );
+    assert_eq!(v, json!({ "error": want }));
+}
+
 #[test]
 fn address_options() {
     assert_eq!(render_options(None).unwrap(), RenderOptions::default());
