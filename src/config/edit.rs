@@ -170,6 +170,9 @@ pub fn add_source(
     let norm = normalize_arg(path, kind, source)?;
     update(path, |root, before| {
         let g = before.group(group).ok_or_else(|| unknown(before, group))?;
+        if kind == Kind::Fqdn {
+            g.check_fqdn(&norm).map_err(ConfigError::Refused)?;
+        }
         if g.has(kind, &norm) {
             return Ok(((norm.clone(), false), false));
         }
