@@ -141,6 +141,8 @@ fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Comman
             | Cmd::Fqdn
             | Cmd::Feed
             | Cmd::Country
+            | Cmd::Group
+            | Cmd::Exclude
     ) {
         no_more(cmd, rest)?;
     }
@@ -187,6 +189,8 @@ fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Comman
         Cmd::Country => {
             Command::Sources(Kind::Country, source_action(cmd, Kind::Country, rest, a)?)
         }
+        Cmd::Group => Command::Group(super::groups::parse_group(rest, &a)?),
+        Cmd::Exclude => Command::Exclude(super::groups::parse_exclude(rest, &a)?),
     })
 }
 
@@ -218,7 +222,8 @@ fn lookup(rest: &[String], json: bool) -> Result<Command, UsageError> {
     }
 }
 
-/// `list`, `add SOURCE` or `remove SOURCE` of `asn` and `fqdn`.
+/// `list`, `add SOURCE...` or `remove SOURCE...` of a kind of source. Every value is
+/// checked here, so that one bad value changes nothing (exit 2, naming it).
 fn source_action(
     cmd: Cmd,
     kind: Kind,
@@ -232,6 +237,7 @@ fn source_action(
         _ => kind.as_str().to_ascii_uppercase(),
     };
     let purge = a.purge;
+    let a_json = a.json;
     let group = a.group.clone();
     let one = |verb: &str| match a.group.as_deref() {
         Some(crate::format::ALL_GROUPS) => Err(UsageError(format!(
@@ -239,14 +245,23 @@ fn source_action(
         ))),
         g => Ok(g.unwrap_or(crate::format::DEFAULT_GROUP).to_string()),
     };
+    let all = |values: &[String]| -> Result<Vec<String>, UsageError> {
+        values
+            .iter()
+            .map(|s| kind.normalize(s).map_err(UsageError))
+            .collect()
+    };
     let action = match rest {
-        [a] if a == "list" => SourceAction::List(group),
-        [a, s] if a == "add" => SourceAction::Add {
-            source: kind.normalize(s).map_err(UsageError)?,
+        [a] if a == "list" => SourceAction::List {
+            group,
+            json: a_json,
+        },
+        [a, values @ ..] if a == "add" && !values.is_empty() => SourceAction::Add {
+            sources: all(values)?,
             group: one("add")?,
         },
-        [a, s] if a == "remove" => SourceAction::Remove {
-            source: kind.normalize(s).map_err(UsageError)?,
+        [a, values @ ..] if a == "remove" && !values.is_empty() => SourceAction::Remove {
+            sources: all(values)?,
             group: one("remove")?,
             purge,
         },
@@ -267,6 +282,9 @@ fn source_action(
     };
     if purge && !matches!(action, SourceAction::Remove { .. }) {
         return Err(UsageError("--purge goes with `remove`".into()));
+    }
+    if a_json && !matches!(action, SourceAction::List { .. }) {
+        return Err(UsageError("--json goes with `list`".into()));
     }
     Ok(action)
 }
@@ -289,7 +307,7 @@ mod tests {
             Command::Sources(
                 Kind::Asn,
                 SourceAction::Add {
-                    source: "1".into(),
+                    sources: vec!["1".into()],
                     group: "default".into()
                 }
             )

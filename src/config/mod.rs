@@ -18,9 +18,13 @@ mod read;
 mod tests;
 pub mod upstreams;
 
-pub use edit::{add_source, remove_source};
+pub use edit::{
+    add_exclusions, add_group, add_source, add_sources, remove_exclusions, remove_group,
+    remove_source, remove_sources, GroupAdded,
+};
 pub use group::{Group, Mark, Part, Selected, Selection, SourceMatch, UnknownGroup};
 pub use read::{api::parse_listen, from_value, parse};
+pub(crate) use read::{parse_exclusion, parse_mark};
 
 /// Data directory used when neither `--data-dir` nor `$RIPE_DATA_DIR` is given.
 pub const DEFAULT_DATA_DIR: &str = "/var/lib/ripe-cidr-collector";

@@ -13,6 +13,8 @@ mod dnsmasq;
 mod groups;
 mod upstreams;
 
+pub(crate) use groups::{parse_exclusion, parse_mark};
+
 pub(super) fn read_value(text: &str, path: &Path) -> Result<Value, ConfigError> {
     let mut value = crate::util::json::parse(text).map_err(|e| ConfigError::Syntax {
         path: path.into(),
