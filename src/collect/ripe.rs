@@ -224,6 +224,7 @@ pub(super) fn judge(
         return Err(match read {
             Ok(head) if head.status.as_deref().is_some_and(|s| s != "ok") => {
                 SourceError::Upstream {
+                    upstream: "RIPEstat",
                     status: Some(status),
                     message: head.message,
                 }
@@ -238,6 +239,7 @@ pub(super) fn judge(
             "no {list} list in the answer"
         ))),
         Some(_) => Err(SourceError::Upstream {
+            upstream: "RIPEstat",
             status: head.status_code.filter(|&c| c != 200),
             message: head.message,
         }),

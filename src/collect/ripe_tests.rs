@@ -77,6 +77,7 @@ fn error_answer_with_400() {
     assert_eq!(
         e,
         SourceError::Upstream {
+            upstream: "RIPEstat",
             status: Some(400),
             message: "The parameter 'resource' is required.".into()
         }
@@ -96,6 +97,7 @@ fn error_status_with_200() {
     assert_eq!(
         e,
         SourceError::Upstream {
+            upstream: "RIPEstat",
             status: Some(400),
             message: "The parameter 'resource' is required.".into()
         }
