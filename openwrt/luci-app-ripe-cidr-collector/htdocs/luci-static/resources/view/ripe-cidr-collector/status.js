@@ -7,6 +7,8 @@
 // Services -> IP prefix lists -> Status: what the daemon and the last run recorded,
 // the sources of each group with their values and failures, and a lookup. All of it
 // comes from the rpcd plugin (`status --json`, `lookup --json` of the CLI).
+// Every text is given to E() inside an array: LuCI sets innerHTML for a bare string
+// child, and source names, feed URLs and failure texts come from outside.
 
 var callStatus = rpc.declare({
 	object: 'luci.ripe-cidr-collector',
@@ -73,8 +75,8 @@ function factsTable(o) {
 	});
 	return E('table', { 'class': 'table', 'id': 'rcc-facts' }, rows.map(function(r) {
 		return E('tr', { 'class': 'tr' }, [
-			E('td', { 'class': 'td left', 'width': '33%' }, r[0]),
-			E('td', { 'class': 'td left' }, r[1])
+			E('td', { 'class': 'td left', 'width': '33%' }, [ r[0] ]),
+			E('td', { 'class': 'td left' }, [ r[1] ])
 		]);
 	}));
 }
@@ -82,34 +84,35 @@ function factsTable(o) {
 function groupSection(g, many) {
 	var rows = g.sources.map(function(s) {
 		return E('tr', { 'class': 'tr', 'data-source': s.source }, [
-			E('td', { 'class': 'td', 'data-title': _('Source') }, shown(s.kind, s.source)),
-			E('td', { 'class': 'td', 'data-title': _('Values') }, String(s.values)),
-			E('td', { 'class': 'td', 'data-title': _('Last seen') }, when(s.last_seen, '-')),
-			E('td', { 'class': 'td', 'data-title': _('Last run') },
-				s.failure ? E('span', { 'style': 'color:#c44' }, s.failure)
-					: (s.values ? _('ok') : _('not collected yet')))
+			E('td', { 'class': 'td', 'data-title': _('Source') }, [ shown(s.kind, s.source) ]),
+			E('td', { 'class': 'td', 'data-title': _('Values') }, [ String(s.values) ]),
+			E('td', { 'class': 'td', 'data-title': _('Last seen') }, [ when(s.last_seen, '-') ]),
+			E('td', { 'class': 'td', 'data-title': _('Last run') }, [
+				s.failure ? E('span', { 'style': 'color:#c44' }, [ s.failure ])
+					: (s.values ? _('ok') : _('not collected yet'))
+			])
 		]);
 	});
 	var table = E('table', { 'class': 'table' }, [
 		E('tr', { 'class': 'tr table-titles' }, [
-			E('th', { 'class': 'th' }, _('Source')),
-			E('th', { 'class': 'th' }, _('Values')),
-			E('th', { 'class': 'th' }, _('Last seen')),
-			E('th', { 'class': 'th' }, _('Last run'))
+			E('th', { 'class': 'th' }, [ _('Source') ]),
+			E('th', { 'class': 'th' }, [ _('Values') ]),
+			E('th', { 'class': 'th' }, [ _('Last seen') ]),
+			E('th', { 'class': 'th' }, [ _('Last run') ])
 		])
 	].concat(rows.length ? rows : [
-		E('tr', { 'class': 'tr placeholder' }, E('td', { 'class': 'td' }, E('em', _('No sources yet.'))))
+		E('tr', { 'class': 'tr placeholder' }, [ E('td', { 'class': 'td' }, [ E('em', [ _('No sources yet.') ]) ]) ])
 	]));
 	return E('div', { 'class': 'cbi-section', 'data-group': g.name }, [
-		E('h3', many ? _('Group %s').format(g.name) + ' (' + countsText(g.counts) + ')'
-			: _('Sources') + ' (' + countsText(g.counts) + ')'),
+		E('h3', [ many ? _('Group %s').format(g.name) + ' (' + countsText(g.counts) + ')'
+			: _('Sources') + ' (' + countsText(g.counts) + ')' ]),
 		table
 	]);
 }
 
 function problems(o) {
 	return (o.errors || []).map(function(e) {
-		return E('div', { 'class': 'alert-message warning' }, e);
+		return E('div', { 'class': 'alert-message warning' }, [ e ]);
 	});
 }
 
@@ -117,27 +120,27 @@ function body(st) {
 	var o = st.overview || {};
 	var groups = o.groups || [];
 	return E('div', { 'id': 'rcc-status' }, problems(o).concat([
-		E('div', { 'class': 'cbi-section' }, [ E('h3', _('Service')), factsTable(o) ])
+		E('div', { 'class': 'cbi-section' }, [ E('h3', [ _('Service') ]), factsTable(o) ])
 	], groups.map(function(g) { return groupSection(g, groups.length > 1); })));
 }
 
 function lookupResult(res) {
 	if (res.error)
-		return E('p', { 'style': 'color:#c44' }, res.error);
+		return E('p', { 'style': 'color:#c44' }, [ res.error ]);
 	var m = res.matches || [];
 	if (!m.length)
-		return E('p', _('%s is in no stored list.').format(res.query));
+		return E('p', [ _('%s is in no stored list.').format(res.query) ]);
 	return E('table', { 'class': 'table' }, [
 		E('tr', { 'class': 'tr table-titles' }, [
-			E('th', { 'class': 'th' }, _('Value')),
-			E('th', { 'class': 'th' }, _('Source')),
-			E('th', { 'class': 'th' }, _('Last seen'))
+			E('th', { 'class': 'th' }, [ _('Value') ]),
+			E('th', { 'class': 'th' }, [ _('Source') ]),
+			E('th', { 'class': 'th' }, [ _('Last seen') ])
 		])
 	].concat(m.map(function(x) {
 		return E('tr', { 'class': 'tr rcc-match' }, [
-			E('td', { 'class': 'td', 'data-title': _('Value') }, x.value),
-			E('td', { 'class': 'td', 'data-title': _('Source') }, shown(x.kind, x.source) + (x.configured ? '' : ' ' + _('(not configured)'))),
-			E('td', { 'class': 'td', 'data-title': _('Last seen') }, when(x.last_seen))
+			E('td', { 'class': 'td', 'data-title': _('Value') }, [ x.value ]),
+			E('td', { 'class': 'td', 'data-title': _('Source') }, [ shown(x.kind, x.source) + (x.configured ? '' : ' ' + _('(not configured)')) ]),
+			E('td', { 'class': 'td', 'data-title': _('Last seen') }, [ when(x.last_seen) ])
 		]);
 	})));
 }
@@ -167,14 +170,14 @@ return view.extend({
 			});
 		}, 30);
 		return E('div', {}, [
-			E('h2', _('IP prefix lists')),
-			E('div', { 'class': 'cbi-map-descr' }, _('The lists ripe-cidr-collector keeps: what was collected, from where, when it last worked, and what failed.')),
+			E('h2', [ _('IP prefix lists') ]),
+			E('div', { 'class': 'cbi-map-descr' }, [ _('The lists ripe-cidr-collector keeps: what was collected, from where, when it last worked, and what failed.') ]),
 			status,
 			E('div', { 'class': 'cbi-section' }, [
-				E('h3', _('Lookup')),
+				E('h3', [ _('Lookup') ]),
 				E('div', { 'class': 'cbi-value' }, [
 					input, ' ',
-					E('button', { 'class': 'btn cbi-button cbi-button-action', 'id': 'rcc-lookup', 'click': doLookup }, _('Look up'))
+					E('button', { 'class': 'btn cbi-button cbi-button-action', 'id': 'rcc-lookup', 'click': doLookup }, [ _('Look up') ])
 				]),
 				result
 			]),
@@ -183,10 +186,10 @@ return view.extend({
 					'class': 'btn cbi-button cbi-button-positive',
 					'click': function() {
 						return callCollect().then(function(res) {
-							ui.addNotification(null, E('p', res.error ? res.error : _('The daemon collects every source now.')), res.error ? 'danger' : 'info');
+							ui.addNotification(null, E('p', [ res.error ? res.error : _('The daemon collects every source now.') ]), res.error ? 'danger' : 'info');
 						});
 					}
-				}, _('Collect now'))
+				}, [ _('Collect now') ])
 			])
 		]);
 	},
