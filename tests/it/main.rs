@@ -11,6 +11,7 @@ mod body_limits;
 #[cfg(all(feature = "api", unix))]
 mod browser;
 mod cli;
+mod cli_check;
 mod cli_groups;
 #[cfg(feature = "collect")]
 mod collect;
@@ -22,6 +23,8 @@ mod daemon;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod dnsmasq;
 mod docs;
+#[cfg(all(feature = "api", feature = "collect", target_os = "linux"))]
+mod explain;
 #[cfg(feature = "collect")]
 mod fetching;
 mod formats_real;
