@@ -44,7 +44,7 @@ struct Text {
 
 impl Cmd {
     /// Every command, in the order of the overview.
-    pub const ALL: [Cmd; 18] = [
+    pub const ALL: [Cmd; 19] = [
         Cmd::Run,
         Cmd::Daemon,
         Cmd::Serve,
