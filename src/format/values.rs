@@ -41,6 +41,9 @@ pub struct Prepared {
     pub v4: Vec<Entry<Ipv4Net>>,
     /// IPv6 values.
     pub v6: Vec<Entry<Ipv6Net>>,
+    /// Host names of the listed host-name sources, sorted and distinct: filled only
+    /// for the formats that list names as well as addresses (`singbox`).
+    pub names: Vec<String>,
 }
 
 impl Prepared {
@@ -335,6 +338,7 @@ impl Collector {
                 })
                 .collect(),
             v6: self.v6,
+            names: Vec::new(),
         };
         if aggregate {
             aggregate_family(&mut out.v4);
@@ -370,7 +374,10 @@ pub fn union(parts: Vec<Prepared>, aggregate: bool) -> Prepared {
     for p in parts {
         out.v4.extend(p.v4);
         out.v6.extend(p.v6);
+        out.names.extend(p.names);
     }
+    out.names.sort_unstable();
+    out.names.dedup();
     if aggregate {
         aggregate_family(&mut out.v4);
         aggregate_family(&mut out.v6);
