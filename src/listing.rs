@@ -77,7 +77,11 @@ pub fn prepare(
 /// The stored host-name sources that `selection` lists, sorted: the names sing-box
 /// matches by `domain_suffix` besides their addresses.
 fn host_names(db: &Db, selection: &Selection) -> Result<Vec<String>, StoreError> {
-    let matchers: Vec<_> = selection.parts.iter().map(|p| p.sources.matcher()).collect();
+    let matchers: Vec<_> = selection
+        .parts
+        .iter()
+        .map(|p| p.sources.matcher())
+        .collect();
     let mut names: Vec<String> = db
         .sources(Kind::Fqdn)?
         .into_iter()

@@ -49,7 +49,9 @@ pub(super) fn family<N: Net>(out: &mut Vec<u8>, set: &str, entries: &[Entry<N>])
         out.extend_from_slice(&addr);
         out.extend_from_slice(format!("] comment=\"{tag}\"}}\n").as_bytes());
     }
-    out.extend_from_slice(format!("remove [find list=\"{set}\" comment=\"{tag}:old\"]\n").as_bytes());
+    out.extend_from_slice(
+        format!("remove [find list=\"{set}\" comment=\"{tag}:old\"]\n").as_bytes(),
+    );
 }
 
 /// An address as RouterOS shows it, so that `find address=` matches: an IPv4 host

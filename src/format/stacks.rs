@@ -14,7 +14,10 @@ use super::{Format, RenderOptions};
 
 /// Writes `p` in one of this module's formats (`opts.format`).
 pub(super) fn render(out: &mut Vec<u8>, p: &Prepared, opts: &RenderOptions, v4: bool, v6: bool) {
-    let (p4, p6) = (if v4 { &p.v4[..] } else { &[] }, if v6 { &p.v6[..] } else { &[] });
+    let (p4, p6) = (
+        if v4 { &p.v4[..] } else { &[] },
+        if v6 { &p.v6[..] } else { &[] },
+    );
     let via = opts.via.as_deref().unwrap_or_default();
     match opts.format {
         Format::Singbox => singbox(out, p4, p6, &p.names),
@@ -74,7 +77,13 @@ fn each<N: Net>(out: &mut Vec<u8>, entries: &[Entry<N>], before: &[u8], after: &
 
 /// The entry in prefix notation, even when stored bare.
 fn full<N: Net>(e: &Entry<N>, out: &mut Vec<u8>) {
-    N::write(&Entry { net: e.net, bare: false }, out);
+    N::write(
+        &Entry {
+            net: e.net,
+            bare: false,
+        },
+        out,
+    );
 }
 
 /// `NET MASK`, as `route` takes them: `91.108.4.0 255.255.252.0`.

@@ -17,7 +17,10 @@ fn mihomo_and_yaml_list_prefixes() {
     );
     assert_eq!(text.lines().last(), Some("2606:2800::1/128"));
     let yaml = run(&sample(), &opts(Format::MihomoYaml));
-    assert!(yaml.starts_with("payload:\n  - '9.0.0.0/8'\n  - '10.0.0.0/8'\n"), "{yaml}");
+    assert!(
+        yaml.starts_with("payload:\n  - '9.0.0.0/8'\n  - '10.0.0.0/8'\n"),
+        "{yaml}"
+    );
     assert_eq!(yaml.lines().count(), text.lines().count() + 1);
     assert_eq!(run(&[], &opts(Format::MihomoYaml)), "payload:\n");
 }
@@ -30,7 +33,10 @@ fn singbox_rule_set() {
         "{\"version\":2,\"rules\":[{\"ip_cidr\":[\"10.0.0.0/8\",\"91.108.12.0/22\",\
          \"2606:2800::1/128\"]}]}\n"
     );
-    assert_eq!(run(&[], &opts(Format::Singbox)), "{\"version\":2,\"rules\":[]}\n");
+    assert_eq!(
+        run(&[], &opts(Format::Singbox)),
+        "{\"version\":2,\"rules\":[]}\n"
+    );
 }
 
 #[test]
@@ -60,7 +66,10 @@ fn bird_routes_by_interface_gateway_or_blackhole() {
         o.via = Some("2001:db8::1".into());
         o.family = Some(Family::V6);
     });
-    assert_eq!(run(&v[..3], &o), "route 2606:2800::1/128 via 2001:db8::1;\n");
+    assert_eq!(
+        run(&v[..3], &o),
+        "route 2606:2800::1/128 via 2001:db8::1;\n"
+    );
     let o = with(Format::Bird, |o| {
         o.via = Some("blackhole".into());
         o.family = Some(Family::V4);
@@ -130,7 +139,10 @@ fn routeros_updates_in_place() {
     );
     assert!(!out.contains("remove [find list=\"ripe\"]"));
     // An aggregated host route is written bare, as RouterOS shows it.
-    let agg = run(&["10.0.0.1".into()], &with(Format::Routeros, |o| o.aggregate = true));
+    let agg = run(
+        &["10.0.0.1".into()],
+        &with(Format::Routeros, |o| o.aggregate = true),
+    );
     assert!(agg.contains("address=10.0.0.1}"), "{agg}");
 }
 
@@ -143,11 +155,17 @@ fn routeros_pages_cut_at_lines_and_repeat_the_menu() {
     let script = render(&values, &opts(Format::Routeros));
     let first = routeros_page(&script, 1).unwrap();
     assert!(first.pages > 3, "{}", first.pages);
-    assert!(first.body.starts_with(format!("# pages: {}\n/ip ", first.pages).as_bytes()));
+    assert!(first
+        .body
+        .starts_with(format!("# pages: {}\n/ip ", first.pages).as_bytes()));
     let mut joined = Vec::new();
     for n in 1..=first.pages {
         let p = routeros_page(&script, n).unwrap();
-        assert!(p.body.len() <= ROUTEROS_PAGE_MAX, "page {n}: {}", p.body.len());
+        assert!(
+            p.body.len() <= ROUTEROS_PAGE_MAX,
+            "page {n}: {}",
+            p.body.len()
+        );
         assert!(p.body.ends_with(b"\n"));
         let text = String::from_utf8(p.body).unwrap();
         let mut lines = text.lines().skip_while(|l| l.starts_with('#'));

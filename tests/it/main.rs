@@ -21,6 +21,7 @@ mod dnsmasq;
 #[cfg(feature = "collect")]
 mod fetching;
 mod formats_real;
+mod formats_stacks;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod group_marks;
 #[cfg(all(feature = "api", feature = "collect"))]

@@ -91,9 +91,7 @@ fn parse_page(v: &str) -> Result<usize, ApiError> {
     v.parse::<usize>()
         .ok()
         .filter(|&n| n >= 1 && v.bytes().all(|b| b.is_ascii_digit()))
-        .ok_or_else(|| {
-            ApiError::BadRequest(format!("invalid page {v:?}: expected 1, 2, 3, ..."))
-        })
+        .ok_or_else(|| ApiError::BadRequest(format!("invalid page {v:?}: expected 1, 2, 3, ...")))
 }
 
 pub(super) fn addresses(
@@ -256,7 +254,13 @@ mod tests {
     fn content_types() {
         assert_eq!(content_type(Format::Json), "application/json");
         assert_eq!(content_type(Format::Singbox), "application/json");
-        for f in [Format::Text, Format::Nft, Format::Ipset, Format::Routeros, Format::Bird] {
+        for f in [
+            Format::Text,
+            Format::Nft,
+            Format::Ipset,
+            Format::Routeros,
+            Format::Bird,
+        ] {
             assert_eq!(content_type(f), "text/plain; charset=utf-8");
         }
     }
