@@ -17,7 +17,12 @@ fn values() -> Vec<String> {
     let mut v: Vec<String> = (0..90_000u32)
         .map(|i| {
             let x = i.wrapping_mul(2_654_435_761);
-            format!("{}.{}.{}.0/24", 1 + x % 223, (x >> 8) & 255, (x >> 16) & 255)
+            format!(
+                "{}.{}.{}.0/24",
+                1 + x % 223,
+                (x >> 8) & 255,
+                (x >> 16) & 255
+            )
         })
         .collect();
     v.extend((0..10_000u32).map(|i| format!("2001:db8:{:x}:{:x}::/64", i >> 8, i & 255)));
@@ -29,7 +34,11 @@ fn options(format: Format, family: Option<Family>) -> RenderOptions {
     RenderOptions {
         format,
         via: routes.then(|| "wg0".to_string()),
-        family: if format == Format::Bird { Some(Family::V4) } else { family },
+        family: if format == Format::Bird {
+            Some(Family::V4)
+        } else {
+            family
+        },
         ..RenderOptions::default()
     }
 }
