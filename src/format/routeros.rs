@@ -36,18 +36,19 @@ pub(super) fn family<N: Net>(out: &mut Vec<u8>, set: &str, entries: &[Entry<N>])
         )
         .as_bytes(),
     );
-    let before = format!(":do {{add list=\"{set}\" comment=\"{tag}\" address=");
+    // The three fixed pieces of an entry's line, made once: the address goes
+    // between them twice.
+    let add = format!(":do {{add list=\"{set}\" comment=\"{tag}\" address=");
+    let retag = format!("}} on-error={{set [find list=\"{set}\" comment=\"{tag}:old\" address=");
+    let end = format!("] comment=\"{tag}\"}}\n");
     for e in entries {
-        out.extend_from_slice(before.as_bytes());
+        out.extend_from_slice(add.as_bytes());
         let at = out.len();
         address(e, out);
-        let addr = out[at..].to_vec();
-        out.extend_from_slice(
-            format!("}} on-error={{set [find list=\"{set}\" comment=\"{tag}:old\" address=")
-                .as_bytes(),
-        );
-        out.extend_from_slice(&addr);
-        out.extend_from_slice(format!("] comment=\"{tag}\"}}\n").as_bytes());
+        let addr = at..out.len();
+        out.extend_from_slice(retag.as_bytes());
+        out.extend_from_within(addr);
+        out.extend_from_slice(end.as_bytes());
     }
     out.extend_from_slice(
         format!("remove [find list=\"{set}\" comment=\"{tag}:old\"]\n").as_bytes(),

@@ -9,7 +9,7 @@ use std::io::Write as _;
 
 use ipnet::{Ipv4Net, Ipv6Net};
 
-use super::values::{Entry, Net, Prepared};
+use super::values::{push_ipv4, Entry, Net, Prepared};
 use super::{Format, RenderOptions};
 
 /// Writes `p` in one of this module's formats (`opts.format`).
@@ -88,7 +88,9 @@ fn full<N: Net>(e: &Entry<N>, out: &mut Vec<u8>) {
 
 /// `NET MASK`, as `route` takes them: `91.108.4.0 255.255.252.0`.
 fn net_and_mask(out: &mut Vec<u8>, net: &Ipv4Net) {
-    let _ = write!(out, "{} {}", net.network(), net.netmask());
+    push_ipv4(out, net.network());
+    out.push(b' ');
+    push_ipv4(out, net.netmask());
 }
 
 /// `{"version":2,"rules":[{"ip_cidr":[...]},{"domain_suffix":[...]}]}`: a sing-box

@@ -99,12 +99,7 @@ impl Net for Ipv4Net {
     }
     fn write(entry: &Entry<Self>, out: &mut Vec<u8>) {
         // By hand: `fmt` machinery costs several times more than the digits.
-        for (i, octet) in entry.net.addr().octets().into_iter().enumerate() {
-            if i > 0 {
-                out.push(b'.');
-            }
-            push_decimal(out, octet);
-        }
+        push_ipv4(out, entry.net.addr());
         if !entry.bare {
             out.push(b'/');
             push_decimal(out, entry.net.prefix_len());
@@ -140,6 +135,16 @@ impl Net for Ipv6Net {
             out.push(b'/');
             push_decimal(out, entry.net.prefix_len());
         }
+    }
+}
+
+/// Appends an IPv4 address in dotted decimal (by hand, as [`Net::write`] does).
+pub(super) fn push_ipv4(out: &mut Vec<u8>, addr: Ipv4Addr) {
+    for (i, octet) in addr.octets().into_iter().enumerate() {
+        if i > 0 {
+            out.push(b'.');
+        }
+        push_decimal(out, octet);
     }
 }
 

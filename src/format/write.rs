@@ -92,7 +92,11 @@ pub fn render_prepared(p: &Prepared, opts: &RenderOptions) -> Vec<u8> {
     let v4 = opts.family != Some(Family::V6);
     let v6 = opts.family != Some(Family::V4);
     // About the longest line per entry, so that the buffer is allocated once.
-    let per_entry = 48 + opts.set.len();
+    let per_entry = match opts.format {
+        Format::Routeros => 150 + 4 * opts.set.len(),
+        Format::Keenetic | Format::Openvpn => 64 + opts.set.len(),
+        _ => 48 + opts.set.len() + opts.via.as_ref().map_or(0, String::len),
+    };
     let mut out = Vec::with_capacity(p.len() * per_entry + 512);
     // Writing to a Vec cannot fail: the `let _ = write!` below ignore nothing real.
     match opts.format {
