@@ -50,7 +50,8 @@ pub enum ApiError {
         health: Box<Health>,
     },
     /// `config.json` could not be read or written: a problem on the server's side, so
-    /// 503 with a generic message; details are logged.
+    /// 503 naming the file and the problem (a lock the daemon's user cannot open, a
+    /// syntax error).
     #[error(transparent)]
     Config(#[from] ConfigError),
     /// The server is stopping and takes no more requests.
@@ -157,7 +158,9 @@ impl ApiError {
             }
             ApiError::Config(e) => {
                 log::error!("api: {e}");
-                (503, "configuration unavailable".into())
+                // The file and the problem, as /health already shows them: the
+                // administrator reading a refused listing must see what to fix.
+                (503, format!("configuration unavailable: {e}"))
             }
             ApiError::ShuttingDown => (503, "shutting down".into()),
             ApiError::Busy => {

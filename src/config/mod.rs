@@ -362,6 +362,15 @@ pub enum ConfigError {
         #[source]
         source: io::Error,
     },
+    /// The update lock (`.config.json.lock`) could not be opened or taken.
+    #[error("cannot open {}: {}", path.display(), crate::util::io_reason(.source))]
+    Lock {
+        /// The lock file.
+        path: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: io::Error,
+    },
     /// The file is not valid JSON.
     #[error("{}: invalid JSON at line {line}, column {column}: {message}", path.display())]
     Syntax {

@@ -203,19 +203,25 @@ fn two_groups_share_a_source_collected_once() {
         serde_json::from_str::<serde_json::Value>(&body).unwrap()["asns"],
         json!(["2906", "62041"])
     );
-    // `asn list` shows the groups in a fourth column.
-    let out = t.run(&["asn", "list"]);
-    let listed = String::from_utf8_lossy(&out.stdout);
-    assert!(listed.starts_with("62041\t3\t"), "{listed}");
-    assert!(
-        listed
-            .lines()
-            .any(|l| l.starts_with("2906\t2\t") && l.ends_with("\tvideo")),
-        "{listed}"
-    );
-    assert!(
-        listed.lines().next().unwrap().ends_with("\tdefault,video"),
-        "{listed}"
+    // `asn list` lists the group `default`, `--group` another or `*` all, in the
+    // three documented columns.
+    let list = |args: &[&str]| {
+        let out = t.run(&[&["asn", "list"][..], args].concat());
+        let listed = String::from_utf8_lossy(&out.stdout).to_string();
+        let cols: Vec<usize> = listed.lines().map(|l| l.split('\t').count()).collect();
+        (
+            listed
+                .lines()
+                .map(|l| l.split('\t').next().unwrap().to_string())
+                .collect::<Vec<_>>(),
+            cols,
+        )
+    };
+    assert_eq!(list(&[]), (vec!["62041".to_string()], vec![3]));
+    assert_eq!(list(&["--group", "video"]).0, ["2906", "62041"]);
+    assert_eq!(
+        list(&["--group", "*"]),
+        (vec!["62041".to_string(), "2906".to_string()], vec![3, 3])
     );
     // `lookup` marks a match that the group's exclusion cuts the address out of.
     let out = t.run(&["lookup", "45.57.0.1", "--json"]);

@@ -6,6 +6,8 @@
 mod api;
 #[cfg(feature = "collect")]
 mod asn_upstreams;
+#[cfg(feature = "api")]
+mod body_limits;
 #[cfg(all(feature = "api", unix))]
 mod browser;
 mod cli;
@@ -18,6 +20,7 @@ mod config_limits;
 mod daemon;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod dnsmasq;
+mod docs;
 #[cfg(feature = "collect")]
 mod fetching;
 mod formats_real;
@@ -27,6 +30,7 @@ mod group_marks;
 #[cfg(all(feature = "api", feature = "collect"))]
 mod groups;
 mod healthcheck;
+mod hostile_files;
 #[cfg(feature = "api")]
 mod http_attacks;
 #[cfg(feature = "api")]
@@ -45,8 +49,12 @@ mod openwrt_run;
 #[cfg(unix)]
 mod packaging;
 mod review;
+#[cfg(all(feature = "api", feature = "collect", unix))]
+mod service_user;
 mod snapshot;
 mod storage;
 mod upstream;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod web;
+#[cfg(all(feature = "api", feature = "collect"))]
+mod wrong_list;

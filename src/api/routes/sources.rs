@@ -12,7 +12,7 @@ use crate::source::Kind;
 use crate::sources;
 
 pub(super) fn list(kind: Kind, group: Option<&str>, ctx: &Context) -> Result<Reply, ApiError> {
-    let cfg = config::load(&ctx.paths.config())?.config;
+    let cfg = ctx.config()?;
     let sources = match group {
         None | Some(crate::format::ALL_GROUPS) => cfg.sources(kind),
         Some(g) => cfg
