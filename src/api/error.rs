@@ -32,6 +32,9 @@ pub enum ApiError {
     /// No such resource.
     #[error("{0}")]
     NotFound(String),
+    /// The `Host` names another server (DNS rebinding); the message names it.
+    #[error("{0}")]
+    Misdirected(String),
     /// The path exists but not with this method; the methods it takes.
     #[error("method not allowed (allowed: {0})")]
     MethodNotAllowed(&'static str),
@@ -79,6 +82,7 @@ impl From<SourcesError> for ApiError {
             SourcesError::Config(ConfigError::UnknownGroup(e)) => {
                 ApiError::BadRequest(e.to_string())
             }
+            SourcesError::Config(ConfigError::Refused(m)) => ApiError::BadRequest(m),
             SourcesError::Config(e) => ApiError::Config(e),
             SourcesError::Store(e) => ApiError::Storage(e),
             SourcesError::NotFound(m) => ApiError::NotFound(m),
@@ -103,7 +107,8 @@ fn request_status(e: &RequestError) -> u16 {
         | RequestError::Length(_)
         | RequestError::Chunked(_)
         | RequestError::BodyCut
-        | RequestError::TwoAuthorizations => 400,
+        | RequestError::TwoAuthorizations
+        | RequestError::Host(_) => 400,
     }
 }
 
@@ -136,6 +141,7 @@ impl ApiError {
             }
             ApiError::Forbidden(m) => (403, m),
             ApiError::NotFound(m) => (404, m),
+            ApiError::Misdirected(m) => (421, m),
             ApiError::MethodNotAllowed(allow) => {
                 headers.push(("Allow", allow.to_string()));
                 (405, format!("method not allowed; use {allow}"))

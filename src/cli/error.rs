@@ -78,7 +78,7 @@ pub fn exit_code(result: &Result<Outcome, CliError>) -> (u8, bool) {
         Ok(Outcome::NotFound) => (1, false),
         Err(CliError::Usage(_)) => (2, true),
         // A group named on the command line or in a request that is not configured.
-        Err(CliError::Config(ConfigError::UnknownGroup(_))) => (2, true),
+        Err(CliError::Config(ConfigError::UnknownGroup(_) | ConfigError::Refused(_))) => (2, true),
         Err(_) => (1, true),
     }
 }

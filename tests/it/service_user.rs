@@ -24,7 +24,7 @@ fn send(addr: SocketAddr, method: &str, target: &str, body: &str) -> (u16, Strin
     c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     write!(
         c,
-        "{method} {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\
+        "{method} {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
          Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     )

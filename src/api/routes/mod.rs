@@ -31,7 +31,7 @@ use changes::{changes, changes_query};
 use health::health;
 use lookup::{lookup, lookup_query};
 use page::{page, same_origin};
-use sources::{add, list, remove};
+use sources::{add, groups, list, remove};
 use status::status;
 
 /// What the handlers need to know about a request (the body comes separately).
@@ -190,6 +190,7 @@ enum Route {
     Lookup,
     Sources(Kind),
     Source(Kind, String),
+    Groups,
 }
 
 /// Answers one request with its `body`. Never panics and never fails: errors become
@@ -234,6 +235,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         ["fqdns"] => (Route::Sources(Kind::Fqdn), "GET, HEAD, POST"),
         ["feeds"] => (Route::Sources(Kind::Feed), "GET, HEAD, POST"),
         ["countries"] => (Route::Sources(Kind::Country), "GET, HEAD, POST"),
+        ["groups"] => (Route::Groups, "GET, HEAD"),
         ["asns", s] if !s.is_empty() => (Route::Source(Kind::Asn, s.to_string()), "DELETE"),
         ["fqdns", s] if !s.is_empty() => (Route::Source(Kind::Fqdn, s.to_string()), "DELETE"),
         ["feeds", s] if !s.is_empty() => (Route::Source(Kind::Feed, s.to_string()), "DELETE"),
@@ -242,7 +244,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         }
         _ => {
             return Err(ApiError::NotFound(format!(
-            "no such path {}; the API has /, /status, /addresses, /health, /lookup, /changes, /asns, /fqdns, /feeds and /countries",
+            "no such path {}; the API has /, /status, /addresses, /health, /lookup, /changes, /asns, /fqdns, /feeds, /countries and /groups",
             quoted(path)
         )))
         }
@@ -288,6 +290,11 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
             let group = group_param(parse_query(query, &["group"])?);
             let _p = permit();
             list(kind, group.as_deref(), ctx)
+        }
+        (Route::Groups, _) if read_only => {
+            parse_query(query, &[])?;
+            let _p = permit();
+            groups(ctx)
         }
         (Route::Sources(kind), "POST") => {
             {
