@@ -49,6 +49,8 @@ mod openwrt;
 mod openwrt_run;
 #[cfg(unix)]
 mod packaging;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+mod redirects;
 mod review;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod service_user;
