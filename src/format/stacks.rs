@@ -47,16 +47,18 @@ pub(super) fn render(out: &mut Vec<u8>, p: &Prepared, opts: &RenderOptions, v4: 
         Format::Keenetic => {
             let comment = opts.comment.as_deref().unwrap_or(&opts.set);
             let tail = format!(" {via} auto !{comment}\n");
+            let masks = masks();
             for e in p4 {
                 out.extend_from_slice(b"ip route ");
-                net_and_mask(out, &e.net);
+                net_and_mask(out, &e.net, &masks);
                 out.extend_from_slice(tail.as_bytes());
             }
         }
         Format::Openvpn => {
+            let masks = masks();
             for e in p4 {
                 out.extend_from_slice(b"push \"route ");
-                net_and_mask(out, &e.net);
+                net_and_mask(out, &e.net, &masks);
                 out.extend_from_slice(b"\"\n");
             }
             each(out, p6, b"push \"route-ipv6 ", b"\"\n");
@@ -86,11 +88,23 @@ fn full<N: Net>(e: &Entry<N>, out: &mut Vec<u8>) {
     );
 }
 
+/// The 33 IPv4 netmasks as text (` 255.255.252.0`), written once per listing rather
+/// than once per route.
+fn masks() -> Vec<Vec<u8>> {
+    (0..=32u8)
+        .map(|len| {
+            let mut m = vec![b' '];
+            let bits = u32::MAX.checked_shl(32 - u32::from(len)).unwrap_or(0);
+            push_ipv4(&mut m, bits.into());
+            m
+        })
+        .collect()
+}
+
 /// `NET MASK`, as `route` takes them: `91.108.4.0 255.255.252.0`.
-fn net_and_mask(out: &mut Vec<u8>, net: &Ipv4Net) {
+fn net_and_mask(out: &mut Vec<u8>, net: &Ipv4Net, masks: &[Vec<u8>]) {
     push_ipv4(out, net.network());
-    out.push(b' ');
-    push_ipv4(out, net.netmask());
+    out.extend_from_slice(&masks[usize::from(net.prefix_len())]);
 }
 
 /// `{"version":2,"rules":[{"ip_cidr":[...]},{"domain_suffix":[...]}]}`: a sing-box

@@ -93,7 +93,7 @@ pub fn render_prepared(p: &Prepared, opts: &RenderOptions) -> Vec<u8> {
     let v6 = opts.family != Some(Family::V4);
     // About the longest line per entry, so that the buffer is allocated once.
     let per_entry = match opts.format {
-        Format::Routeros => 150 + 4 * opts.set.len(),
+        Format::Routeros => 200 + 4 * opts.set.len(),
         Format::Keenetic | Format::Openvpn => 64 + opts.set.len(),
         _ => 48 + opts.set.len() + opts.via.as_ref().map_or(0, String::len),
     };
