@@ -26,6 +26,7 @@ pub enum Cmd {
     Changes,
     Group,
     Exclude,
+    Check,
 }
 
 /// How a command is shown in the help.
@@ -42,7 +43,7 @@ struct Text {
 
 impl Cmd {
     /// Every command, in the order of the overview.
-    pub const ALL: [Cmd; 17] = [
+    pub const ALL: [Cmd; 18] = [
         Cmd::Run,
         Cmd::Daemon,
         Cmd::Serve,
@@ -60,6 +61,7 @@ impl Cmd {
         Cmd::Healthcheck,
         Cmd::Lookup,
         Cmd::Changes,
+        Cmd::Check,
     ];
 
     /// The command a word names.
@@ -168,6 +170,16 @@ static TEXTS: &[Text] = &[
                  lists for the country)",
         about: "Edits the \"countries\" list of config.json (locked, atomic rewrite).\n\
                  Codes are two letters (ISO 3166 alpha-2), upper-cased.",
+    },
+    Text {
+        cmd: Cmd::Check,
+        name: "check",
+        synopsis: "",
+        summary: "check config.json and print the configuration in\n\
+                 effect; writes nothing (exit 1 naming every problem)",
+        about: "Prints the groups with their sources, exclusions, marks and set names,\n\
+                 the outputs and the upstreams. Unknown keys are problems too, with the\n\
+                 key meant when one is close (\"asn\": did you mean asns?).",
     },
     Text {
         cmd: Cmd::Group,

@@ -3,6 +3,7 @@
 
 mod args;
 mod changes;
+mod check;
 mod daemon;
 mod error;
 mod export;
@@ -160,6 +161,8 @@ pub enum Command {
     },
     /// Manage a source list.
     Sources(Kind, SourceAction),
+    /// Check `config.json` and print the configuration in effect.
+    Check,
     /// Manage the groups.
     Group(groups::GroupAction),
     /// Manage the exclusions.
@@ -251,6 +254,7 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
             *json,
         ),
         Command::Sources(kind, action) => sources::run(paths, *kind, action),
+        Command::Check => check::run(paths),
         Command::Group(action) => groups::group(paths, action),
         Command::Exclude(action) => groups::exclude(paths, action),
         Command::Status { json } => status::run(paths, *json),

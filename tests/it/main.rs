@@ -11,6 +11,7 @@ mod body_limits;
 #[cfg(all(feature = "api", unix))]
 mod browser;
 mod cli;
+mod cli_check;
 mod cli_groups;
 #[cfg(feature = "collect")]
 mod collect;
