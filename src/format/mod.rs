@@ -21,7 +21,7 @@ pub use dnsmasq::{
     DEFAULT_DNS_TIMEOUT_SECONDS, DNSMASQ_HEADER, DNSMASQ_MAX_LINE,
 };
 pub use exclude::{subtract, Exclusions};
-pub use names::{check_name, NFT_KEYWORDS, NFT_KEYWORDS_NEWER};
+pub use names::{check_name, mark_chains, NFT_KEYWORDS, NFT_KEYWORDS_NEWER};
 pub use routeros::{routeros_page, RouterosPage, ROUTEROS_PAGE_MAX};
 pub use values::{parse_value, prepare, union, Collector, Entry, Prepared};
 pub use write::{
