@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub mod json;
+pub mod spell;
 
 /// Seconds since the Unix epoch, now.
 pub fn unix_now() -> i64 {
@@ -78,6 +79,18 @@ pub fn iso(secs: i64) -> String {
     String::from_utf8_lossy(&b).into_owned()
 }
 
+/// A length of time for people: `6 h`, `90 min`, `45 s` (the largest unit that
+/// divides it), not `21600 s`.
+pub fn duration(secs: u64) -> String {
+    match secs {
+        0 => "0 s".into(),
+        s if s % 86_400 == 0 => format!("{} d", s / 86_400),
+        s if s % 3_600 == 0 => format!("{} h", s / 3_600),
+        s if s % 60 == 0 => format!("{} min", s / 60),
+        s => format!("{s} s"),
+    }
+}
+
 /// [`iso`] of the current time.
 pub fn now_iso() -> String {
     iso(unix_now())
@@ -127,7 +140,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         // Keep the permissions of the file being replaced (a config.json holding
         // api.token may be readable by root only).
         // Best effort: WASI, for one, cannot set permissions.
-        if let Ok(m) = fs::metadata(path) {
+        let old = fs::metadata(path);
+        if old.is_err() {
+            own_like_dir(&f, path);
+        }
+        if let Ok(m) = old {
             let _ = f.set_permissions(m.permissions());
             // And its owner: root editing config.json of a daemon that runs as its
             // own user (OpenWrt) must not leave it a file that user cannot read.
@@ -201,6 +218,30 @@ pub fn process_id() -> u32 {
     return std::process::id();
 }
 
+/// Gives a file root just created to the owner of its directory, when that is another
+/// user: the CLI or LuCI run as root, the OpenWrt daemon as its own user in a data
+/// directory the init script gave it, and must still be able to open the lock, the
+/// config and the database for writing. Only root may give files away; for anyone
+/// else (or with a root-owned directory) nothing changes.
+#[cfg(unix)]
+pub fn own_like_dir(f: &fs::File, path: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: no arguments, no side effects.
+    if unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    if let Ok(m) = fs::metadata(dir.unwrap_or(Path::new("."))) {
+        if m.uid() != 0 {
+            let _ = std::os::unix::fs::fchown(f, Some(m.uid()), Some(m.gid()));
+        }
+    }
+}
+
+/// No owners to give files to (WASI).
+#[cfg(not(unix))]
+pub fn own_like_dir(_: &fs::File, _: &Path) {}
+
 /// Whether a process with id `pid` runs (`kill(pid, 0)`; `EPERM` says it does, as
 /// another user's). Where this cannot be asked, every process runs.
 pub fn process_alive(pid: u32) -> bool {
@@ -243,6 +284,17 @@ pub fn remove_stale(dir: &Path, prefix: &str) {
             let _ = fs::remove_file(e.path());
         }
     }
+}
+
+/// What the OS said, without Rust's " (os error N)" and lower-case, for a message
+/// that goes on after a path: "permission denied", "is a directory".
+pub fn io_reason(e: &io::Error) -> String {
+    let s = e.to_string();
+    let s = s.split(" (os error").next().unwrap_or(&s);
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_lowercase().chain(c).collect())
+        .unwrap_or_default()
 }
 
 /// An exclusive `flock` on `f`, waiting for it (released when `f` is closed). Through

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::format::{Family, Format, RenderOptions, TypeFilter};
 use crate::source::Kind;
 
+mod check;
 mod dupkeys;
 mod edit;
 mod group;
@@ -18,9 +19,14 @@ mod read;
 mod tests;
 pub mod upstreams;
 
-pub use edit::{add_source, remove_source};
+pub use check::{check, Checked};
+pub use edit::{
+    add_exclusions, add_group, add_source, add_sources, remove_exclusions, remove_group,
+    remove_source, remove_sources, GroupAdded,
+};
 pub use group::{Group, Mark, Part, Selected, Selection, SourceMatch, UnknownGroup};
-pub use read::{from_value, parse, parse_listen};
+pub use read::{api::parse_listen, from_value, parse};
+pub(crate) use read::{parse_exclusion, parse_mark};
 
 /// Data directory used when neither `--data-dir` nor `$RIPE_DATA_DIR` is given.
 pub const DEFAULT_DATA_DIR: &str = "/var/lib/ripe-cidr-collector";
@@ -163,8 +169,14 @@ impl Default for MinPrefix {
 pub struct ApiConfig {
     /// Address to listen on, e.g. `127.0.0.1:8080`.
     pub listen: SocketAddr,
+    /// Whether config.json names `api.listen` (the daemon, which serves the API only
+    /// with `--listen`, says it does not serve it).
+    pub listen_set: bool,
     /// When set, mutating requests need `Authorization: Bearer <token>`.
     pub token: Option<String>,
+    /// Names and addresses (`api.hosts`) a request's `Host` may give besides
+    /// loopback and this host's own addresses: lower case, addresses in canonical form.
+    pub hosts: Vec<String>,
 }
 
 /// Storage settings (`storage`).
@@ -313,7 +325,9 @@ impl Default for Config {
             upstreams: upstreams::Upstreams::default(),
             api: ApiConfig {
                 listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+                listen_set: false,
                 token: None,
+                hosts: Vec::new(),
             },
             outputs: Vec::new(),
             storage: StorageConfig {
@@ -362,6 +376,15 @@ pub enum ConfigError {
         #[source]
         source: io::Error,
     },
+    /// The update lock (`.config.json.lock`) could not be opened or taken.
+    #[error("cannot open {}: {}", path.display(), crate::util::io_reason(.source))]
+    Lock {
+        /// The lock file.
+        path: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: io::Error,
+    },
     /// The file is not valid JSON.
     #[error("{}: invalid JSON at line {line}, column {column}: {message}", path.display())]
     Syntax {
@@ -388,6 +411,9 @@ pub enum ConfigError {
     /// A source command named a group that is not configured.
     #[error("{0}")]
     UnknownGroup(#[from] UnknownGroup),
+    /// A source command gave a source its group does not take; the text names it.
+    #[error("{0}")]
+    Refused(String),
     /// A key has a value that is not allowed.
     #[error("{}: {key}: {message}", path.display())]
     Invalid {

@@ -1,7 +1,6 @@
 //! Reading `config.json`: JSON syntax errors with line and column, then every key
 //! validated and named in its error, unknown keys collected as warnings.
 
-use std::net::SocketAddr;
 use std::path::Path;
 
 use crate::util::json::{Map, Value};
@@ -9,9 +8,12 @@ use crate::util::json::{Map, Value};
 use super::*;
 use crate::source::Kind;
 
+pub(super) mod api;
 mod dnsmasq;
 mod groups;
 mod upstreams;
+
+pub(crate) use groups::{parse_exclusion, parse_mark};
 
 pub(super) fn read_value(text: &str, path: &Path) -> Result<Value, ConfigError> {
     let mut value = crate::util::json::parse(text).map_err(|e| ConfigError::Syntax {
@@ -67,8 +69,9 @@ impl Reader<'_> {
     /// Warns about keys of `obj` not in `known`.
     fn unknown(&mut self, obj: &Map, prefix: &str, known: &[&str]) {
         for k in obj.keys().filter(|k| !known.contains(&k.as_str())) {
+            let hint = crate::util::spell::did_you_mean(k, prefix, known.iter().copied());
             self.warnings.push(format!(
-                "unknown key {prefix}{k} is ignored (kept when the file is rewritten)"
+                "unknown key {prefix}{k} is ignored (kept when the file is rewritten){hint}"
             ));
         }
     }
@@ -214,6 +217,7 @@ const ROOT_KEYS: &[&str] = &[
     "groups",
     "fetch",
     "min_prefix",
+    "allow_single_label",
 ];
 
 /// Validates a parsed JSON document as a configuration.
@@ -249,7 +253,7 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
             c.storage.snapshot_interval_hours = n as u32;
         }
     }
-    if let Some(o) = r.section(root, "api", API_KEYS)? {
+    if let Some(o) = r.section(root, "api", api::KEYS)? {
         r.api(o, &mut c.api)?;
     }
     c.exclude = r.exclusions(root, "", "top level")?;
@@ -275,7 +279,6 @@ const RIPE_KEYS: &[&str] = &[
 ];
 const DNS_KEYS: &[&str] = &["resolver", "doh_url", "timeout_seconds"];
 const STORAGE_KEYS: &[&str] = &["snapshot_interval_hours"];
-const API_KEYS: &[&str] = &["listen", "token"];
 const OUTPUT_KEYS: &[&str] = &[
     "path",
     "format",
@@ -285,6 +288,8 @@ const OUTPUT_KEYS: &[&str] = &[
     "aggregate",
     "table",
     "set",
+    "via",
+    "comment",
     "timeout_seconds",
     "load",
     "group",
@@ -385,20 +390,6 @@ impl Reader<'_> {
         Ok(())
     }
 
-    fn api(&self, o: &Map, c: &mut ApiConfig) -> Result<(), ConfigError> {
-        if let Some(l) = self.string(o, "api.", "listen")? {
-            c.listen = parse_listen(&l).map_err(|m| self.err("api.listen", m))?;
-        }
-        c.token = self.string(o, "api.", "token")?;
-        if c.token.as_deref() == Some("") {
-            return Err(self.err(
-                "api.token",
-                "an empty token would let anyone in; use null to switch it off",
-            ));
-        }
-        Ok(())
-    }
-
     fn outputs(&mut self, root: &Map) -> Result<Vec<OutputConfig>, ConfigError> {
         match root.get("outputs") {
             None | Some(Value::Null) => Ok(Vec::new()),
@@ -485,20 +476,16 @@ impl Reader<'_> {
         if let Some(g) = self.string(o, prefix, "group")? {
             render.select_group(&g, set.is_some());
         }
+        render.via = self.string(o, prefix, "via")?;
+        render.comment = self.string(o, prefix, "comment")?;
         render
-            .check()
+            .check_names()
             .map_err(|e| self.err(&format!("{prefix}table/set"), e.0))?;
+        render
+            .check_route_options()
+            .map_err(|e| self.err(&format!("{prefix}format"), e.0))?;
         Ok(render)
     }
-}
-
-/// Parses a listen address such as `127.0.0.1:8080` or `[::1]:8080`.
-pub fn parse_listen(s: &str) -> Result<SocketAddr, String> {
-    s.parse::<SocketAddr>().map_err(|_| {
-        format!(
-            "invalid listen address {s:?}: expected IP:PORT such as 127.0.0.1:8080 or [::1]:8080"
-        )
-    })
 }
 
 const FETCH_KEYS: &[&str] = &["command"];

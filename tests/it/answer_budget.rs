@@ -56,7 +56,7 @@ fn unread(addr: SocketAddr, target: &str) -> Option<TcpStream> {
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
         )
     };
-    let req = format!("GET {target} HTTP/1.1\r\nHost: x\r\n\r\n");
+    let req = format!("GET {target} HTTP/1.1\r\nHost: localhost\r\n\r\n");
     s.write_all(req.as_bytes()).ok()?;
     Some(s)
 }
@@ -73,7 +73,7 @@ fn get(addr: SocketAddr, target: &str) -> (u16, Vec<u8>) {
     // Generous: the answers asked for before are rendered first, one at a time,
     // and a debug build on a loaded machine takes seconds for each.
     s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
-    let req = format!("GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    let req = format!("GET {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
     s.write_all(req.as_bytes()).unwrap();
     let all = read_until_end(&mut s);
     let text = String::from_utf8_lossy(&all);

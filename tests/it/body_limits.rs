@@ -20,7 +20,8 @@ fn status(answer: &[u8]) -> u16 {
     a.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0)
 }
 
-const CHUNKED: &[u8] = b"POST /asns HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+const CHUNKED: &[u8] =
+    b"POST /asns HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n";
 
 #[test]
 fn a_chunk_over_the_body_limit_gets_413_at_once() {
@@ -73,7 +74,7 @@ fn a_small_body_is_read_while_large_slow_ones_hold_the_budget() {
     let slow: Vec<TcpStream> = (0..16)
         .map(|_| {
             let mut s = connect(a);
-            let head = "POST /asns HTTP/1.1\r\nHost: x\r\nContent-Length: 65536\r\n\r\n";
+            let head = "POST /asns HTTP/1.1\r\nHost: localhost\r\nContent-Length: 65536\r\n\r\n";
             s.write_all(head.as_bytes()).unwrap();
             s.write_all(&[b' '; 1024]).unwrap();
             s
@@ -83,7 +84,7 @@ fn a_small_body_is_read_while_large_slow_ones_hold_the_budget() {
     let mut s = connect(a);
     let body = b"{\"asn\":\"62041\"}";
     let head = format!(
-        "POST /asns HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "POST /asns HTTP/1.1\r\nHost: localhost\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
     let started = Instant::now();

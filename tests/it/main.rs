@@ -13,6 +13,8 @@ mod body_limits;
 #[cfg(all(feature = "api", unix))]
 mod browser;
 mod cli;
+mod cli_check;
+mod cli_groups;
 #[cfg(feature = "collect")]
 mod collect;
 mod common;
@@ -23,9 +25,12 @@ mod daemon;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod dnsmasq;
 mod docs;
+#[cfg(all(feature = "api", feature = "collect", target_os = "linux"))]
+mod explain;
 #[cfg(feature = "collect")]
 mod fetching;
 mod formats_real;
+mod formats_stacks;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod group_marks;
 #[cfg(all(feature = "api", feature = "collect"))]
@@ -49,9 +54,15 @@ mod openwrt;
 mod openwrt_run;
 #[cfg(unix)]
 mod packaging;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+mod redirects;
 mod review;
+#[cfg(all(feature = "api", feature = "collect", unix))]
+mod service_user;
 mod snapshot;
 mod storage;
 mod upstream;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod web;
+#[cfg(all(feature = "api", feature = "collect"))]
+mod wrong_list;

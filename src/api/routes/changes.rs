@@ -47,20 +47,18 @@ pub(super) fn changes(q: &ChangesQuery, ctx: &Context) -> Result<Reply, ApiError
     if !crate::inspect::ENABLED {
         return Err(ApiError::NotFound(crate::inspect::missing("/changes")));
     }
-    let selection = match &q.group {
-        Some(g) => Some(
-            crate::listing::config_for(&ctx.paths, g)?
-                .selection(g)
-                .map_err(|e| ApiError::BadRequest(format!("group: {e}")))?,
-        ),
-        None => None,
-    };
+    // `default` unless another group (or `*`) is named, as for `/addresses`.
+    let g = q.group.as_deref().unwrap_or(crate::format::DEFAULT_GROUP);
+    let selection = ctx
+        .config()?
+        .selection(g)
+        .map_err(|e| ApiError::BadRequest(format!("group: {e}")))?;
     // At most `MAX_ROWS` rows of about 125 bytes: reserved before, held after.
     let estimate = crate::db::MAX_ROWS * 160;
     let key = format!("changes {} {:?} {selection:?}", q.since, q.filter);
     let key = super::files::answer_key(ctx, &key);
     let held = ctx.answers.render(estimate, key, || {
-        let render = |db: &_| changes::render(db, &q.since, q.filter, selection.as_ref(), true);
+        let render = |db: &_| changes::render(db, &q.since, q.filter, Some(&selection), true);
         ctx.db.with(render).map_err(ApiError::from)
     })?;
     Ok(Reply::held(held))

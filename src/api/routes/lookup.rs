@@ -4,7 +4,6 @@
 use super::{Context, Reply};
 use crate::api::error::ApiError;
 use crate::api::query::parse_query;
-use crate::config;
 use crate::inspect::lookup::{self, Query};
 
 /// Checks the query before a permit is taken: `ip` is required and must parse.
@@ -29,7 +28,7 @@ pub(super) fn lookup(q: &Query, ctx: &Context) -> Result<Reply, ApiError> {
     if !crate::inspect::ENABLED {
         return Err(ApiError::NotFound(crate::inspect::missing("/lookup")));
     }
-    let cfg = config::load(&ctx.paths.config())?.config;
+    let cfg = ctx.config()?;
     // Shared by the clients of the same lookup while the files stay as they were.
     let key = super::files::answer_key(ctx, &format!("lookup {q:?}"));
     if let Some(found) = key.as_deref().and_then(|k| ctx.answers.shared(k)) {
