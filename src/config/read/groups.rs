@@ -10,7 +10,7 @@ use crate::format::{check_group_name, DEFAULT_GROUP};
 use crate::source::Kind;
 
 /// The keys of a group besides its source lists (one per kind).
-const GROUP_KEYS: &[&str] = &["exclude", "mark", "mark_mask"];
+const GROUP_KEYS: &[&str] = &["exclude", "mark", "mark_mask", "allow_special"];
 
 impl Reader<'_> {
     /// `exclude` of `obj` (`prefix` names it in errors, `whose` in messages).
@@ -43,6 +43,7 @@ impl Reader<'_> {
             *default.sources_mut(kind) = c.sources(kind).to_vec();
         }
         default.exclude = Vec::new();
+        default.allow_special = self.flag(root, "", "allow_special")?;
         let mut groups = vec![default];
         match root.get("groups") {
             None | Some(Value::Null) => {}
@@ -93,6 +94,7 @@ impl Reader<'_> {
         }
         g.exclude = self.exclusions(o, &prefix, &format!("group {name}"))?;
         g.mark = self.mark(o, &prefix)?;
+        g.allow_special = self.flag(o, &prefix, "allow_special")?;
         Ok(g)
     }
 
