@@ -172,7 +172,11 @@ fn record(sc: &mut Scanner, keep: &mut Keep) -> Result<(), ScanError> {
             _ => sc.skip()?,
         }
     }
-    if matches!(rtype, Some(1 | 28)) {
+    // A record without a type is no DNS record (`{}`): the answer is broken, not empty.
+    let Some(rtype) = rtype else {
+        return Err(ScanError::Shape("an Answer record without a numeric type".into()));
+    };
+    if matches!(rtype, 1 | 28) {
         let address = data.map_err(String::from).and_then(|d| address(&d));
         keep.push(address).map_err(ScanError::Failed)?;
     }
