@@ -134,7 +134,13 @@ fn no_more(cmd: Cmd, rest: &[String]) -> Result<(), UsageError> {
 fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Command, UsageError> {
     if !matches!(
         cmd,
-        Cmd::Lookup | Cmd::Healthcheck | Cmd::Asn | Cmd::Fqdn | Cmd::Feed | Cmd::Country
+        Cmd::Lookup
+            | Cmd::Healthcheck
+            | Cmd::Asn
+            | Cmd::Fqdn
+            | Cmd::Feed
+            | Cmd::Country
+            | Cmd::Confirm
     ) {
         no_more(cmd, rest)?;
     }
@@ -158,6 +164,10 @@ fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Comman
             load_only: a.load_only,
         },
         Cmd::CollectNow => Command::CollectNow,
+        Cmd::Confirm => match rest {
+            [s] => Command::Confirm(s.clone()),
+            _ => return Err(UsageError("`confirm` needs one source, such as AS62041".into())),
+        },
         Cmd::Snapshot => {
             if paths.snapshot.is_none() {
                 return Err(UsageError(

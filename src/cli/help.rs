@@ -24,6 +24,7 @@ pub enum Cmd {
     Healthcheck,
     Lookup,
     Changes,
+    Confirm,
 }
 
 /// How a command is shown in the help.
@@ -40,7 +41,7 @@ struct Text {
 
 impl Cmd {
     /// Every command, in the order of the overview.
-    pub const ALL: [Cmd; 15] = [
+    pub const ALL: [Cmd; 16] = [
         Cmd::Run,
         Cmd::Daemon,
         Cmd::Serve,
@@ -56,6 +57,7 @@ impl Cmd {
         Cmd::Healthcheck,
         Cmd::Lookup,
         Cmd::Changes,
+        Cmd::Confirm,
     ];
 
     /// The command a word names.
@@ -220,6 +222,14 @@ static TEXTS: &[Text] = &[
                  (YYYY-MM-DDTHH:MM:SSZ, default 24 hours ago)",
         about: "Lists the values added, expired, swept or purged, oldest first (kept\n\
                  for history_days).",
+    },
+    Text {
+        cmd: Cmd::Confirm,
+        name: "confirm",
+        synopsis: "SOURCE",
+        summary: "apply the held answer of a source (AS62041, a feed URL, NL)",
+        about: "An answer that would drop more than trust.max_shrink_percent of a\n\
+                 source's values is held until confirmed; this applies it now.",
     },
 ];
 

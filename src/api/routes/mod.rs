@@ -141,6 +141,7 @@ enum Route {
     Lookup,
     Sources(Kind),
     Source(Kind, String),
+    Confirm,
 }
 
 /// Answers one request with its `body`. Never panics and never fails: errors become
@@ -181,6 +182,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         ["health"] => (Route::Health, "GET, HEAD"),
         ["lookup"] => (Route::Lookup, "GET, HEAD"),
         ["changes"] => (Route::Changes, "GET, HEAD"),
+        ["confirm"] => (Route::Confirm, "POST"),
         ["asns"] => (Route::Sources(Kind::Asn), "GET, HEAD, POST"),
         ["fqdns"] => (Route::Sources(Kind::Fqdn), "GET, HEAD, POST"),
         ["feeds"] => (Route::Sources(Kind::Feed), "GET, HEAD, POST"),
@@ -193,7 +195,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         }
         _ => {
             return Err(ApiError::NotFound(format!(
-            "no such path {}; the API has /, /status, /addresses, /health, /lookup, /changes, /asns, /fqdns, /feeds and /countries",
+            "no such path {}; the API has /, /status, /addresses, /health, /lookup, /changes, /confirm, /asns, /fqdns, /feeds and /countries",
             quoted(path)
         )))
         }
@@ -260,6 +262,12 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
                 }
             }
             remove(kind, &source, purge, group.as_deref(), ctx)
+        }
+        (Route::Confirm, "POST") => {
+            let _p = permit();
+            authorize(req, ctx)?;
+            parse_query(query, &[])?;
+            sources::confirm(body, ctx)
         }
         _ => Err(ApiError::MethodNotAllowed(allow)),
     }
