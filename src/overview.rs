@@ -40,8 +40,8 @@ pub struct SourceLine {
     pub upstream: Option<String>,
     /// Its last answer, when the gate holds it (both counts, since when).
     pub held: Option<Fetch>,
-    /// Its last fetches, oldest first (at most 30; left out beyond [`MAX_HISTORY`]
-    /// rows in one overview).
+    /// Its last fetches, oldest first (at most 30; left out when there are none, and
+    /// beyond [`MAX_HISTORY`] rows in one overview).
     pub history: Vec<Fetch>,
 }
 
@@ -134,12 +134,14 @@ impl ToJson for SourceLine {
             w.key("held");
             FetchJson(h).write_json(w);
         }
-        w.key("history");
-        w.begin_array();
-        for f in &self.history {
-            FetchJson(f).write_json(w);
+        if !self.history.is_empty() {
+            w.key("history");
+            w.begin_array();
+            for f in &self.history {
+                FetchJson(f).write_json(w);
+            }
+            w.end_array();
         }
-        w.end_array();
         w.end_object();
     }
 }
@@ -292,7 +294,9 @@ fn with_trust(lines: &mut [SourceLine], d: &FromDb) {
         let Some(kind) = Kind::from_word(l.kind) else {
             continue;
         };
-        l.history = log_of(&d.logs, kind, &l.source).unwrap_or_default().to_vec();
+        l.history = log_of(&d.logs, kind, &l.source)
+            .unwrap_or_default()
+            .to_vec();
         l.held = log_of(&d.held, kind, &l.source).and_then(|f| f.first().cloned());
     }
 }

@@ -166,7 +166,11 @@ fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Comman
         Cmd::CollectNow => Command::CollectNow,
         Cmd::Confirm => match rest {
             [s] => Command::Confirm(s.clone()),
-            _ => return Err(UsageError("`confirm` needs one source, such as AS62041".into())),
+            _ => {
+                return Err(UsageError(
+                    "`confirm` needs one source, such as AS62041".into(),
+                ))
+            }
         },
         Cmd::Snapshot => {
             if paths.snapshot.is_none() {

@@ -54,7 +54,12 @@ fn gather(paths: &Paths) -> Report {
     let opened = db::open(paths)
         .and_then(|db| {
             let held = db.held()?;
-            Ok((db.counts()?, db.journal_mode(), stored_per_source(&db)?, held))
+            Ok((
+                db.counts()?,
+                db.journal_mode(),
+                stored_per_source(&db)?,
+                held,
+            ))
         })
         .map_err(|e| problems.push(format!("database: {e}")))
         .ok();

@@ -41,7 +41,11 @@ impl AsnClient {
         // An upstream asked only for second opinions (`trust.confirm_with`) too.
         let used = |u: AsnUpstream| {
             order.contains(&u)
-                || cfg.trust.confirm_with.as_ref().is_some_and(|c| c.contains(&u.as_str()))
+                || cfg
+                    .trust
+                    .confirm_with
+                    .as_ref()
+                    .is_some_and(|c| c.contains(&u.as_str()))
         };
         let ipverse = used(AsnUpstream::Ipverse).then(|| {
             IpverseClient::new(&cfg.upstreams.ipverse, timeout, cfg.min_prefix, transport)

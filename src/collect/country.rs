@@ -137,7 +137,12 @@ pub fn parse_answer(mut body: &[u8]) -> Result<Fetched, SourceError> {
     let mut keep = Keep::new("country".into());
     let min = MinPrefix::default();
     let head = super::ripe::read_data(&mut body, &mut |sc| data(sc, &mut keep, min));
-    super::ripe::judge(200, head, keep, ("data.resources", "country-resource-list", 48))
+    super::ripe::judge(
+        200,
+        head,
+        keep,
+        ("data.resources", "country-resource-list", 48),
+    )
 }
 
 #[cfg(test)]

@@ -122,7 +122,10 @@ fn read_lines_as(
 /// error page) or a gzip stream nobody asked for. Either would otherwise be a list of
 /// invalid lines, stored as nothing.
 fn not_a_list(line: &[u8], first: &mut bool) -> Result<(), SourceError> {
-    let t = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line).trim_ascii_start();
+    let t = line
+        .strip_prefix("\u{feff}".as_bytes())
+        .unwrap_or(line)
+        .trim_ascii_start();
     if !*first || t.is_empty() {
         return Ok(());
     }

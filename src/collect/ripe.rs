@@ -233,13 +233,23 @@ const CALLS: [(&str, u32); 3] = [
 /// Checks the envelope of a successful answer of data call `call`: its status says
 /// supported, its major version is known, and its data is at most `max_age_hours`
 /// older than the answer. A field the answer lacks is not checked.
-pub(super) fn check_envelope(head: &Head, call: &str, max_age_hours: u32) -> Result<(), SourceError> {
+pub(super) fn check_envelope(
+    head: &Head,
+    call: &str,
+    max_age_hours: u32,
+) -> Result<(), SourceError> {
     let bad = |m: String| Err(SourceError::BadBody(m));
     if let Some(name) = head.call.as_deref().filter(|n| *n != call) {
         return bad(format!("the answer is of data call {name:?}, not {call}"));
     }
-    if let Some(st) = head.call_status.as_deref().filter(|s| !s.starts_with("supported")) {
-        return bad(format!("RIPEstat says data call {call} is {st:?}, not supported"));
+    if let Some(st) = head
+        .call_status
+        .as_deref()
+        .filter(|s| !s.starts_with("supported"))
+    {
+        return bad(format!(
+            "RIPEstat says data call {call} is {st:?}, not supported"
+        ));
     }
     let known = CALLS.iter().find(|c| c.0 == call).map_or(0, |c| c.1);
     if let Some(v) = &head.version {

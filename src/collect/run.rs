@@ -58,7 +58,9 @@ impl SourceReport {
     }
     /// Whether its answer was held by the gate.
     pub fn held(&self) -> bool {
-        self.fetch.as_ref().is_some_and(|f| f.state == db::trust::HELD)
+        self.fetch
+            .as_ref()
+            .is_some_and(|f| f.state == db::trust::HELD)
     }
 }
 
@@ -298,7 +300,12 @@ fn confirm_held(
         let s = &report.sources[*i];
         let words = super::trust::opinions(cfg, s.upstream);
         let held = s.fetch.as_ref().map_or(0, |f| f.answer);
-        let (word, n) = super::trust::second_opinion(asn, &words, &s.source, cfg.allows_special(Kind::Asn, &s.source))?;
+        let (word, n) = super::trust::second_opinion(
+            asn,
+            &words,
+            &s.source,
+            cfg.allows_special(Kind::Asn, &s.source),
+        )?;
         let agrees = gate.agree(n, held);
         log::info!(
             "{}: {word} gives {n} prefixes for the held answer of {held}: {}",
@@ -318,7 +325,15 @@ fn confirm_held(
     for ((i, mut values), word) in pending.into_iter().zip(asked) {
         let Some(Some(word)) = word else { continue };
         let s = &mut report.sources[i];
-        let m = tx.merge_answer(Kind::Asn, &s.source, &mut values, (now, cfg.ttl_days), s.upstream, &gate, Some(word))?;
+        let m = tx.merge_answer(
+            Kind::Asn,
+            &s.source,
+            &mut values,
+            (now, cfg.ttl_days),
+            s.upstream,
+            &gate,
+            Some(word),
+        )?;
         s.outcome = Ok(m.stats);
         s.fetch = Some(m.fetch);
     }

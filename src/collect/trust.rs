@@ -43,7 +43,10 @@ impl RipeClient {
     pub fn prefix_count(&self, asn: &str) -> Result<u64, SourceError> {
         let url = super::country::url(&self.url).replace("country-resource-list", "routing-status");
         let resource = format!("AS{asn}");
-        let query = [("resource", resource.as_str()), ("sourceapp", self.sourceapp.as_str())];
+        let query = [
+            ("resource", resource.as_str()),
+            ("sourceapp", self.sourceapp.as_str()),
+        ];
         let count = Cell::new(0u64);
         self.retrying(&format!("AS{asn} routing-status"), || {
             let what = ("data.announced_space", "routing-status");
@@ -97,7 +100,9 @@ fn prefixes(sc: &mut Scanner) -> Result<u64, ScanError> {
     while let Some(key) = sc.next_key()? {
         if key == "prefixes" && sc.peek()? == Next::Number {
             let t = sc.number()?;
-            n = t.parse().map_err(|_| ScanError::Shape(format!("prefixes {t} is not a count")))?;
+            n = t
+                .parse()
+                .map_err(|_| ScanError::Shape(format!("prefixes {t} is not a count")))?;
         } else {
             sc.skip()?;
         }
@@ -114,7 +119,11 @@ pub fn opinions(cfg: &Config, answered: Option<&str>) -> Vec<&'static str> {
         None => {
             let order = &cfg.upstreams.asn;
             let at = order.iter().position(|u| Some(u.as_str()) == answered);
-            let mut l: Vec<&str> = at.map_or(&order[..0], |i| &order[i + 1..]).iter().map(|u| u.as_str()).collect();
+            let mut l: Vec<&str> = at
+                .map_or(&order[..0], |i| &order[i + 1..])
+                .iter()
+                .map(|u| u.as_str())
+                .collect();
             l.push("routing-status");
             l
         }
@@ -180,7 +189,10 @@ mod tests {
         let mut cfg = Config::default();
         assert_eq!(opinions(&cfg, Some("ripestat")), ["routing-status"]);
         cfg.upstreams.asn = vec![AsnUpstream::Ripestat, AsnUpstream::Ipverse];
-        assert_eq!(opinions(&cfg, Some("ripestat")), ["ipverse", "routing-status"]);
+        assert_eq!(
+            opinions(&cfg, Some("ripestat")),
+            ["ipverse", "routing-status"]
+        );
         assert_eq!(opinions(&cfg, Some("ipverse")), ["routing-status"]);
         cfg.trust.confirm_with = Some(vec!["ripestat", "ipverse"]);
         assert_eq!(opinions(&cfg, Some("ripestat")), ["ipverse"]);

@@ -562,11 +562,18 @@ impl Reader<'_> {
         let list = match o.get("confirm_with") {
             None | Some(Value::Null) => return Ok(()),
             Some(Value::Array(a)) => a,
-            Some(v) => return Err(self.err("trust.confirm_with", format!("expected a list, got {}", short(v)))),
+            Some(v) => {
+                return Err(self.err(
+                    "trust.confirm_with",
+                    format!("expected a list, got {}", short(v)),
+                ))
+            }
         };
         let mut words = Vec::new();
         for (i, v) in list.iter().enumerate() {
-            let w = v.as_str().and_then(|w| super::OPINIONS.iter().find(|o| **o == w));
+            let w = v
+                .as_str()
+                .and_then(|w| super::OPINIONS.iter().find(|o| **o == w));
             match w {
                 Some(w) if !words.contains(w) => words.push(*w),
                 Some(_) => {}

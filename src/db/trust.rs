@@ -141,7 +141,8 @@ fn decide(
         return (CONFIRMED, Some(by.to_string()), None);
     }
     let pct = u64::from(gate.max_shrink_percent);
-    let shrunk = pct < 100 && stored > 0 && (contained == 0 || (stored - contained) * 100 > pct * stored);
+    let shrunk =
+        pct < 100 && stored > 0 && (contained == 0 || (stored - contained) * 100 > pct * stored);
     if !shrunk {
         return (APPLIED, None, None);
     }
@@ -237,9 +238,19 @@ impl WriteTx<'_> {
             let last = self.last_fetch(id)?;
             let base = self.base(id, last.as_ref())?;
             let join = self.join(id, values, base)?;
-            let counts = (join.base_total as u64, join.base_seen as u64, values.len() as u64);
-            let (state, note, since) =
-                decide(gate, last.as_ref().map(|l| &l.fetch), counts, upstream, now, confirm);
+            let counts = (
+                join.base_total as u64,
+                join.base_seen as u64,
+                values.len() as u64,
+            );
+            let (state, note, since) = decide(
+                gate,
+                last.as_ref().map(|l| &l.fetch),
+                counts,
+                upstream,
+                now,
+                confirm,
+            );
             let stats = if state == HELD {
                 self.refresh(id, values, &join, now)?;
                 MergeStats {
@@ -451,5 +462,83 @@ mod tests {
         let by = decide(&G, Some(&h), (100, 20, 20), up, 200, Some("ipverse"));
         assert_eq!(by, (CONFIRMED, Some("ipverse".into()), None));
         assert!(G.agree(20, 20) && G.agree(20, 15) && !G.agree(20, 100) && G.agree(0, 0));
+    }
+
+    fn values(n: usize) -> Values {
+        let texts: Vec<String> = (0..n).map(|i| format!("198.18.{i}.0/24")).collect();
+        texts.iter().collect()
+    }
+
+    /// With `max_shrink_percent: 100` every answer is merged as before the gate:
+    /// the same rows and the same changes, whatever the answers.
+    #[test]
+    fn the_gate_off_stores_as_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = |name: &str| {
+            crate::db::open(&crate::config::Paths::new(dir.path().join(name), None)).unwrap()
+        };
+        let (mut old, mut new) = (open("old"), open("new"));
+        let day = 86_400;
+        for (i, n) in [100, 20, 0, 50, 100].into_iter().enumerate() {
+            let now = 1_800_000_000 + i as i64 * 3 * day;
+            let tx = old.write().unwrap();
+            tx.merge_values(Kind::Asn, "1", values(n), now, 7).unwrap();
+            tx.commit().unwrap();
+            let tx = new.write().unwrap();
+            let m = tx
+                .merge_answer(
+                    Kind::Asn,
+                    "1",
+                    &mut values(n),
+                    (now, 7),
+                    Some("ripestat"),
+                    &Gate::OFF,
+                    None,
+                )
+                .unwrap();
+            assert!(!m.held());
+            tx.commit().unwrap();
+        }
+        assert_eq!(
+            old.rows(Kind::Asn, "1").unwrap(),
+            new.rows(Kind::Asn, "1").unwrap()
+        );
+        assert_eq!(old.all_changes().unwrap(), new.all_changes().unwrap());
+        assert!(!old.rows(Kind::Asn, "1").unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_fetch_log_stays_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = crate::db::open(&crate::config::Paths::new(dir.path(), None)).unwrap();
+        let gate = Gate {
+            max_shrink_percent: 30,
+            confirm_after: 1 << 40,
+        };
+        for i in 0..1000 {
+            let tx = db.write().unwrap();
+            let n = if i % 2 == 0 { 10 } else { 1 };
+            tx.merge_answer(
+                Kind::Feed,
+                "u",
+                &mut values(n),
+                (1_800_000_000 + i, 7),
+                None,
+                &gate,
+                None,
+            )
+            .unwrap();
+            tx.commit().unwrap();
+        }
+        let logs = db.fetch_logs(10_000).unwrap();
+        assert_eq!(logs.len(), 1);
+        assert_eq!(logs[0].2.len(), KEPT as usize);
+        let count: i64 = db
+            .run(|c| c.query_row("SELECT count(*) FROM fetches", [], |r| r.get(0)))
+            .unwrap();
+        assert_eq!(count, KEPT);
+        // The odd answers (1 of 10) were held, the even ones applied.
+        assert_eq!(logs[0].2.last().unwrap().state, HELD);
+        assert_eq!(db.held().unwrap().len(), 1);
     }
 }

@@ -226,7 +226,13 @@ impl WriteTx<'_> {
     }
 
     /// Moves `last_seen` of the values seen again to `now`.
-    pub(super) fn refresh(&self, id: i64, values: &Values, join: &Join, now: i64) -> rusqlite::Result<()> {
+    pub(super) fn refresh(
+        &self,
+        id: i64,
+        values: &Values,
+        join: &Join,
+        now: i64,
+    ) -> rusqlite::Result<()> {
         if join.seen == 0 {
             return Ok(());
         }

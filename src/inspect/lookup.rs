@@ -123,8 +123,10 @@ pub fn find(db: &Db, q: &Query) -> Result<Found, StoreError> {
     }
     rows.truncate(MAX_ROWS);
     let mut upstreams: Vec<((crate::source::Kind, String), String)> = Vec::new();
-    let mut sources: Vec<(&str, &str, crate::source::Kind)> =
-        rows.iter().map(|r| (r.kind.as_str(), r.source.as_str(), r.kind)).collect();
+    let mut sources: Vec<(&str, &str, crate::source::Kind)> = rows
+        .iter()
+        .map(|r| (r.kind.as_str(), r.source.as_str(), r.kind))
+        .collect();
     sources.sort_unstable();
     sources.dedup();
     for (_, s, k) in sources.into_iter().take(MAX_UPSTREAMS) {

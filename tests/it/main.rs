@@ -46,6 +46,8 @@ mod packaging;
 mod review;
 mod snapshot;
 mod storage;
+#[cfg(all(feature = "api", feature = "collect"))]
+mod trust;
 mod upstream;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod web;

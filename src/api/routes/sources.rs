@@ -15,11 +15,17 @@ use crate::sources;
 /// when it is not held.
 pub(super) fn confirm(body: &[u8], ctx: &Context) -> Result<Reply, ApiError> {
     let bad = |why: &str| {
-        ApiError::BadRequest(format!("{why}; expected a JSON body such as {{\"source\": \"AS62041\"}}"))
+        ApiError::BadRequest(format!(
+            "{why}; expected a JSON body such as {{\"source\": \"AS62041\"}}"
+        ))
     };
     let v = json::parse_with_depth(body, 2).map_err(|_| bad("invalid JSON body"))?;
-    let text = v.get("source").and_then(Value::as_str).ok_or_else(|| bad("no \"source\""))?;
-    let (kind, source) = sources::parse_any(text).map_err(|e| ApiError::BadRequest(format!("source: {e}")))?;
+    let text = v
+        .get("source")
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad("no \"source\""))?;
+    let (kind, source) =
+        sources::parse_any(text).map_err(|e| ApiError::BadRequest(format!("source: {e}")))?;
     let m = sources::confirm(&ctx.paths, kind, &source)?;
     let mut out = Vec::new();
     let mut w = json::Writer::new(&mut out, false);
