@@ -212,7 +212,7 @@ static TEXTS: &[Text] = &[
                  overlap the prefix, with source and times",
         about: "Answers \"why is this address in my list?\": each match with its\n\
                  kind, source, first_seen, last_seen and whether the source is still\n\
-                 configured.",
+                 configured. Exit 1 when nothing is stored for it.",
     },
     Text {
         cmd: Cmd::Changes,

@@ -14,18 +14,31 @@ use crate::source::Kind;
 /// Takes the configuration's update lock (a sibling file `.config.json.lock`) for as
 /// long as the returned file is open, so that concurrent CLI commands and API requests
 /// never lose each other's changes.
+///
+/// The lock is only ever `flock`ed, which needs no write permission: one that another
+/// user made (root, before its files were given to the service) is opened read-only,
+/// and one root makes goes to the directory's owner ([`crate::util::own_like_dir`]).
 fn lock(path: &Path) -> Result<fs::File, ConfigError> {
     let lock_path = path.with_file_name(".config.json.lock");
-    let io_err = |source| ConfigError::Io {
+    let io_err = |source| ConfigError::Lock {
         path: lock_path.clone(),
         source,
     };
-    let f = fs::OpenOptions::new()
+    let created = fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
-        .open(&lock_path)
-        .map_err(io_err)?;
+        .open(&lock_path);
+    let f = match created {
+        Ok(f) => {
+            crate::util::own_like_dir(&f, &lock_path);
+            f
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            fs::File::open(&lock_path).map_err(|_| io_err(e))?
+        }
+        Err(e) => return Err(io_err(e)),
+    };
     match crate::util::lock_exclusive(&f) {
         Ok(()) => Ok(f),
         Err(e) => Err(io_err(e)),
@@ -157,6 +170,9 @@ pub fn add_source(
     let norm = normalize_arg(path, kind, source)?;
     update(path, |root, before| {
         let g = before.group(group).ok_or_else(|| unknown(before, group))?;
+        if kind == Kind::Fqdn {
+            g.check_fqdn(&norm).map_err(ConfigError::Refused)?;
+        }
         if g.has(kind, &norm) {
             return Ok(((norm.clone(), false), false));
         }

@@ -39,6 +39,9 @@ pub struct Group {
     /// Its ASNs and countries keep the ranges that are otherwise skipped as special
     /// (`"allow_special": true`; see `source::special_range`).
     pub allow_special: bool,
+    /// Host names of one label (`com`, `localhost`) are taken
+    /// (`"allow_single_label": true`).
+    pub allow_single_label: bool,
 }
 
 impl Group {
@@ -53,7 +56,21 @@ impl Group {
             exclude: Vec::new(),
             mark: None,
             allow_special: false,
+            allow_single_label: false,
         }
+    }
+
+    /// Refuses a host name of one label unless the group takes them: dnsmasq's
+    /// `nftset=/com/...` covers every name under `com`, and `localhost` resolves to
+    /// loopback, so one is almost always a slip.
+    pub fn check_fqdn(&self, name: &str) -> Result<(), String> {
+        if self.allow_single_label || name.contains('.') {
+            return Ok(());
+        }
+        Err(format!(
+            "host name {name:?} has a single label, which would cover every name under it \
+             (dnsmasq); a group that means it says \"allow_single_label\": true"
+        ))
     }
 
     /// The sources of one kind.

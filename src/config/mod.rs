@@ -20,7 +20,7 @@ pub mod upstreams;
 
 pub use edit::{add_source, remove_source};
 pub use group::{Group, Mark, Part, Selected, Selection, SourceMatch, UnknownGroup};
-pub use read::{from_value, parse, parse_listen};
+pub use read::{api::parse_listen, from_value, parse};
 
 /// Data directory used when neither `--data-dir` nor `$RIPE_DATA_DIR` is given.
 pub const DEFAULT_DATA_DIR: &str = "/var/lib/ripe-cidr-collector";
@@ -165,6 +165,9 @@ pub struct ApiConfig {
     pub listen: SocketAddr,
     /// When set, mutating requests need `Authorization: Bearer <token>`.
     pub token: Option<String>,
+    /// Names and addresses (`api.hosts`) a request's `Host` may give besides
+    /// loopback and this host's own addresses: lower case, addresses in canonical form.
+    pub hosts: Vec<String>,
 }
 
 /// Storage settings (`storage`).
@@ -350,6 +353,7 @@ impl Default for Config {
             api: ApiConfig {
                 listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
                 token: None,
+                hosts: Vec::new(),
             },
             outputs: Vec::new(),
             storage: StorageConfig {
@@ -406,6 +410,15 @@ pub enum ConfigError {
         #[source]
         source: io::Error,
     },
+    /// The update lock (`.config.json.lock`) could not be opened or taken.
+    #[error("cannot open {}: {}", path.display(), crate::util::io_reason(.source))]
+    Lock {
+        /// The lock file.
+        path: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: io::Error,
+    },
     /// The file is not valid JSON.
     #[error("{}: invalid JSON at line {line}, column {column}: {message}", path.display())]
     Syntax {
@@ -432,6 +445,9 @@ pub enum ConfigError {
     /// A source command named a group that is not configured.
     #[error("{0}")]
     UnknownGroup(#[from] UnknownGroup),
+    /// A source command gave a source its group does not take; the text names it.
+    #[error("{0}")]
+    Refused(String),
     /// A key has a value that is not allowed.
     #[error("{}: {key}: {message}", path.display())]
     Invalid {

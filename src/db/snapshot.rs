@@ -203,6 +203,25 @@ fn build_from_dump(bytes: &[u8], copy: &Path) -> Result<Result<(), String>, Stor
     Ok(Ok(()))
 }
 
+/// The fuzz target of the snapshot reader: `data` as a whole file, and framed with a
+/// valid checksum, read into an empty database of the current schema as a restore
+/// does. What reads is written again and reads back to the same snapshot.
+#[cfg(fuzzing)]
+pub fn fuzz_read(data: &[u8]) {
+    fn load(bytes: &[u8]) -> Option<Vec<u8>> {
+        let mut c = Connection::open_in_memory().ok()?;
+        let tx = c.transaction().ok()?;
+        super::schema::create_empty(&tx).ok()?;
+        super::dump::read(bytes, &tx).ok()?;
+        super::dump::write(&tx).ok()
+    }
+    for bytes in [data.to_vec(), super::dump::framed(data)] {
+        if let Some(again) = load(&bytes) {
+            assert_eq!(load(&again).as_ref(), Some(&again));
+        }
+    }
+}
+
 /// Copies the snapshot to `copy`: a compact snapshot is read back into a new
 /// database, one of an earlier version (a plain database) is copied through SQLite
 /// (`VACUUM INTO` reads every page, so damage shows). `Ok(Err(why))` for a file that
@@ -263,7 +282,19 @@ pub(crate) fn restore_if_missing(paths: &Paths) -> Result<bool, StoreError> {
     if fs::symlink_metadata(db).is_ok() || !snap.exists() {
         return Ok(false);
     }
-    let tmp = sibling(db, &format!(".restore-{}", util::process_id()));
+    let stem = sibling(db, ".restore-");
+    // What a restore killed half-way left (the database is still missing then).
+    if let (Some(dir), Some(prefix)) = (stem.parent(), stem.file_name()) {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        util::remove_stale(dir, &prefix.to_string_lossy());
+    }
+    let mut tmp = stem.into_os_string();
+    tmp.push(util::process_id().to_string());
+    let tmp = PathBuf::from(tmp);
     let result = restore(snap, db, &tmp);
     remove_with_journals(&tmp);
     result

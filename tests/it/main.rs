@@ -6,6 +6,8 @@
 mod api;
 #[cfg(feature = "collect")]
 mod asn_upstreams;
+#[cfg(feature = "api")]
+mod body_limits;
 #[cfg(all(feature = "api", unix))]
 mod browser;
 mod cli;
@@ -18,6 +20,7 @@ mod config_limits;
 mod daemon;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod dnsmasq;
+mod docs;
 #[cfg(feature = "collect")]
 mod fetching;
 mod formats_real;
@@ -26,6 +29,7 @@ mod group_marks;
 #[cfg(all(feature = "api", feature = "collect"))]
 mod groups;
 mod healthcheck;
+mod hostile_files;
 #[cfg(feature = "api")]
 mod http_attacks;
 #[cfg(feature = "api")]
@@ -44,6 +48,8 @@ mod openwrt_run;
 #[cfg(unix)]
 mod packaging;
 mod review;
+#[cfg(all(feature = "api", feature = "collect", unix))]
+mod service_user;
 mod snapshot;
 mod storage;
 #[cfg(all(feature = "api", feature = "collect"))]
@@ -51,3 +57,5 @@ mod trust;
 mod upstream;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod web;
+#[cfg(all(feature = "api", feature = "collect"))]
+mod wrong_list;

@@ -73,6 +73,35 @@ fn apk_layout_and_scripts_follow_package_pack_mk() {
     );
 }
 
+/// No script test writes outside its own temporary directory: run in a private mount
+/// namespace with overlays on /etc, /var, /run, /tmp, /usr, ... and a product's files
+/// in /var/lib/ripe-cidr-collector, the host's directories are byte-identical after
+/// them (`openwrt/tests/host-test.sh`). A write lands in a tmpfs that goes with the
+/// namespace, so the host is never touched, whatever the scripts do.
+#[cfg(unix)]
+#[test]
+fn script_tests_leave_the_host_byte_identical() {
+    // SAFETY: plain system call without arguments.
+    if unsafe { libc::geteuid() } != 0 || !has("unshare", &["--version"]) {
+        return crate::common::cannot_run(
+            "openwrt/tests/host-test.sh needs root and unshare (a private mount namespace)",
+        );
+    }
+    let scratch = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let out = Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh"])
+        .arg(root().join("openwrt/tests/host-test.sh"))
+        .arg(scratch.path())
+        .output()
+        .expect("run unshare");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("host-test: all passed"),
+        "host-test.sh failed:\n{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// The lines of a script that do something (no comments, no blank lines).
 fn code_lines(text: &str) -> Vec<String> {
     text.lines()

@@ -39,7 +39,7 @@ pub(super) fn confirm(body: &[u8], ctx: &Context) -> Result<Reply, ApiError> {
 }
 
 pub(super) fn list(kind: Kind, group: Option<&str>, ctx: &Context) -> Result<Reply, ApiError> {
-    let cfg = config::load(&ctx.paths.config())?.config;
+    let cfg = ctx.config()?;
     let sources = match group {
         None | Some(crate::format::ALL_GROUPS) => cfg.sources(kind),
         Some(g) => cfg

@@ -10,7 +10,13 @@ use crate::format::{check_group_name, DEFAULT_GROUP};
 use crate::source::Kind;
 
 /// The keys of a group besides its source lists (one per kind).
-const GROUP_KEYS: &[&str] = &["exclude", "mark", "mark_mask", "allow_special"];
+const GROUP_KEYS: &[&str] = &[
+    "exclude",
+    "mark",
+    "mark_mask",
+    "allow_single_label",
+    "allow_special",
+];
 
 impl Reader<'_> {
     /// `exclude` of `obj` (`prefix` names it in errors, `whose` in messages).
@@ -44,6 +50,7 @@ impl Reader<'_> {
         }
         default.exclude = Vec::new();
         default.allow_special = self.flag(root, "", "allow_special")?;
+        default.allow_single_label = self.single_label(root, "")?;
         let mut groups = vec![default];
         match root.get("groups") {
             None | Some(Value::Null) => {}
@@ -55,6 +62,16 @@ impl Reader<'_> {
             }
             Some(v) => {
                 return Err(self.err("groups", format!("expected an object, got {}", short(v))))
+            }
+        }
+        for g in &groups {
+            let prefix = match g.name == DEFAULT_GROUP {
+                true => String::new(),
+                false => format!("groups.{}.", g.name),
+            };
+            for name in &g.fqdns {
+                g.check_fqdn(name)
+                    .map_err(|m| self.err(&format!("{prefix}fqdns"), m))?;
             }
         }
         for kind in Kind::ALL {
@@ -95,7 +112,20 @@ impl Reader<'_> {
         g.exclude = self.exclusions(o, &prefix, &format!("group {name}"))?;
         g.mark = self.mark(o, &prefix)?;
         g.allow_special = self.flag(o, &prefix, "allow_special")?;
+        g.allow_single_label = self.single_label(o, &prefix)?;
         Ok(g)
+    }
+
+    /// `allow_single_label` of `o`: true or false (default).
+    fn single_label(&self, o: &Map, prefix: &str) -> Result<bool, ConfigError> {
+        match o.get("allow_single_label") {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(v) => Err(self.err(
+                &format!("{prefix}allow_single_label"),
+                format!("expected true or false, got {}", short(v)),
+            )),
+        }
     }
 
     /// `mark` and `mark_mask`: numbers, or strings in decimal or `0x` hex.

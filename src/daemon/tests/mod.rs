@@ -1,4 +1,4 @@
-//! The rules of the README's "Daemon" section, one test each, on a fake clock: the
+//! The rules of docs/cli.md, "The daemon", one test each, on a fake clock: the
 //! tests play the shell, feeding [`Schedule`] the time and the jobs' results.
 
 use std::path::PathBuf;
