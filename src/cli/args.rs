@@ -7,11 +7,12 @@ use std::path::PathBuf;
 
 use lexopt::prelude::*;
 
-use super::flags::{text, Action, Flag, Parsed};
+use super::flags::{text, Action, Flag, Parsed, FLAGS};
 use super::help::Cmd;
 use super::{Cli, Command, SourceAction, Verbosity};
 use crate::config::{self, Paths};
 use crate::source::Kind;
+use crate::util::spell::did_you_mean;
 
 /// What a usage error prints after its message.
 pub const USAGE_HINT: &str = "\
@@ -50,9 +51,10 @@ pub fn parse(
     };
     let mut words = std::mem::take(&mut a.words).into_iter();
     let cmd = match words.next() {
-        Some(w) => {
-            Some(Cmd::from_name(&w).ok_or_else(|| UsageError(format!("unknown command {w:?}")))?)
-        }
+        Some(w) => Some(Cmd::from_name(&w).ok_or_else(|| {
+            let hint = did_you_mean(&w, "", Cmd::ALL.iter().map(|c| c.name()));
+            UsageError(format!("unknown command {w:?}{hint}"))
+        })?),
         None => None,
     };
     if a.help {
@@ -89,7 +91,12 @@ fn read_flags(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, UsageE
             Short(c) => Flag::by_short(c),
         };
         let Some(flag) = flag else {
-            return Err(arg.unexpected().into());
+            // A slip of a long option: name the one meant, from the flag table.
+            let hint = match &arg {
+                Long(name) => did_you_mean(name, "--", FLAGS.iter().map(|f| f.long)),
+                _ => String::new(),
+            };
+            return Err(UsageError(format!("{}{hint}", arg.unexpected())));
         };
         match flag.action {
             Action::Switch(set) => set(&mut a),
@@ -135,21 +142,33 @@ fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Comman
     if !matches!(
         cmd,
         Cmd::Lookup
+            | Cmd::Explain
             | Cmd::Healthcheck
             | Cmd::Asn
             | Cmd::Fqdn
             | Cmd::Feed
             | Cmd::Country
             | Cmd::Confirm
+            | Cmd::Group
+            | Cmd::Exclude
     ) {
         no_more(cmd, rest)?;
     }
     Ok(match cmd {
         Cmd::Run => Command::Run,
+        Cmd::Check => Command::Check,
         Cmd::Daemon => Command::Daemon { listen: a.listen },
         Cmd::Serve => Command::Serve { listen: a.listen },
         Cmd::Export => export(a)?,
         Cmd::Lookup => lookup(rest, a.json)?,
+        Cmd::Explain => match rest {
+            [addr] => Command::Explain {
+                address: addr.clone(),
+                group: a.group,
+                json: a.json,
+            },
+            _ => return Err(UsageError("`explain` needs one address".into())),
+        },
         Cmd::Changes => Command::Changes {
             group: a.group,
             since: a.since,
@@ -187,6 +206,8 @@ fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Comman
         Cmd::Country => {
             Command::Sources(Kind::Country, source_action(cmd, Kind::Country, rest, a)?)
         }
+        Cmd::Group => Command::Group(super::groups::parse_group(rest, &a)?),
+        Cmd::Exclude => Command::Exclude(super::groups::parse_exclude(rest, &a)?),
     })
 }
 
@@ -218,7 +239,8 @@ fn lookup(rest: &[String], json: bool) -> Result<Command, UsageError> {
     }
 }
 
-/// `list`, `add SOURCE` or `remove SOURCE` of `asn` and `fqdn`.
+/// `list`, `add SOURCE...` or `remove SOURCE...` of a kind of source. Every value is
+/// checked here, so that one bad value changes nothing (exit 2, naming it).
 fn source_action(
     cmd: Cmd,
     kind: Kind,
@@ -232,6 +254,7 @@ fn source_action(
         _ => kind.as_str().to_ascii_uppercase(),
     };
     let purge = a.purge;
+    let a_json = a.json;
     let group = a.group.clone();
     let one = |verb: &str| match a.group.as_deref() {
         Some(crate::format::ALL_GROUPS) => Err(UsageError(format!(
@@ -239,14 +262,23 @@ fn source_action(
         ))),
         g => Ok(g.unwrap_or(crate::format::DEFAULT_GROUP).to_string()),
     };
+    let all = |values: &[String]| -> Result<Vec<String>, UsageError> {
+        values
+            .iter()
+            .map(|s| kind.normalize(s).map_err(UsageError))
+            .collect()
+    };
     let action = match rest {
-        [a] if a == "list" => SourceAction::List(group),
-        [a, s] if a == "add" => SourceAction::Add {
-            source: kind.normalize(s).map_err(UsageError)?,
+        [a] if a == "list" => SourceAction::List {
+            group,
+            json: a_json,
+        },
+        [a, values @ ..] if a == "add" && !values.is_empty() => SourceAction::Add {
+            sources: all(values)?,
             group: one("add")?,
         },
-        [a, s] if a == "remove" => SourceAction::Remove {
-            source: kind.normalize(s).map_err(UsageError)?,
+        [a, values @ ..] if a == "remove" && !values.is_empty() => SourceAction::Remove {
+            sources: all(values)?,
             group: one("remove")?,
             purge,
         },
@@ -259,14 +291,18 @@ fn source_action(
             )))
         }
         [a, ..] if !["list", "add", "remove"].contains(&a.as_str()) => {
+            let hint = did_you_mean(a, "", ["list", "add", "remove"]);
             return Err(UsageError(format!(
-                "unknown `{cmd}` action {a:?}: expected list, add or remove"
-            )))
+                "unknown `{cmd}` action {a:?}: expected list, add or remove{hint}"
+            )));
         }
         [_, ..] => return Err(UsageError(format!("too many arguments for `{cmd}`"))),
     };
     if purge && !matches!(action, SourceAction::Remove { .. }) {
         return Err(UsageError("--purge goes with `remove`".into()));
+    }
+    if a_json && !matches!(action, SourceAction::List { .. }) {
+        return Err(UsageError("--json goes with `list`".into()));
     }
     Ok(action)
 }
@@ -289,7 +325,7 @@ mod tests {
             Command::Sources(
                 Kind::Asn,
                 SourceAction::Add {
-                    source: "1".into(),
+                    sources: vec!["1".into()],
                     group: "default".into()
                 }
             )
@@ -365,6 +401,9 @@ mod tests {
             &["run", "--json"],
             &["lookup"],
             &["lookup", "1.2.3.4", "5.6.7.8"],
+            &["explain"],
+            &["explain", "1.2.3.4", "5.6.7.8"],
+            &["explain", "1.2.3.4", "--since", "x"],
             &["changes", "extra"],
             &["export", "--details"],
             &["export", "--format", "json", "--details", "--aggregate"],

@@ -23,8 +23,12 @@ pub enum Cmd {
     Render,
     Healthcheck,
     Lookup,
+    Explain,
     Changes,
     Confirm,
+    Group,
+    Exclude,
+    Check,
 }
 
 /// How a command is shown in the help.
@@ -41,7 +45,7 @@ struct Text {
 
 impl Cmd {
     /// Every command, in the order of the overview.
-    pub const ALL: [Cmd; 16] = [
+    pub const ALL: [Cmd; 20] = [
         Cmd::Run,
         Cmd::Daemon,
         Cmd::Serve,
@@ -50,13 +54,17 @@ impl Cmd {
         Cmd::Fqdn,
         Cmd::Feed,
         Cmd::Country,
+        Cmd::Group,
+        Cmd::Exclude,
         Cmd::Status,
         Cmd::Snapshot,
         Cmd::CollectNow,
         Cmd::Render,
         Cmd::Healthcheck,
         Cmd::Lookup,
+        Cmd::Explain,
         Cmd::Changes,
+        Cmd::Check,
         Cmd::Confirm,
     ];
 
@@ -119,21 +127,23 @@ static TEXTS: &[Text] = &[
                  of each value",
         about: "Lists the stored values, IPv4 first, then IPv6, each in numeric order,\n\
                  in the format a router consumes: an nft -f script, an ipset restore\n\
-                 file, a RouterOS script, JSON or plain text.",
+                 file, a RouterOS script, JSON or plain text. With --group NAME (not\n\
+                 default) the sets are called NAME_v4 and NAME_v6 unless --set is given.",
     },
     Text {
         cmd: Cmd::Asn,
         name: "asn",
-        synopsis: "list | add ASN | remove ASN [--purge] [--group NAME]",
+        synopsis: "list [--json] | add ASN... | remove ASN... [--purge] [--group NAME]",
         summary: "manage ASN sources (62041, AS62041); --purge also\n\
                  deletes the stored prefixes now instead of by TTL",
         about: "Edits the \"asns\" list of config.json (locked, atomic rewrite). A\n\
-                 running daemon collects an added ASN within a minute.",
+                 running daemon collects an added ASN within seconds. Several values\n\
+                 are added or removed together, or none (exit 2 naming a bad one).",
     },
     Text {
         cmd: Cmd::Fqdn,
         name: "fqdn",
-        synopsis: "list | add FQDN | remove FQDN [--purge] [--group NAME]",
+        synopsis: "list [--json] | add FQDN... | remove FQDN... [--purge] [--group NAME]",
         summary: "manage host-name sources",
         about: "Edits the \"fqdns\" list of config.json (locked, atomic rewrite). Names\n\
                  are lower-cased; IP literals and invalid names are refused.",
@@ -141,7 +151,7 @@ static TEXTS: &[Text] = &[
     Text {
         cmd: Cmd::Feed,
         name: "feed",
-        synopsis: "list | add URL | remove URL [--purge] [--group NAME]",
+        synopsis: "list [--json] | add URL... | remove URL... [--purge] [--group NAME]",
         summary: "manage URL feeds (plain lists of addresses and\n\
                  prefixes, e.g. Spamhaus DROP)",
         about: "Edits the \"feeds\" list of config.json (locked, atomic rewrite). Only\n\
@@ -152,11 +162,43 @@ static TEXTS: &[Text] = &[
     Text {
         cmd: Cmd::Country,
         name: "country",
-        synopsis: "list | add CC | remove CC [--purge] [--group NAME]",
+        synopsis: "list [--json] | add CC... | remove CC... [--purge] [--group NAME]",
         summary: "manage country sources (NL: the prefixes RIPEstat\n\
                  lists for the country)",
         about: "Edits the \"countries\" list of config.json (locked, atomic rewrite).\n\
                  Codes are two letters (ISO 3166 alpha-2), upper-cased.",
+    },
+    Text {
+        cmd: Cmd::Check,
+        name: "check",
+        synopsis: "",
+        summary: "check config.json and print the configuration in\n\
+                 effect; writes nothing (exit 1 naming every problem)",
+        about: "Prints the groups with their sources, exclusions, marks and set names,\n\
+                 the outputs and the upstreams. Unknown keys are problems too, with the\n\
+                 key meant when one is close (\"asn\": did you mean asns?).",
+    },
+    Text {
+        cmd: Cmd::Group,
+        name: "group",
+        synopsis: "list [--json] | add NAME [--mark M[/MASK]] | remove NAME",
+        summary: "manage groups: named lists with their own sources,\n\
+                 exclusions, sets (NAME_v4, NAME_v6) and routing mark",
+        about: "Edits \"groups\" of config.json (locked, atomic rewrite). `add` of an\n\
+                 existing group sets its mark; `remove` is refused while an output\n\
+                 names the group. Sources go into a group with `asn add AS1` and the\n\
+                 group option of the source commands.\n\
+                 list: name, mark (or -), number of sources, number of exclusions.",
+    },
+    Text {
+        cmd: Cmd::Exclude,
+        name: "exclude",
+        synopsis: "list | add PREFIX... | remove PREFIX... [--group NAME]",
+        summary: "manage exclusions: prefixes cut out of every list\n\
+                 (with --group: out of that group's lists)",
+        about: "Edits \"exclude\" of config.json (locked, atomic rewrite): without\n\
+                 --group the top-level list, which applies to every group; with it the\n\
+                 group's own. Prefixes without host bits, or addresses.",
     },
     Text {
         cmd: Cmd::Status,
@@ -215,6 +257,21 @@ static TEXTS: &[Text] = &[
                  configured. Exit 1 when nothing is stored for it.",
     },
     Text {
+        cmd: Cmd::Explain,
+        name: "explain",
+        synopsis: "ADDR [--group NAME] [--json]",
+        summary: "why ADDR is, or is not, routed: stored, in the kernel's\n\
+                 set, marked, ip rule, route; the first broken link\n\
+                 and its fix (exit 0 routed, 1 a broken link)",
+        about: "Walks the chain from the stored value to the route: the values that\n\
+                 hold ADDR (as `lookup`), the group's sets in the kernel (dnsmasq's\n\
+                 _dns sets too), its mark chains and their counters, the ip rule for\n\
+                 the mark and the kernel's route with it, and whether the route's\n\
+                 device is up. Stops at the first broken link with its fix and ends\n\
+                 with one verdict line. Without --group: the first group that lists\n\
+                 ADDR. The kernel steps need CAP_NET_ADMIN; without it they say so.",
+    },
+    Text {
         cmd: Cmd::Changes,
         name: "changes",
         synopsis: "[--since TS] [--type TYPE] [--group NAME] [--json]",
@@ -243,8 +300,9 @@ pub const USAGE_LINE: &str =
     "Usage: ripe-cidr-collector [--data-dir DIR] [--db FILE] [--snapshot FILE] [-v | -q] COMMAND";
 
 const EXIT_CODES: &str = "\
-Exit codes: 0 success, 1 error (config, storage, I/O; unhealthy for healthcheck),
-2 usage error, 3 `run` finished but at least one source failed.
+Exit codes: 0 success, 1 error (config, storage, I/O; unhealthy for healthcheck;
+a broken link for explain), 2 usage error, 3 `run` finished but at least one source
+failed.
 ";
 
 /// Column where descriptions start.

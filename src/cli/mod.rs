@@ -3,10 +3,13 @@
 
 mod args;
 mod changes;
+mod check;
 mod daemon;
 mod error;
+mod explain;
 mod export;
 mod flags;
+mod groups;
 pub mod healthcheck;
 mod help;
 mod lookup;
@@ -84,19 +87,25 @@ pub struct Cli {
 /// What to do with a source list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SourceAction {
-    /// Print the configured sources (of one group, or of all with their groups).
-    List(Option<String>),
-    /// Add one to a group.
+    /// Print the configured sources (of one group, or of all with their groups); with
+    /// `json` the bytes of the API's `GET /asns` (or the kind's route).
+    List {
+        /// `--group`, if given.
+        group: Option<String>,
+        /// `--json`.
+        json: bool,
+    },
+    /// Add some to a group (all or nothing).
     Add {
-        /// The source as given.
-        source: String,
+        /// The sources, normalised.
+        sources: Vec<String>,
         /// The group (`default` unless `--group`).
         group: String,
     },
-    /// Remove one from a group; with `purge`, delete its stored values now.
+    /// Remove some from a group; with `purge`, delete their stored values now.
     Remove {
-        /// The source as given.
-        source: String,
+        /// The sources, normalised.
+        sources: Vec<String>,
         /// The group (`default` unless `--group`).
         group: String,
         /// Delete its values now instead of letting them age out.
@@ -139,6 +148,15 @@ pub enum Command {
         /// As JSON (the bytes of `GET /lookup`).
         json: bool,
     },
+    /// Walk the chain from the stored value to the route for an address.
+    Explain {
+        /// The address as given (checked by the command).
+        address: String,
+        /// The group to follow (`None`: the first that lists it).
+        group: Option<String>,
+        /// As JSON (the bytes of `GET /explain`).
+        json: bool,
+    },
     /// Show the values added and removed since a time.
     Changes {
         /// Only the sources of this group (`*` or `None`: every source).
@@ -153,6 +171,12 @@ pub enum Command {
     },
     /// Manage a source list.
     Sources(Kind, SourceAction),
+    /// Check `config.json` and print the configuration in effect.
+    Check,
+    /// Manage the groups.
+    Group(groups::GroupAction),
+    /// Manage the exclusions.
+    Exclude(groups::ExcludeAction),
     /// Show the daemon's status.
     Status {
         /// As JSON.
@@ -205,11 +229,12 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
         cli.command,
         Command::Export { .. }
             | Command::Status { .. }
-            | Command::Sources(_, SourceAction::List(_))
+            | Command::Sources(_, SourceAction::List { .. })
             | Command::Snapshot
             | Command::Render { .. }
             | Command::CollectNow
             | Command::Lookup { .. }
+            | Command::Explain { .. }
             | Command::Changes { .. }
             | Command::Confirm(_)
     ) {
@@ -230,6 +255,11 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
             details,
         } => export::run(paths, options, output.as_deref(), *details),
         Command::Lookup { query, json } => lookup::run(paths, query, *json),
+        Command::Explain {
+            address,
+            group,
+            json,
+        } => explain::run(paths, address, group.as_deref(), *json),
         Command::Changes {
             group,
             since,
@@ -243,6 +273,9 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
             *json,
         ),
         Command::Sources(kind, action) => sources::run(paths, *kind, action),
+        Command::Check => check::run(paths),
+        Command::Group(action) => groups::group(paths, action),
+        Command::Exclude(action) => groups::exclude(paths, action),
         Command::Status { json } => status::run(paths, *json),
         Command::Run => run::run(paths),
         Command::Daemon { listen } => daemon::run(paths, *listen),

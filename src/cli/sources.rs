@@ -1,4 +1,5 @@
-//! `asn list|add|remove` and `fqdn list|add|remove`, with `--group`. Changes go
+//! `asn list|add|remove` (and the other kinds), with `--group`; `list --json` prints
+//! the API's JSON. Changes go
 //! through the sources service, the same code as the API's.
 
 use super::output::print;
@@ -11,13 +12,21 @@ use crate::{db, sources};
 /// Runs `asn ...` or `fqdn ...`.
 pub fn run(paths: &Paths, kind: Kind, action: &SourceAction) -> Result<Outcome, CliError> {
     match action {
-        SourceAction::List(group) => list(paths, kind, group.as_deref())?,
-        SourceAction::Add { source, group } => drop(sources::add(paths, kind, group, source)?),
+        SourceAction::List { group, json: true } => {
+            let cfg = config::load_logged(&paths.config())?;
+            let body = sources::listed::sources_json(&cfg, kind, group.as_deref())
+                .map_err(CliError::Usage)?;
+            print(&body)?;
+        }
+        SourceAction::List { group, .. } => list(paths, kind, group.as_deref())?,
+        SourceAction::Add { sources, group } => {
+            drop(sources::add_many(paths, kind, group, sources)?)
+        }
         SourceAction::Remove {
-            source,
+            sources,
             group,
             purge,
-        } => drop(sources::remove(paths, kind, group, source, *purge)?),
+        } => drop(sources::remove_many(paths, kind, group, sources, *purge)?),
     }
     Ok(Outcome::Success)
 }

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::format::{Family, Format, RenderOptions, TypeFilter};
 use crate::source::Kind;
 
+mod check;
 mod dupkeys;
 mod edit;
 mod group;
@@ -18,9 +19,14 @@ mod read;
 mod tests;
 pub mod upstreams;
 
-pub use edit::{add_source, remove_source};
+pub use check::{check, Checked};
+pub use edit::{
+    add_exclusions, add_group, add_source, add_sources, remove_exclusions, remove_group,
+    remove_source, remove_sources, GroupAdded,
+};
 pub use group::{Group, Mark, Part, Selected, Selection, SourceMatch, UnknownGroup};
 pub use read::{api::parse_listen, from_value, parse};
+pub(crate) use read::{parse_exclusion, parse_mark};
 
 /// Data directory used when neither `--data-dir` nor `$RIPE_DATA_DIR` is given.
 pub const DEFAULT_DATA_DIR: &str = "/var/lib/ripe-cidr-collector";

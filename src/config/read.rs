@@ -13,6 +13,8 @@ mod dnsmasq;
 mod groups;
 mod upstreams;
 
+pub(crate) use groups::{parse_exclusion, parse_mark};
+
 pub(super) fn read_value(text: &str, path: &Path) -> Result<Value, ConfigError> {
     let mut value = crate::util::json::parse(text).map_err(|e| ConfigError::Syntax {
         path: path.into(),
@@ -67,8 +69,9 @@ impl Reader<'_> {
     /// Warns about keys of `obj` not in `known`.
     fn unknown(&mut self, obj: &Map, prefix: &str, known: &[&str]) {
         for k in obj.keys().filter(|k| !known.contains(&k.as_str())) {
+            let hint = crate::util::spell::did_you_mean(k, prefix, known.iter().copied());
             self.warnings.push(format!(
-                "unknown key {prefix}{k} is ignored (kept when the file is rewritten)"
+                "unknown key {prefix}{k} is ignored (kept when the file is rewritten){hint}"
             ));
         }
     }

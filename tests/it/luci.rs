@@ -143,6 +143,35 @@ fn rpcd_plugin_every_call() {
         "{bad}"
     );
 
+    // explain: a broken link is an answer (the CLI's exit 1 with its JSON), not an error.
+    let e = call(dir, "explain", json!({"address": "149.154.167.99"}));
+    assert_eq!(e["routed"], false, "{e}");
+    assert_eq!(e["steps"][0]["state"], "ok", "{e}");
+    assert_eq!(e["lookup"]["matches"][0]["source"], "62041", "{e}");
+    let e = call(
+        dir,
+        "explain",
+        json!({"address": "149.154.167.99", "group": "default"}),
+    );
+    assert_eq!(e["group"], "default", "{e}");
+    for (input, says) in [
+        (json!({"address": "149.154.160.0/20"}), "invalid address"),
+        (
+            json!({"address": "1.2.3.4", "group": "a b"}),
+            "invalid group",
+        ),
+        (
+            json!({"address": "1.2.3.4", "group": "nope"}),
+            "unknown group",
+        ),
+    ] {
+        let e = call(dir, "explain", input.clone());
+        assert!(
+            e["error"].as_str().unwrap_or("").contains(says),
+            "{input}: {e}"
+        );
+    }
+
     let ok = json!({"result": true});
     assert_eq!(
         call(dir, "add", json!({"kind": "asn", "source": "AS64496"})),
@@ -338,6 +367,16 @@ fn luci_views_render_the_plugins_answers() {
         Duration::from_secs(10)
     ));
     assert!(text(&mut b, ".rcc-match").contains("AS62041"));
+    // The box walks the chain: stored holds, the kernel step is the broken link.
+    assert_eq!(
+        b.eval("[...document.querySelectorAll('.rcc-step')].map(l => l.className).join(' ')"),
+        "rcc-step rcc-ok rcc-step rcc-broken"
+    );
+    assert!(text(&mut b, ".rcc-broken").contains("Fix: add {\"load\""));
+    assert_eq!(
+        text(&mut b, ".rcc-verdict"),
+        "149.154.167.99: stored in group default, but no output loads group default's sets"
+    );
 
     open_view(&mut b, addr, "sources");
     assert!(text(&mut b, "#rcc-sources").contains("AS64500"));

@@ -11,6 +11,8 @@ mod body_limits;
 #[cfg(all(feature = "api", unix))]
 mod browser;
 mod cli;
+mod cli_check;
+mod cli_groups;
 #[cfg(feature = "collect")]
 mod collect;
 mod common;
@@ -21,6 +23,8 @@ mod daemon;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod dnsmasq;
 mod docs;
+#[cfg(all(feature = "api", feature = "collect", target_os = "linux"))]
+mod explain;
 #[cfg(feature = "collect")]
 mod fetching;
 mod formats_real;
@@ -47,6 +51,8 @@ mod openwrt;
 mod openwrt_run;
 #[cfg(unix)]
 mod packaging;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+mod redirects;
 mod review;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod service_user;

@@ -111,20 +111,22 @@ fn code_lines(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The SDK's package (the Makefile's prerm) and mkpkg.sh's (files/prerm.sh) remove
-/// the same things.
+/// The SDK's package (the Makefile's prerm and postinst) and mkpkg.sh's
+/// (files/prerm.sh, files/postinst.sh) do the same things.
 #[test]
-fn makefile_prerm_is_files_prerm() {
+fn makefile_prerm_and_postinst_are_the_files() {
     let mk = std::fs::read_to_string(root().join("openwrt/ripe-cidr-collector/Makefile")).unwrap();
-    let body = mk
-        .split("define Package/ripe-cidr-collector/prerm\n")
-        .nth(1)
-        .and_then(|b| b.split("\nendef").next())
-        .expect("prerm in the Makefile")
-        .replace("$$", "$");
-    let file =
-        std::fs::read_to_string(root().join("openwrt/ripe-cidr-collector/files/prerm.sh")).unwrap();
-    assert_eq!(code_lines(&body), code_lines(&file));
+    for script in ["prerm", "postinst"] {
+        let body = mk
+            .split(&format!("define Package/ripe-cidr-collector/{script}\n"))
+            .nth(1)
+            .and_then(|b| b.split("\nendef").next())
+            .unwrap_or_else(|| panic!("{script} in the Makefile"))
+            .replace("$$", "$");
+        let path = format!("openwrt/ripe-cidr-collector/files/{script}.sh");
+        let file = std::fs::read_to_string(root().join(path)).unwrap();
+        assert_eq!(code_lines(&body), code_lines(&file), "{script}");
+    }
 }
 
 /// The shell files: `*.sh`, `.ci/run`, the init script, the uci-defaults script and

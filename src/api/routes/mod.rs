@@ -6,6 +6,7 @@
 
 pub(crate) mod addresses;
 mod changes;
+mod explain;
 mod files;
 mod health;
 mod lookup;
@@ -28,10 +29,11 @@ use crate::source::Kind;
 use addresses::render_options;
 use addresses::{addresses, listing_options};
 use changes::{changes, changes_query};
+use explain::{explain, explain_query};
 use health::health;
 use lookup::{lookup, lookup_query};
 use page::{page, same_origin};
-use sources::{add, list, remove};
+use sources::{add, groups, list, remove};
 use status::status;
 
 /// What the handlers need to know about a request (the body comes separately).
@@ -188,9 +190,11 @@ enum Route {
     Changes,
     Health,
     Lookup,
+    Explain,
     Sources(Kind),
     Source(Kind, String),
     Confirm,
+    Groups,
 }
 
 /// Answers one request with its `body`. Never panics and never fails: errors become
@@ -230,12 +234,14 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         ["addresses"] => (Route::Addresses, "GET, HEAD"),
         ["health"] => (Route::Health, "GET, HEAD"),
         ["lookup"] => (Route::Lookup, "GET, HEAD"),
+        ["explain"] => (Route::Explain, "GET, HEAD"),
         ["changes"] => (Route::Changes, "GET, HEAD"),
         ["confirm"] => (Route::Confirm, "POST"),
         ["asns"] => (Route::Sources(Kind::Asn), "GET, HEAD, POST"),
         ["fqdns"] => (Route::Sources(Kind::Fqdn), "GET, HEAD, POST"),
         ["feeds"] => (Route::Sources(Kind::Feed), "GET, HEAD, POST"),
         ["countries"] => (Route::Sources(Kind::Country), "GET, HEAD, POST"),
+        ["groups"] => (Route::Groups, "GET, HEAD"),
         ["asns", s] if !s.is_empty() => (Route::Source(Kind::Asn, s.to_string()), "DELETE"),
         ["fqdns", s] if !s.is_empty() => (Route::Source(Kind::Fqdn, s.to_string()), "DELETE"),
         ["feeds", s] if !s.is_empty() => (Route::Source(Kind::Feed, s.to_string()), "DELETE"),
@@ -244,7 +250,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         }
         _ => {
             return Err(ApiError::NotFound(format!(
-            "no such path {}; the API has /, /status, /addresses, /health, /lookup, /changes, /confirm, /asns, /fqdns, /feeds and /countries",
+            "no such path {}; the API has /, /status, /addresses, /health, /lookup, /explain, /changes, /confirm, /asns, /fqdns, /feeds, /countries and /groups",
             quoted(path)
         )))
         }
@@ -275,6 +281,11 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
             let _p = permit();
             lookup(&q, ctx)
         }
+        (Route::Explain, _) if read_only => {
+            let (q, group) = explain_query(query)?;
+            let _p = permit();
+            explain(&q, group.as_deref(), ctx)
+        }
         (Route::Changes, _) if read_only => {
             let q = changes_query(query)?;
             let _p = permit();
@@ -290,6 +301,11 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
             let group = group_param(parse_query(query, &["group"])?);
             let _p = permit();
             list(kind, group.as_deref(), ctx)
+        }
+        (Route::Groups, _) if read_only => {
+            parse_query(query, &[])?;
+            let _p = permit();
+            groups(ctx)
         }
         (Route::Sources(kind), "POST") => {
             {

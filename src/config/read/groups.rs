@@ -167,6 +167,35 @@ impl Reader<'_> {
     }
 }
 
+/// `--mark M[/MASK]` of `group add`: the value and mask as `mark`/`mark_mask` take
+/// them, checked as those keys are.
+pub(crate) fn parse_mark(s: &str) -> Result<Mark, String> {
+    let (value, mask) = s.split_once('/').unwrap_or((s, ""));
+    let word = |w: &str| match mark_number(&Value::String(w.to_string())) {
+        Some(0) | None => Err(format!(
+            "invalid mark {s:?}: expected a non-zero 32-bit number such as 0x100 or 0x100/0xff00"
+        )),
+        Some(n) => Ok(n),
+    };
+    let value = word(value)?;
+    let mask = if mask.is_empty() && !s.contains('/') {
+        u32::MAX
+    } else {
+        word(mask)?
+    };
+    if value & !mask != 0 {
+        return Err(format!(
+            "invalid mark {s:?}: {value:#x} has bits outside the mask {mask:#x}"
+        ));
+    }
+    Ok(Mark { value, mask })
+}
+
+/// An exclusion given on the command line, checked as `exclude` entries are.
+pub(crate) fn parse_exclusion(s: &str) -> Result<IpNet, String> {
+    exclusion(&Value::String(s.to_string()))
+}
+
 fn mark_number(v: &Value) -> Option<u32> {
     match v {
         Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
