@@ -239,8 +239,9 @@ pub(super) static FLAGS: &[Flag] = &[
             a.listen = Some(config::parse_listen(&s).map_err(UsageError)?);
             Ok(())
         }),
-        help: "address of the HTTP API, IP:PORT (default:\n\
-               api.listen of config.json, 127.0.0.1:8080)",
+        help: "address of the HTTP API, IP:PORT (serve, healthcheck:\n\
+               default api.listen of config.json, 127.0.0.1:8080;\n\
+               daemon: no API without it)",
     },
     Flag {
         long: "type",

@@ -399,3 +399,97 @@ fn luci_views_render_the_plugins_answers() {
     assert_eq!(level, "info");
     assert_eq!(b.errors, Vec::<String>::new());
 }
+
+/// Stored XSS through the LuCI app: LuCI's E() sets innerHTML for a bare string child,
+/// and the stand-in does as LuCI does. A feed URL with markup stored by an earlier
+/// version, failure texts with markup (as an earlier version copied answers into
+/// status.json), and error texts echoing what was typed must show as text and run no
+/// script in the admin's session.
+#[test]
+fn luci_views_show_markup_as_text() {
+    let Some(mut b) = Browser::start() else {
+        cannot_run("chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let site = site(&["62041", "64500"], &[]);
+    let dir = site.t.path();
+    let img = |n: u32| format!("<img src=x onerror=window.pwned={n}>");
+    let feed = format!("https://evil.example/{}", img(1));
+    let mut db = ripe_cidr_collector::db::open(&site.t.paths()).unwrap();
+    let value = vec!["192.0.2.0/24".to_string()];
+    let now = ripe_cidr_collector::util::unix_now();
+    db.merge_source(
+        ripe_cidr_collector::source::Kind::Feed,
+        &feed,
+        &value,
+        now,
+        7,
+    )
+    .unwrap();
+    let status = std::fs::read_to_string(site.t.file("status.json")).unwrap();
+    let mut status: Value = serde_json::from_str(&status).unwrap();
+    status["failures"]["AS64500"] = json!(img(2));
+    status["last_error"] = json!(img(3));
+    status["output_failures"] = json!({ img(4): img(5) });
+    std::fs::write(site.t.file("status.json"), status.to_string()).unwrap();
+    let server = luci_server(dir.to_path_buf());
+    let addr = server.addr;
+    let safe = |b: &mut Browser, what: &str| {
+        assert_eq!(
+            b.eval("String(window.pwned)"),
+            "undefined",
+            "{what}: a script ran"
+        );
+        assert_eq!(
+            b.eval("document.querySelectorAll('img').length"),
+            0,
+            "{what}"
+        );
+    };
+
+    open_view(&mut b, addr, "status");
+    safe(&mut b, "status");
+    assert!(text(&mut b, "tr[data-source=\"64500\"]").contains(&img(2)));
+    let facts = text(&mut b, "#rcc-facts");
+    for n in [3, 4, 5] {
+        assert!(facts.contains(&img(n)), "{facts}");
+    }
+    // A lookup that finds the feed, and one whose error echoes what was typed.
+    let typed = img(6);
+    for (address, shows) in [("192.0.2.1", &feed), (typed.as_str(), &typed)] {
+        b.eval(&format!(
+            "document.querySelector('#rcc-lookup-result').replaceChildren();
+             document.querySelector('#rcc-address').value = {};
+             document.querySelector('#rcc-lookup').click(); true",
+            json!(address)
+        ));
+        assert!(b.wait_for(
+            "document.querySelector('#rcc-lookup-result').textContent !== ''",
+            Duration::from_secs(10)
+        ));
+        safe(&mut b, address);
+        let shown = text(&mut b, "#rcc-lookup-result");
+        assert!(shown.contains(shows.as_str()), "{address}: {shown}");
+    }
+
+    // Adding a feed URL with markup: refused, the error naming it, shown as text.
+    open_view(&mut b, addr, "sources");
+    b.eval(&format!(
+        "{{ const f = document.querySelector('.rcc-add');
+           f.querySelector('[name=kind]').value = 'feed';
+           f.querySelector('[name=source]').value = {};
+           f.querySelector('button').click(); true }}",
+        json!(format!("https://x.example/{}", img(7)))
+    ));
+    assert!(b.wait_for(
+        "document.querySelector('#notifications').textContent !== ''",
+        Duration::from_secs(10)
+    ));
+    safe(&mut b, "sources");
+    let note = text(&mut b, "#notifications");
+    assert!(
+        note.contains(&img(7)) && note.contains("invalid feed"),
+        "{note}"
+    );
+    assert_eq!(b.errors, Vec::<String>::new());
+}

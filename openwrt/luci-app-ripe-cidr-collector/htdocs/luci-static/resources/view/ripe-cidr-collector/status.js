@@ -8,6 +8,8 @@
 // the sources of each group with their values and failures, and "Check an address"
 // (why an address is, or is not, routed). All of it comes from the rpcd plugin
 // (`status --json`, `lookup --json`, `explain --json` of the CLI).
+// Every text is given to E() inside an array: LuCI sets innerHTML for a bare string
+// child, and source names, feed URLs and failure texts come from outside.
 
 var callStatus = rpc.declare({
 	object: 'luci.ripe-cidr-collector',
@@ -81,8 +83,8 @@ function factsTable(o) {
 	});
 	return E('table', { 'class': 'table', 'id': 'rcc-facts' }, rows.map(function(r) {
 		return E('tr', { 'class': 'tr' }, [
-			E('td', { 'class': 'td left', 'width': '33%' }, r[0]),
-			E('td', { 'class': 'td left' }, r[1])
+			E('td', { 'class': 'td left', 'width': '33%' }, [ r[0] ]),
+			E('td', { 'class': 'td left' }, [ r[1] ])
 		]);
 	}));
 }
@@ -96,35 +98,36 @@ function heldText(h) {
 function groupSection(g, many) {
 	var rows = g.sources.map(function(s) {
 		return E('tr', { 'class': 'tr', 'data-source': s.source }, [
-			E('td', { 'class': 'td', 'data-title': _('Source') }, shown(s.kind, s.source)),
-			E('td', { 'class': 'td', 'data-title': _('Values') }, String(s.values)),
-			E('td', { 'class': 'td', 'data-title': _('Last seen') }, when(s.last_seen, '-')),
-			E('td', { 'class': 'td', 'data-title': _('Last run') },
+			E('td', { 'class': 'td', 'data-title': _('Source') }, [ shown(s.kind, s.source) ]),
+			E('td', { 'class': 'td', 'data-title': _('Values') }, [ String(s.values) ]),
+			E('td', { 'class': 'td', 'data-title': _('Last seen') }, [ when(s.last_seen, '-') ]),
+			E('td', { 'class': 'td', 'data-title': _('Last run') }, [
 				s.held ? E('span', { 'style': 'color:#c80', 'class': 'rcc-held' }, [ heldText(s.held) ])
-				: s.failure ? E('span', { 'style': 'color:#c44' }, s.failure)
-					: (s.values ? _('ok') : _('not collected yet')))
+				: s.failure ? E('span', { 'style': 'color:#c44' }, [ s.failure ])
+					: (s.values ? _('ok') : _('not collected yet'))
+			])
 		]);
 	});
 	var table = E('table', { 'class': 'table' }, [
 		E('tr', { 'class': 'tr table-titles' }, [
-			E('th', { 'class': 'th' }, _('Source')),
-			E('th', { 'class': 'th' }, _('Values')),
-			E('th', { 'class': 'th' }, _('Last seen')),
-			E('th', { 'class': 'th' }, _('Last run'))
+			E('th', { 'class': 'th' }, [ _('Source') ]),
+			E('th', { 'class': 'th' }, [ _('Values') ]),
+			E('th', { 'class': 'th' }, [ _('Last seen') ]),
+			E('th', { 'class': 'th' }, [ _('Last run') ])
 		])
 	].concat(rows.length ? rows : [
-		E('tr', { 'class': 'tr placeholder' }, E('td', { 'class': 'td' }, E('em', _('No sources yet.'))))
+		E('tr', { 'class': 'tr placeholder' }, [ E('td', { 'class': 'td' }, [ E('em', [ _('No sources yet.') ]) ]) ])
 	]));
 	return E('div', { 'class': 'cbi-section', 'data-group': g.name }, [
-		E('h3', many ? _('Group %s').format(g.name) + ' (' + countsText(g.counts) + ')'
-			: _('Sources') + ' (' + countsText(g.counts) + ')'),
+		E('h3', [ many ? _('Group %s').format(g.name) + ' (' + countsText(g.counts) + ')'
+			: _('Sources') + ' (' + countsText(g.counts) + ')' ]),
 		table
 	]);
 }
 
 function problems(o) {
 	return (o.errors || []).map(function(e) {
-		return E('div', { 'class': 'alert-message warning' }, e);
+		return E('div', { 'class': 'alert-message warning' }, [ e ]);
 	});
 }
 
@@ -132,7 +135,7 @@ function body(st) {
 	var o = st.overview || {};
 	var groups = o.groups || [];
 	return E('div', { 'id': 'rcc-status' }, problems(o).concat([
-		E('div', { 'class': 'cbi-section' }, [ E('h3', _('Service')), factsTable(o) ])
+		E('div', { 'class': 'cbi-section' }, [ E('h3', [ _('Service') ]), factsTable(o) ])
 	], groups.map(function(g) { return groupSection(g, groups.length > 1); })));
 }
 
@@ -150,9 +153,9 @@ function lookupResult(res) {
 		return E('p', [ T(_('%s is in no stored list.').format(res.query)) ]);
 	return E('table', { 'class': 'table' }, [
 		E('tr', { 'class': 'tr table-titles' }, [
-			E('th', { 'class': 'th' }, _('Value')),
-			E('th', { 'class': 'th' }, _('Source')),
-			E('th', { 'class': 'th' }, _('Last seen'))
+			E('th', { 'class': 'th' }, [ _('Value') ]),
+			E('th', { 'class': 'th' }, [ _('Source') ]),
+			E('th', { 'class': 'th' }, [ _('Last seen') ])
 		])
 	].concat(m.map(function(x) {
 		return E('tr', { 'class': 'tr rcc-match' }, [
@@ -169,14 +172,13 @@ function explainResult(res) {
 	if (res.error)
 		return E('p', { 'style': 'color:#c44' }, [ T(res.error) ]);
 	var colour = { ok: '#2a2', broken: '#c44' };
-	var steps = (res.steps || []).map(function(s) {
-		var kids = [ E('strong', {}, [ T(s.step + ': ') ]), T((s.found || []).join('; ')) ];
-		if (s.fix)
-			kids.push(E('div', {}, [ T(_('Fix') + ': ' + s.fix) ]));
-		return E('li', { 'class': 'rcc-step rcc-' + s.state, 'style': 'color:' + (colour[s.state] || '#888') }, kids);
-	});
 	return E('div', {}, [
-		E('ul', { 'id': 'rcc-explain' }, steps),
+		E('ul', { 'id': 'rcc-explain' }, (res.steps || []).map(function(s) {
+			var kids = [ E('strong', {}, [ T(s.step + ': ') ]), T((s.found || []).join('; ')) ];
+			if (s.fix)
+				kids.push(E('div', {}, [ T(_('Fix') + ': ' + s.fix) ]));
+			return E('li', { 'class': 'rcc-step rcc-' + s.state, 'style': 'color:' + (colour[s.state] || '#888') }, kids);
+		})),
 		E('p', { 'class': 'rcc-verdict', 'style': 'font-weight:bold;color:' + (res.routed ? '#2a2' : '#c44') }, [ T(res.verdict || '') ]),
 		res.lookup ? lookupResult(res.lookup) : E('div')
 	]);
@@ -212,14 +214,14 @@ return view.extend({
 			});
 		}, 30);
 		return E('div', {}, [
-			E('h2', _('IP prefix lists')),
-			E('div', { 'class': 'cbi-map-descr' }, _('The lists ripe-cidr-collector keeps: what was collected, from where, when it last worked, and what failed.')),
+			E('h2', [ _('IP prefix lists') ]),
+			E('div', { 'class': 'cbi-map-descr' }, [ _('The lists ripe-cidr-collector keeps: what was collected, from where, when it last worked, and what failed.') ]),
 			status,
 			E('div', { 'class': 'cbi-section' }, [
-				E('h3', _('Check an address')),
+				E('h3', [ _('Check an address') ]),
 				E('div', { 'class': 'cbi-value' }, [
 					input, ' ',
-					E('button', { 'class': 'btn cbi-button cbi-button-action', 'id': 'rcc-lookup', 'click': doLookup }, _('Check'))
+					E('button', { 'class': 'btn cbi-button cbi-button-action', 'id': 'rcc-lookup', 'click': doLookup }, [ _('Check') ])
 				]),
 				result
 			]),
@@ -228,10 +230,10 @@ return view.extend({
 					'class': 'btn cbi-button cbi-button-positive',
 					'click': function() {
 						return callCollect().then(function(res) {
-							ui.addNotification(null, E('p', res.error ? res.error : _('The daemon collects every source now.')), res.error ? 'danger' : 'info');
+							ui.addNotification(null, E('p', [ res.error ? res.error : _('The daemon collects every source now.') ]), res.error ? 'danger' : 'info');
 						});
 					}
-				}, _('Collect now'))
+				}, [ _('Collect now') ])
 			])
 		]);
 	},
