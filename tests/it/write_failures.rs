@@ -52,10 +52,11 @@ fn text(t: &TestDir, name: &str) -> String {
     fs::read_to_string(t.file(name)).unwrap_or_default()
 }
 
-/// An upstream whose one ASN has 20,000 prefixes: more than the small disk holds.
+/// An upstream whose one ASN has 20,000 (public) prefixes: more than the small disk
+/// holds.
 fn big_upstream() -> FakeServer {
     let prefixes: Vec<String> = (0..20_000u32)
-        .map(|i| format!("10.{}.{}.0/24", i / 256 % 256, i % 256))
+        .map(|i| format!("20.{}.{}.0/24", i / 256 % 256, i % 256))
         .collect();
     let body = ripe_body(&prefixes);
     FakeServer::start(move |_| Reply::json(200, body.clone()))
@@ -73,6 +74,7 @@ fn a_full_disk_is_the_runs_recorded_error_naming_the_file() {
     let ran = in_mount_namespace(
         &t,
         "mkdir m; mount -t tmpfs -o size=192k tmpfs m; mkdir m/d; cp config.json m/d/; \
+         printf '{}' >m/d/status.json; \
          $B --data-dir m/d run >run.out 2>run.err || echo $? >run.code; \
          $B --data-dir m/d status >status.out 2>&1 || true; \
          cp m/d/status.json .; \
