@@ -16,6 +16,7 @@ use crate::util;
 
 mod codec;
 mod dump;
+mod fault;
 mod history;
 mod journal;
 mod lookup;
@@ -27,6 +28,7 @@ mod select;
 pub mod snapshot;
 #[cfg(test)]
 mod tests;
+pub mod trust;
 mod values;
 mod write;
 
@@ -41,7 +43,7 @@ pub use write::{MergeStats, WriteTx};
 static LEGACY_WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The schema version this binary writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Page cache per connection, in KiB: small, because a router has little memory (a
 /// connection kept by a [`Pool`] releases its cache between uses).
@@ -78,9 +80,21 @@ pub enum StoreError {
     /// A legacy JSON file could not be read; nothing was imported or changed.
     #[error("legacy import: {0}")]
     Legacy(#[from] crate::legacy::LegacyError),
-    /// Any other SQLite failure (full disk, permissions, a constraint).
+    /// Any other SQLite failure (a constraint, a limit).
     #[error("database error: {0}")]
     Sql(#[source] Box<rusqlite::Error>),
+    /// The database could not be written for a reason of its file system (full,
+    /// read-only, permissions, an I/O error).
+    #[error("{}: {why} ({cause})", path.display())]
+    Write {
+        /// The database file.
+        path: PathBuf,
+        /// The cause in a person's words: "disk full", "read-only file system".
+        why: String,
+        /// What SQLite said.
+        #[source]
+        cause: Box<rusqlite::Error>,
+    },
     /// A file of the store (directory, snapshot) could not be read or written.
     #[error("{}: {cause}", path.display())]
     Io {
@@ -199,6 +213,14 @@ pub(crate) fn fail(db: &Path, e: impl Into<StoreError>) -> StoreError {
             };
             StoreError::Corrupt { cause, moved_to }
         }
+        StoreError::Sql(cause) => match fault::write_failure(db, &cause) {
+            Some(why) => StoreError::Write {
+                path: db.to_path_buf(),
+                why,
+                cause,
+            },
+            None => StoreError::Sql(cause),
+        },
         other => other,
     }
 }

@@ -61,8 +61,12 @@ mod review;
 mod service_user;
 mod snapshot;
 mod storage;
+#[cfg(all(feature = "api", feature = "collect"))]
+mod trust;
 mod upstream;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod web;
+#[cfg(all(feature = "api", feature = "collect", target_os = "linux"))]
+mod write_failures;
 #[cfg(all(feature = "api", feature = "collect"))]
 mod wrong_list;

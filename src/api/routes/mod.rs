@@ -204,6 +204,7 @@ enum Route {
     Explain,
     Sources(Kind),
     Source(Kind, String),
+    Confirm,
     Groups,
 }
 
@@ -246,6 +247,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         ["lookup"] => (Route::Lookup, "GET, HEAD"),
         ["explain"] => (Route::Explain, "GET, HEAD"),
         ["changes"] => (Route::Changes, "GET, HEAD"),
+        ["confirm"] => (Route::Confirm, "POST"),
         ["asns"] => (Route::Sources(Kind::Asn), "GET, HEAD, POST"),
         ["fqdns"] => (Route::Sources(Kind::Fqdn), "GET, HEAD, POST"),
         ["feeds"] => (Route::Sources(Kind::Feed), "GET, HEAD, POST"),
@@ -259,7 +261,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         }
         _ => {
             return Err(ApiError::NotFound(format!(
-            "no such path {}; the API has /, /status, /addresses, /health, /lookup, /explain, /changes, /asns, /fqdns, /feeds, /countries and /groups",
+            "no such path {}; the API has /, /status, /addresses, /health, /lookup, /explain, /changes, /confirm, /asns, /fqdns, /feeds, /countries and /groups",
             quoted(path)
         )))
         }
@@ -336,6 +338,12 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
                 }
             }
             remove(kind, &source, purge, group.as_deref(), ctx)
+        }
+        (Route::Confirm, "POST") => {
+            let _p = permit();
+            authorize(req, ctx)?;
+            parse_query(query, &[])?;
+            sources::confirm(body, ctx)
         }
         _ => Err(ApiError::MethodNotAllowed(allow)),
     }
