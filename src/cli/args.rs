@@ -149,12 +149,22 @@ fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Comman
             | Cmd::Country
             | Cmd::Group
             | Cmd::Exclude
+            | Cmd::Completions
     ) {
         no_more(cmd, rest)?;
     }
     Ok(match cmd {
         Cmd::Run => Command::Run,
         Cmd::Check => Command::Check,
+        Cmd::Manpage => Command::Manpage,
+        Cmd::Completions => match rest {
+            [s] if ["bash", "zsh", "fish"].contains(&s.as_str()) => Command::Completions(s.clone()),
+            _ => {
+                return Err(UsageError(
+                    "`completions` needs one shell: bash, zsh or fish".into(),
+                ))
+            }
+        },
         Cmd::Daemon => Command::Daemon { listen: a.listen },
         Cmd::Serve => Command::Serve { listen: a.listen },
         Cmd::Export => export(a)?,

@@ -27,6 +27,8 @@ pub enum Cmd {
     Group,
     Exclude,
     Check,
+    Completions,
+    Manpage,
 }
 
 /// How a command is shown in the help.
@@ -43,7 +45,7 @@ struct Text {
 
 impl Cmd {
     /// Every command, in the order of the overview.
-    pub const ALL: [Cmd; 18] = [
+    pub const ALL: [Cmd; 20] = [
         Cmd::Run,
         Cmd::Daemon,
         Cmd::Serve,
@@ -62,6 +64,8 @@ impl Cmd {
         Cmd::Lookup,
         Cmd::Changes,
         Cmd::Check,
+        Cmd::Completions,
+        Cmd::Manpage,
     ];
 
     /// The command a word names.
@@ -72,6 +76,24 @@ impl Cmd {
     /// The word that names it.
     pub fn name(self) -> &'static str {
         self.text().name
+    }
+
+    /// Its arguments, as in the overview (may span lines).
+    #[cfg(feature = "completions")]
+    pub(super) fn synopsis(self) -> &'static str {
+        self.text().synopsis
+    }
+
+    /// The overview's lines about it.
+    #[cfg(feature = "completions")]
+    pub(super) fn summary(self) -> &'static str {
+        self.text().summary
+    }
+
+    /// What `COMMAND --help` says beyond the summary.
+    #[cfg(feature = "completions")]
+    pub(super) fn about(self) -> &'static str {
+        self.text().about
     }
 
     fn text(self) -> &'static Text {
@@ -163,6 +185,23 @@ static TEXTS: &[Text] = &[
                  lists for the country)",
         about: "Edits the \"countries\" list of config.json (locked, atomic rewrite).\n\
                  Codes are two letters (ISO 3166 alpha-2), upper-cased.",
+    },
+    Text {
+        cmd: Cmd::Completions,
+        name: "completions",
+        synopsis: "bash|zsh|fish",
+        summary: "print the shell completion script",
+        about: "bash: source it, or put it in /usr/share/bash-completion/completions/;\n\
+                 zsh: save it as _ripe-cidr-collector in $fpath; fish: in\n\
+                 ~/.config/fish/completions/ripe-cidr-collector.fish.",
+    },
+    Text {
+        cmd: Cmd::Manpage,
+        name: "manpage",
+        synopsis: "",
+        summary: "print the man page (troff)",
+        about: "Every command and option, from the same table as --help:\n\
+                 ripe-cidr-collector manpage > ripe-cidr-collector.1; man -l it.",
     },
     Text {
         cmd: Cmd::Check,
@@ -263,7 +302,7 @@ static TEXTS: &[Text] = &[
     },
 ];
 
-const HEADER: &str = "\
+pub(super) const HEADER: &str = "\
 ripe-cidr-collector: keeps lists of IP prefixes announced by autonomous systems and
 of addresses of host names, for policy routing and firewalls.
 ";
@@ -272,7 +311,7 @@ of addresses of host names, for policy routing and firewalls.
 pub const USAGE_LINE: &str =
     "Usage: ripe-cidr-collector [--data-dir DIR] [--db FILE] [--snapshot FILE] [-v | -q] COMMAND";
 
-const EXIT_CODES: &str = "\
+pub(super) const EXIT_CODES: &str = "\
 Exit codes: 0 success, 1 error (config, storage, I/O; unhealthy for healthcheck),
 2 usage error, 3 `run` finished but at least one source failed.
 ";

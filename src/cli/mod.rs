@@ -4,6 +4,8 @@
 mod args;
 mod changes;
 mod check;
+#[cfg(feature = "completions")]
+mod complete;
 mod daemon;
 mod error;
 mod export;
@@ -163,6 +165,10 @@ pub enum Command {
     Sources(Kind, SourceAction),
     /// Check `config.json` and print the configuration in effect.
     Check,
+    /// Print a shell's completion script (`bash`, `zsh`, `fish`).
+    Completions(String),
+    /// Print the man page.
+    Manpage,
     /// Manage the groups.
     Group(groups::GroupAction),
     /// Manage the exclusions.
@@ -255,6 +261,28 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
         ),
         Command::Sources(kind, action) => sources::run(paths, *kind, action),
         Command::Check => check::run(paths),
+        #[cfg(feature = "completions")]
+        Command::Completions(shell) => {
+            let text = match shell.as_str() {
+                "bash" => complete::bash(),
+                "zsh" => complete::zsh(),
+                _ => complete::fish(),
+            };
+            output::print(text.as_bytes()).map(|()| Outcome::Success)
+        }
+        #[cfg(feature = "completions")]
+        Command::Manpage => {
+            output::print(complete::manpage().as_bytes()).map(|()| Outcome::Success)
+        }
+        #[cfg(not(feature = "completions"))]
+        Command::Completions(_) | Command::Manpage => Err(missing(
+            if cli.command == Command::Manpage {
+                "manpage"
+            } else {
+                "completions"
+            },
+            "completions",
+        )),
         Command::Group(action) => groups::group(paths, action),
         Command::Exclude(action) => groups::exclude(paths, action),
         Command::Status { json } => status::run(paths, *json),

@@ -16,6 +16,8 @@ mod cli_groups;
 #[cfg(feature = "collect")]
 mod collect;
 mod common;
+#[cfg(feature = "completions")]
+mod completions;
 #[cfg(feature = "api")]
 mod config_limits;
 #[cfg(feature = "collect")]
