@@ -373,6 +373,20 @@ pub fn overview() -> String {
     out
 }
 
+/// What a usage error of `cmd` (or of the command line, for `None`) prints after its
+/// message: the usage of that command, and where its help is.
+pub fn usage_hint(cmd: Option<Cmd>) -> String {
+    let Some(cmd) = cmd else {
+        return super::USAGE_HINT.to_string();
+    };
+    let text = command(cmd);
+    let usage = text.split("\n\n").next().unwrap_or("");
+    format!(
+        "{usage}\nRun `ripe-cidr-collector {} --help` for its options.",
+        cmd.name()
+    )
+}
+
 /// The text of `COMMAND --help`: its synopsis, what it does and its own options.
 pub fn command(cmd: Cmd) -> String {
     let t = cmd.text();
@@ -380,7 +394,8 @@ pub fn command(cmd: Cmd) -> String {
     let synopsis = t
         .synopsis
         .replace('\n', &format!("\n{:width$}", "", width = head.len()));
-    let mut out = format!("{head}{synopsis}\n\n{}\n\n{}\n", t.summary, t.about);
+    let usage = format!("{head}{synopsis}");
+    let mut out = format!("{}\n\n{}\n\n{}\n", usage.trim_end(), t.summary, t.about);
     let own: Vec<&'static Flag> = FLAGS
         .iter()
         .filter(|f| matches!(f.scope, Scope::Only(_)) && f.goes_with(cmd))

@@ -28,8 +28,9 @@ mod syslog;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-pub use args::{parse, UsageError, USAGE_HINT};
+pub use args::{command_word, parse, UsageError, USAGE_HINT};
 pub use error::{CliError, Outcome};
+pub use help::usage_hint;
 pub use help::Cmd;
 
 use crate::config::Paths;
@@ -83,6 +84,8 @@ pub struct Cli {
     pub syslog: bool,
     /// What to do.
     pub command: Command,
+    /// The command named, if any (its usage follows a usage error).
+    pub cmd: Option<Cmd>,
 }
 
 /// What to do with a source list.
@@ -299,11 +302,11 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
 /// The exit code of a command's result (see [`error::exit_code`]), printing the error
 /// when it is worth telling: one line naming the program, not the Rust module a log
 /// line would name, and for a usage error where to find the right usage.
-pub fn finish(result: Result<Outcome, CliError>) -> u8 {
+pub fn finish(cli: &Cli, result: Result<Outcome, CliError>) -> u8 {
     let (code, tell) = error::exit_code(&result);
     match (&result, tell) {
         (Err(e @ CliError::Usage(_)), true) => {
-            eprintln!("ripe-cidr-collector: {e}\n{USAGE_HINT}")
+            eprintln!("ripe-cidr-collector: {e}\n{}", usage_hint(cli.cmd))
         }
         (Err(e), true) => eprintln!("ripe-cidr-collector: {e}"),
         _ => {}

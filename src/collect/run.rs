@@ -217,9 +217,10 @@ pub fn collect(
         let r = fetch_one(&clients, *kind, source);
         match &r {
             Ok(f) => log::debug!(
-                "{}: fetched {} values",
+                "{}: fetched {} {}",
                 source::display(*kind, source),
-                f.values.len()
+                f.values.len(),
+                crate::util::values(f.values.len())
             ),
             Err(e) => log::debug!("{}: {e}", source::display(*kind, source)),
         }
@@ -360,8 +361,9 @@ pub fn log_report(report: &RunReport) {
                     String::new()
                 };
                 log::info!(
-                    "{name}: {} values ({} new, {} expired{skipped})",
+                    "{name}: {} {} ({} new, {} expired{skipped})",
                     s.fetched,
+                    crate::util::values(s.fetched),
                     m.added,
                     m.removed
                 );

@@ -13,6 +13,7 @@ mod browser;
 mod cli;
 mod cli_check;
 mod cli_groups;
+mod cli_polish;
 #[cfg(feature = "collect")]
 mod collect;
 mod common;
