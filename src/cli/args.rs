@@ -170,6 +170,7 @@ fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Comman
     if !matches!(
         cmd,
         Cmd::Lookup
+            | Cmd::Explain
             | Cmd::Healthcheck
             | Cmd::Asn
             | Cmd::Fqdn
@@ -197,6 +198,14 @@ fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Comman
         Cmd::Serve => Command::Serve { listen: a.listen },
         Cmd::Export => export(a)?,
         Cmd::Lookup => lookup(rest, a.json)?,
+        Cmd::Explain => match rest {
+            [addr] => Command::Explain {
+                address: addr.clone(),
+                group: a.group,
+                json: a.json,
+            },
+            _ => return Err(UsageError("`explain` needs one address".into())),
+        },
         Cmd::Changes => Command::Changes {
             group: a.group,
             since: a.since,
@@ -421,6 +430,9 @@ mod tests {
             &["run", "--json"],
             &["lookup"],
             &["lookup", "1.2.3.4", "5.6.7.8"],
+            &["explain"],
+            &["explain", "1.2.3.4", "5.6.7.8"],
+            &["explain", "1.2.3.4", "--since", "x"],
             &["changes", "extra"],
             &["export", "--details"],
             &["export", "--format", "json", "--details", "--aggregate"],

@@ -34,6 +34,11 @@ fn flags_of(cmd: Option<Cmd>) -> impl Iterator<Item = &'static Flag> {
 /// them (`text|json|...`).
 fn value(f: &Flag) -> Option<(&'static str, Option<Vec<&'static str>>)> {
     match f.action {
+        // `--format` names its values FORMAT: they are the formats' own list.
+        Action::Value("FORMAT", _) => Some((
+            "FORMAT",
+            Some(crate::format::FORMATS.iter().map(|f| f.as_str()).collect()),
+        )),
         Action::Value(name, _) => {
             let choices = name.contains('|').then(|| name.split('|').collect());
             Some((name, choices))
@@ -351,7 +356,10 @@ mod tests {
         // Each command's own flags complete after it in bash.
         let b = bash();
         assert!(b.contains("export) opts=\"$opts --type --format"), "{b}");
-        assert!(b.contains("--format) COMPREPLY=($(compgen -W 'text json nft ipset routeros'"));
+        assert!(
+            b.contains("--format) COMPREPLY=($(compgen -W 'text json nft ipset routeros singbox")
+        );
+        assert!(b.contains("--family) COMPREPLY=($(compgen -W '4 6'"));
     }
 
     #[test]

@@ -251,8 +251,9 @@ pub(super) static FLAGS: &[Flag] = &[
             a.listen = Some(config::parse_listen(&s).map_err(UsageError)?);
             Ok(())
         }),
-        help: "address of the HTTP API, IP:PORT (default:\n\
-               api.listen of config.json, 127.0.0.1:8080)",
+        help: "address of the HTTP API, IP:PORT (serve, healthcheck:\n\
+               default api.listen of config.json, 127.0.0.1:8080;\n\
+               daemon: no API without it)",
     },
     Flag {
         long: "type",
@@ -270,11 +271,35 @@ pub(super) static FLAGS: &[Flag] = &[
         long: "format",
         short: None,
         scope: Scope::Only(&[Export]),
-        action: Value("text|json|nft|ipset|routeros", |a, v| {
+        action: Value("FORMAT", |a, v| {
             a.options.format = parsed::<Format>(v, "--format")?;
             Ok(())
         }),
-        help: "output format (default text: one value per line)",
+        help: "output format (default text: one value per line):\n\
+               text, json, nft, ipset, routeros, singbox, mihomo,\n\
+               mihomo-yaml, wireguard, bird, keenetic, openvpn",
+    },
+    Flag {
+        long: "via",
+        short: None,
+        scope: Scope::Only(&[Export]),
+        action: Value("IFACE|GATEWAY", |a, v| {
+            a.options.via = Some(text(v, "--via")?);
+            Ok(())
+        }),
+        help: "where bird and keenetic routes go: an interface or\n\
+               a gateway address (bird: also blackhole)",
+    },
+    Flag {
+        long: "comment",
+        short: None,
+        scope: Scope::Only(&[Export]),
+        action: Value("WORD", |a, v| {
+            a.options.comment = Some(text(v, "--comment")?);
+            Ok(())
+        }),
+        help: "the comment of keenetic routes (default: the set\n\
+               name)",
     },
     Flag {
         long: "family",
@@ -319,7 +344,7 @@ pub(super) static FLAGS: &[Flag] = &[
     Flag {
         long: "group",
         short: None,
-        scope: Scope::Only(&[Export, Changes, Asn, Fqdn, Feed, Country, Exclude]),
+        scope: Scope::Only(&[Export, Changes, Explain, Asn, Fqdn, Feed, Country, Exclude]),
         action: Value("NAME", |a, v| {
             let g = text(v, "--group")?;
             if g != crate::format::ALL_GROUPS {
@@ -330,7 +355,8 @@ pub(super) static FLAGS: &[Flag] = &[
             Ok(())
         }),
         help: "the group listed or changed (default: default;\n\
-               '*' lists every group)",
+               '*' lists every group); explain follows it\n\
+               (default: the first group listing ADDR)",
     },
     Flag {
         long: "details",
@@ -362,7 +388,9 @@ pub(super) static FLAGS: &[Flag] = &[
     Flag {
         long: "json",
         short: None,
-        scope: Scope::Only(&[Status, Lookup, Changes, Asn, Fqdn, Feed, Country, Group]),
+        scope: Scope::Only(&[
+            Status, Lookup, Explain, Changes, Asn, Fqdn, Feed, Country, Group,
+        ]),
         action: Switch(|a| a.json = true),
         help: "print JSON (the same bytes as the matching API\n\
                route)",

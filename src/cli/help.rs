@@ -23,6 +23,7 @@ pub enum Cmd {
     Render,
     Healthcheck,
     Lookup,
+    Explain,
     Changes,
     Group,
     Exclude,
@@ -45,7 +46,7 @@ struct Text {
 
 impl Cmd {
     /// Every command, in the order of the overview.
-    pub const ALL: [Cmd; 20] = [
+    pub const ALL: [Cmd; 21] = [
         Cmd::Run,
         Cmd::Daemon,
         Cmd::Serve,
@@ -62,6 +63,7 @@ impl Cmd {
         Cmd::Render,
         Cmd::Healthcheck,
         Cmd::Lookup,
+        Cmd::Explain,
         Cmd::Changes,
         Cmd::Check,
         Cmd::Completions,
@@ -137,16 +139,19 @@ static TEXTS: &[Text] = &[
     Text {
         cmd: Cmd::Export,
         name: "export",
-        synopsis: "[--type TYPE] [--group NAME] [--format text|json|nft|ipset|routeros]\n\
-                 [--family 4|6] [--aggregate] [--table NAME] [--set NAME] [--details]\n\
-                 [-o FILE]",
+        synopsis: "[--type TYPE] [--group NAME] [--format FORMAT] [--family 4|6]\n\
+                 [--aggregate] [--table NAME] [--set NAME] [--via IFACE] [--comment WORD]\n\
+                 [--details] [-o FILE]",
         summary: "print the stored addresses (or write FILE atomically);\n\
                  --details (with --format json): sources and times\n\
                  of each value",
         about: "Lists the stored values, IPv4 first, then IPv6, each in numeric order,\n\
                  in the format a router consumes: an nft -f script, an ipset restore\n\
-                 file, a RouterOS script, JSON or plain text. With --group NAME (not\n\
-                 default) the sets are called NAME_v4 and NAME_v6 unless --set is given.",
+                 file, a RouterOS script, JSON or plain text, or the list of another\n\
+                 routing stack: a sing-box rule set, a mihomo rule-provider, WireGuard\n\
+                 AllowedIPs, BIRD, Keenetic or OpenVPN routes (docs/formats.md). With\n\
+                 --group NAME (not default) the sets are called NAME_v4 and NAME_v6\n\
+                 unless --set is given.",
     },
     Text {
         cmd: Cmd::Asn,
@@ -292,6 +297,21 @@ static TEXTS: &[Text] = &[
                  configured. Exit 1 when nothing is stored for it.",
     },
     Text {
+        cmd: Cmd::Explain,
+        name: "explain",
+        synopsis: "ADDR [--group NAME] [--json]",
+        summary: "why ADDR is, or is not, routed: stored, in the kernel's\n\
+                 set, marked, ip rule, route; the first broken link\n\
+                 and its fix (exit 0 routed, 1 a broken link)",
+        about: "Walks the chain from the stored value to the route: the values that\n\
+                 hold ADDR (as `lookup`), the group's sets in the kernel (dnsmasq's\n\
+                 _dns sets too), its mark chains and their counters, the ip rule for\n\
+                 the mark and the kernel's route with it, and whether the route's\n\
+                 device is up. Stops at the first broken link with its fix and ends\n\
+                 with one verdict line. Without --group: the first group that lists\n\
+                 ADDR. The kernel steps need CAP_NET_ADMIN; without it they say so.",
+    },
+    Text {
         cmd: Cmd::Changes,
         name: "changes",
         synopsis: "[--since TS] [--type TYPE] [--group NAME] [--json]",
@@ -312,8 +332,9 @@ pub const USAGE_LINE: &str =
     "Usage: ripe-cidr-collector [--data-dir DIR] [--db FILE] [--snapshot FILE] [-v | -q] COMMAND";
 
 pub(super) const EXIT_CODES: &str = "\
-Exit codes: 0 success, 1 error (config, storage, I/O; unhealthy for healthcheck),
-2 usage error, 3 `run` finished but at least one source failed.
+Exit codes: 0 success, 1 error (config, storage, I/O; unhealthy for healthcheck;
+a broken link for explain; nothing stored for lookup), 2 usage error, 3 `run`
+finished but at least one source failed.
 ";
 
 /// Column where descriptions start.

@@ -8,6 +8,7 @@ mod check;
 mod complete;
 mod daemon;
 mod error;
+mod explain;
 mod export;
 mod flags;
 mod groups;
@@ -152,6 +153,15 @@ pub enum Command {
         /// As JSON (the bytes of `GET /lookup`).
         json: bool,
     },
+    /// Walk the chain from the stored value to the route for an address.
+    Explain {
+        /// The address as given (checked by the command).
+        address: String,
+        /// The group to follow (`None`: the first that lists it).
+        group: Option<String>,
+        /// As JSON (the bytes of `GET /explain`).
+        json: bool,
+    },
     /// Show the values added and removed since a time.
     Changes {
         /// Only the sources of this group (`*` or `None`: every source).
@@ -231,6 +241,7 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
             | Command::Render { .. }
             | Command::CollectNow
             | Command::Lookup { .. }
+            | Command::Explain { .. }
             | Command::Changes { .. }
     ) {
         require_existing(paths)?;
@@ -250,6 +261,11 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
             details,
         } => export::run(paths, options, output.as_deref(), *details),
         Command::Lookup { query, json } => lookup::run(paths, query, *json),
+        Command::Explain {
+            address,
+            group,
+            json,
+        } => explain::run(paths, address, group.as_deref(), *json),
         Command::Changes {
             group,
             since,

@@ -15,6 +15,8 @@
 pub(crate) mod decode;
 mod dns;
 pub(crate) mod msg;
+pub mod probe;
+mod read;
 mod sock;
 
 pub use dns::ensure_dns_sets;
@@ -81,11 +83,7 @@ pub fn load(
     load_marked(table, set, p, family, None, None)
 }
 
-/// The names of the chains that mark a group's traffic: `<set>_mark` (prerouting) and
-/// `<set>_mark_out` (output).
-pub fn mark_chains(set: &str) -> [String; 2] {
-    [format!("{set}_mark"), format!("{set}_mark_out")]
-}
+pub use crate::format::mark_chains;
 
 /// [`load`], and with `mark`, in the same transaction, the chains of
 /// [`mark_chains`]: traffic to the sets' addresses gets the mark (see `msg::chain`).

@@ -6,8 +6,9 @@
 //! and the keys are big-endian (network order).
 
 mod chain;
+mod get;
 
-pub use chain::{MarkRule, HOOK_OUTPUT, HOOK_PREROUTING};
+pub use chain::{read_mark_rule, MarkRule, MarkSet, HOOK_OUTPUT, HOOK_PREROUTING};
 
 /// `NETLINK_NETFILTER` message type of the batch delimiters.
 const NFNL_MSG_BATCH_BEGIN: u16 = 0x10;
@@ -116,13 +117,19 @@ impl Batch {
 
     /// Starts a message: nlmsghdr (length filled in by `close`) and nfgenmsg.
     fn header(&mut self, kind: u16, flags: u16, family: u8) -> usize {
+        self.raw(kind, flags, &[family, 0, 0, 0]) // version 0, res_id 0
+    }
+
+    /// Starts a message of any netlink family: nlmsghdr and its `fixed` header
+    /// (nfgenmsg, rtmsg, ...).
+    fn raw(&mut self, kind: u16, flags: u16, fixed: &[u8]) -> usize {
         let at = self.buf.len();
         self.buf.extend_from_slice(&0u32.to_ne_bytes());
         self.buf.extend_from_slice(&kind.to_ne_bytes());
         self.buf.extend_from_slice(&flags.to_ne_bytes());
         self.buf.extend_from_slice(&self.seq.to_ne_bytes());
         self.buf.extend_from_slice(&0u32.to_ne_bytes()); // port id: the kernel
-        self.buf.extend_from_slice(&[family, 0, 0, 0]); // version 0, res_id 0
+        self.buf.extend_from_slice(fixed);
         self.seq = self.seq.wrapping_add(1);
         at
     }

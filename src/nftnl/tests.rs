@@ -192,3 +192,44 @@ fn acknowledgements() {
     assert_eq!(parse_acks(&d[..40]), vec![(5, 1)]);
     assert!(parse_acks(&[1, 2, 3]).is_empty());
 }
+
+#[test]
+fn a_mark_rule_reads_back_as_the_mark_it_sets() {
+    use super::msg::{read_mark_rule, MarkRule, MarkSet};
+    for (value, mask) in [(0x100, 0xff00), (0x42, u32::MAX)] {
+        let mut b = Batch::new(0, 1);
+        let rule = MarkRule {
+            set: "vpn_v4",
+            set_id: 1,
+            v6: false,
+        };
+        b.mark_rule("t", "vpn_mark", &rule, value, mask, 0);
+        let (bytes, _) = b.finish();
+        let m = &messages(&bytes)[1];
+        assert_eq!(m.kind, 0x0a06);
+        // The kernel dumps a counter with its packets; ours is sent without them.
+        let want = MarkSet {
+            value,
+            mask,
+            packets: None,
+        };
+        assert_eq!(read_mark_rule(m.attrs), Some(want));
+    }
+    // A rule without expressions sets no mark; garbage reads as nothing.
+    assert_eq!(read_mark_rule(&[]), None);
+    assert_eq!(read_mark_rule(&[8, 0, 4, 0x80, 1, 2]), None);
+}
+
+#[test]
+fn a_get_of_an_element_holds_the_key() {
+    let mut b = Batch::request();
+    b.get_element("t", "s_v4", &[10, 0, 0, 1]);
+    let bytes = b.into_bytes();
+    let m = &messages(&bytes)[0];
+    assert_eq!((m.kind, m.flags), (0x0a0d, 1));
+    let list = attrs(m.attrs);
+    assert_eq!(list[0], (1, &b"t\0"[..]));
+    let elems = attrs(list[2].1);
+    let key = attrs(attrs(elems[0].1)[0].1)[0].1;
+    assert_eq!(key, [10, 0, 0, 1]);
+}

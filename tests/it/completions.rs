@@ -111,8 +111,8 @@ fn the_shells_parse_their_scripts() {
         .output()
         .unwrap();
     let got = String::from_utf8_lossy(&r.stdout);
-    assert_eq!(
-        got, "--format\ntext json nft ipset routeros\ngroup\n",
+    assert!(
+        got.starts_with("--format\ntext json nft ipset routeros ") && got.ends_with("\ngroup\n"),
         "{r:?}"
     );
 }

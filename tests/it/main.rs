@@ -26,9 +26,12 @@ mod daemon;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod dnsmasq;
 mod docs;
+#[cfg(all(feature = "api", feature = "collect", target_os = "linux"))]
+mod explain;
 #[cfg(feature = "collect")]
 mod fetching;
 mod formats_real;
+mod formats_stacks;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod group_marks;
 #[cfg(all(feature = "api", feature = "collect"))]
