@@ -85,7 +85,7 @@ fn messages_carry_no_os_error_numbers() {
 #[test]
 fn logs_say_one_value_and_hours() {
     use crate::upstream::{FakeServer, Reply};
-    let ripe = FakeServer::start(|_| Reply::json(200, ripe_body(&["10.0.0.0/8".into()])));
+    let ripe = FakeServer::start(|_| Reply::json(200, ripe_body(&["193.0.0.0/21".into()])));
     let t = TestDir::new();
     t.config(&serde_json::json!({
         "asns": ["64500"],
@@ -93,6 +93,7 @@ fn logs_say_one_value_and_hours() {
     let r = t.run(&["run"]);
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(err.contains("AS64500: 1 value (1 new, 0 expired)"), "{err}");
+    assert!(err.contains("run finished: 1 source collected"), "{err}");
     // A daemon with the default interval and no outputs.
     let mut d = t.spawn(&["daemon"]);
     assert!(
