@@ -64,6 +64,7 @@ mod review;
 mod service_user;
 mod snapshot;
 mod storage;
+mod systemd;
 #[cfg(all(feature = "api", feature = "collect"))]
 mod trust;
 mod upstream;
