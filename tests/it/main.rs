@@ -3,6 +3,8 @@
 //! binary and talk to it only over 127.0.0.1.
 
 #[cfg(feature = "api")]
+mod answer_budget;
+#[cfg(feature = "api")]
 mod api;
 #[cfg(feature = "collect")]
 mod asn_upstreams;
