@@ -13,9 +13,12 @@ mod browser;
 mod cli;
 mod cli_check;
 mod cli_groups;
+mod cli_polish;
 #[cfg(feature = "collect")]
 mod collect;
 mod common;
+#[cfg(feature = "completions")]
+mod completions;
 #[cfg(feature = "api")]
 mod config_limits;
 #[cfg(feature = "collect")]
@@ -64,5 +67,7 @@ mod trust;
 mod upstream;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod web;
+#[cfg(all(feature = "api", feature = "collect", target_os = "linux"))]
+mod write_failures;
 #[cfg(all(feature = "api", feature = "collect"))]
 mod wrong_list;
