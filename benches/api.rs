@@ -141,7 +141,7 @@ fn fetch_body(addr: SocketAddr, target: &str) -> (String, Vec<u8>) {
     let mut s = TcpStream::connect(addr).unwrap();
     write!(
         s,
-        "GET {target} HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n"
+        "GET {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
     )
     .unwrap();
     let mut buf = Vec::with_capacity(2 << 20);
@@ -387,7 +387,7 @@ fn health_rate(addr: SocketAddr) {
     let mut buf = vec![0u8; 4096];
     let (t, mut n) = (Instant::now(), 0u32);
     while t.elapsed() < Duration::from_secs(2) {
-        s.write_all(b"GET /health HTTP/1.1\r\nHost: bench\r\n\r\n")
+        s.write_all(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
             .unwrap();
         // The answer is small: one read gets it whole.
         let got = s.read(&mut buf).unwrap();

@@ -5,7 +5,7 @@
 //! this process's RSS at the exec: a few MiB), ours from its own VmHWM. Prints
 //! figures; asserts nothing.
 //!
-//! Then the reload the dnsmasq output's design leaves us (README, "Domain routing"):
+//! Then the reload the dnsmasq output's design leaves us (docs/groups-and-routing.md):
 //! the same 100,000-prefix group reloaded after 1,000 changes (500 prefixes gone, 500
 //! new) while dnsmasq's own `ripe_dns_v4` set in the table holds 10,000 addresses:
 //! our flush + add of `ripe_v4` costs what it costs without them, and the dns set

@@ -98,7 +98,7 @@ cat >"$old/config.json" <<EOF
 {"asns": ["62041"], "fqdns": [], "ttl_days": 0,
  "ripe": {"url": "http://$gateway:$fake_port/data/announced-prefixes/data.json"}}
 EOF
-# As the README says: readable, copied into the created (not started) container.
+# As docs/docker.md says: readable, copied into the created (not started) container.
 # (They arrive owned by root; the volume directory itself is the image user's, which
 # is all the import's renames and the atomic rewrites of config.json need.)
 chmod 644 "$old"/*

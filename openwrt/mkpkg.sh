@@ -57,13 +57,15 @@ userid="ripe-cidr=3691:ripe-cidr=3691"
 desc="Keeps IP prefix lists of ASNs and host names up to date (RIPEstat, DNS; SQLite,
  HTTP API, nft/ipset output) for policy routing and firewalls."
 url="https://github.com/ripe-cidr-collector/ripe-cidr-collector"
-# The package's own pre-removal lines (the Makefile's prerm), without its #! line.
+# The package's own pre-removal and post-install lines (the Makefile's prerm and
+# postinst), without their #! line.
 prerm_pkg=$(sed '/^#!/d' "$files/prerm.sh")
+postinst_pkg=$(sed '/^#!/d' "$files/postinst.sh")
 
 # .ipk: package-pack.mk's CONTROL directory. postinst and prerm call OpenWrt's
 # default_postinst / default_prerm (which read /usr/lib/opkg/info/NAME.list and
-# .control: Require-User, init scripts, uci-defaults); the Makefile's prerm becomes
-# prerm-pkg, which default_prerm sources.
+# .control: Require-User, init scripts, uci-defaults); the Makefile's postinst and
+# prerm become postinst-pkg and prerm-pkg, which those source.
 ctl="$work/control"
 mkdir -p "$ctl"
 size=$(du -sk "$root" | cut -f1)
@@ -97,11 +99,12 @@ cat > "$ctl/prerm" <<'SH'
 default_prerm $0 $@
 SH
 cp "$files/prerm.sh" "$ctl/prerm-pkg"
-chmod 0755 "$ctl/postinst" "$ctl/prerm" "$ctl/prerm-pkg"
+cp "$files/postinst.sh" "$ctl/postinst-pkg"
+chmod 0755 "$ctl/postinst" "$ctl/prerm" "$ctl/prerm-pkg" "$ctl/postinst-pkg"
 ipk="$work/ipk"
 mkdir -p "$ipk"
 echo 2.0 > "$ipk/debian-binary"
-(cd "$ctl" && tarc -czf "$ipk/control.tar.gz" ./control ./conffiles ./postinst ./prerm ./prerm-pkg)
+(cd "$ctl" && tarc -czf "$ipk/control.tar.gz" ./control ./conffiles ./postinst ./postinst-pkg ./prerm ./prerm-pkg)
 (cd "$root" && tarc -czf "$ipk/data.tar.gz" .)
 ipk_file="$out/${name}_${version}_${arch}.ipk"
 (cd "$ipk" && tarc -czf "$ipk_file" ./debian-binary ./data.tar.gz ./control.tar.gz)
@@ -111,8 +114,9 @@ echo "$ipk_file: $(wc -c < "$ipk_file") bytes"
 # arguments, so they export `pkgname` and `root` for default_postinst/default_prerm,
 # which then read /lib/apk/packages/NAME.list (the files) and NAME.rusers (the user);
 # sysupgrade reads NAME.conffiles and NAME.conffiles_static (path and sha256 as
-# shipped). An upgrade runs post-upgrade (post-install with PKG_UPGRADE=1): the new
-# binary is started, the service not enabled again.
+# shipped). An upgrade runs post-upgrade (post-install with PKG_UPGRADE=1): the
+# service is not enabled again, and the Makefile's postinst lines, appended to both,
+# restart a running daemon onto the new binary.
 atree="${MKPKG_APK_TREE:-$work/apk}"
 rm -rf "$atree"
 mkdir -p "$atree/scripts"
@@ -135,6 +139,7 @@ export root="\${IPKG_INSTROOT}"
 export pkgname="$name"
 add_group_and_user
 default_postinst
+$postinst_pkg
 SH
 { echo '#!/bin/sh'; echo 'export PKG_UPGRADE=1'; sed '/^#!/d' "$atree/scripts/post-install"; } \
 	> "$atree/scripts/post-upgrade"

@@ -91,6 +91,11 @@ pub fn config(text: &str) {
     }
 }
 
+/// A snapshot file (`--snapshot`) as a restore reads it.
+pub fn snapshot(data: &[u8]) {
+    crate::db::snapshot::fuzz_read(data);
+}
+
 /// The earlier Python version's `data.json` and `fqdn_data.json`.
 pub fn legacy(text: &str) {
     use crate::source::Kind;

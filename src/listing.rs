@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::config::{self, Config, ConfigError, Paths, Selected, Selection, UnknownGroup};
+use crate::config::{Config, Paths, Selected, Selection, UnknownGroup};
 use crate::db::{Db, Listed, StoreError};
 use crate::format::{self, Collector, Exclusions, Prepared, RenderOptions, TypeFilter};
 use crate::source::Kind;
@@ -20,20 +20,6 @@ pub enum ListingError {
     /// The group asked for is not configured.
     #[error(transparent)]
     UnknownGroup(#[from] UnknownGroup),
-}
-
-/// The configuration a listing of `group` needs. A broken `config.json` does not stop
-/// the listings that need no group of it (`default`, `*`): they list everything stored,
-/// as they did before groups, and the error is logged; a named group needs the file.
-pub fn config_for(paths: &Paths, group: &str) -> Result<Config, ConfigError> {
-    match config::load(&paths.config()) {
-        Ok(l) => Ok(l.config),
-        Err(e) if group == format::DEFAULT_GROUP || group == format::ALL_GROUPS => {
-            log::warn!("{e}; listing every stored value without exclusions");
-            Ok(Config::default())
-        }
-        Err(e) => Err(e),
-    }
 }
 
 /// Streams the values of one part's sources into `values`.

@@ -127,7 +127,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         // Keep the permissions of the file being replaced (a config.json holding
         // api.token may be readable by root only).
         // Best effort: WASI, for one, cannot set permissions.
-        if let Ok(m) = fs::metadata(path) {
+        let old = fs::metadata(path);
+        if old.is_err() {
+            own_like_dir(&f, path);
+        }
+        if let Ok(m) = old {
             let _ = f.set_permissions(m.permissions());
             // And its owner: root editing config.json of a daemon that runs as its
             // own user (OpenWrt) must not leave it a file that user cannot read.
@@ -199,6 +203,85 @@ pub fn process_id() -> u32 {
     return 0;
     #[cfg(not(target_os = "wasi"))]
     return std::process::id();
+}
+
+/// Gives a file root just created to the owner of its directory, when that is another
+/// user: the CLI or LuCI run as root, the OpenWrt daemon as its own user in a data
+/// directory the init script gave it, and must still be able to open the lock, the
+/// config and the database for writing. Only root may give files away; for anyone
+/// else (or with a root-owned directory) nothing changes.
+#[cfg(unix)]
+pub fn own_like_dir(f: &fs::File, path: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: no arguments, no side effects.
+    if unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    if let Ok(m) = fs::metadata(dir.unwrap_or(Path::new("."))) {
+        if m.uid() != 0 {
+            let _ = std::os::unix::fs::fchown(f, Some(m.uid()), Some(m.gid()));
+        }
+    }
+}
+
+/// No owners to give files to (WASI).
+#[cfg(not(unix))]
+pub fn own_like_dir(_: &fs::File, _: &Path) {}
+
+/// Whether a process with id `pid` runs (`kill(pid, 0)`; `EPERM` says it does, as
+/// another user's). Where this cannot be asked, every process runs.
+pub fn process_alive(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        let Ok(p) = libc::pid_t::try_from(pid) else {
+            return false;
+        };
+        // 0 and -1 would ask about groups.
+        // SAFETY: signal 0 only checks that the process exists.
+        p <= 0
+            || unsafe { libc::kill(p, 0) } == 0
+            || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
+}
+
+/// Removes the files of `dir` named `prefix`, a process id and nothing or a SQLite
+/// journal suffix, whose process no longer runs: what a process killed half-way
+/// through a scratch database left behind.
+pub fn remove_stale(dir: &Path, prefix: &str) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(prefix)) else {
+            continue;
+        };
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let Ok(pid) = rest[..digits].parse::<u32>() else {
+            continue;
+        };
+        let ours = matches!(&rest[digits..], "" | "-wal" | "-shm" | "-journal");
+        if ours && pid != process_id() && !process_alive(pid) {
+            let _ = fs::remove_file(e.path());
+        }
+    }
+}
+
+/// What the OS said, without Rust's " (os error N)" and lower-case, for a message
+/// that goes on after a path: "permission denied", "is a directory".
+pub fn io_reason(e: &io::Error) -> String {
+    let s = e.to_string();
+    let s = s.split(" (os error").next().unwrap_or(&s);
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_lowercase().chain(c).collect())
+        .unwrap_or_default()
 }
 
 /// An exclusive `flock` on `f`, waiting for it (released when `f` is closed). Through

@@ -12,10 +12,12 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failed=0
 
-# The script keeps config.json in /etc/ripe-cidr-collector: point that at the
-# temporary directory (the only change made to the script under test).
-sed -e "s|^CONF_DIR=.*|CONF_DIR=$tmp/etc|" -e "s|^UJAIL=.*|UJAIL=$tmp/ujail|" \
-	-e "s|^PASSWD=.*|PASSWD=$tmp/passwd|" "$init" > "$tmp/init"
+# The script keeps config.json in /etc/ripe-cidr-collector and its data in
+# /var/lib/ripe-cidr-collector: point those at the temporary directory (the only change
+# made to the script under test; a case without data_dir must not touch the host's).
+sed -e "s|^CONF_DIR=.*|CONF_DIR=$tmp/etc|" -e "s|^DATA_DIR=.*|DATA_DIR=$tmp/var-lib|" \
+	-e "s|^UJAIL=.*|UJAIL=$tmp/ujail|" -e "s|^PASSWD=.*|PASSWD=$tmp/passwd|" "$init" > "$tmp/init"
+# Every other absolute path the script names is only read or logged, never written.
 # A user for the jail cases (one that exists here, for chown).
 echo 'daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin' > "$tmp/passwd"
 
@@ -66,7 +68,7 @@ reset_uci() {
 		UCI_main_snapshot UCI_main_trigger_interface UCI_main_log_level UCI_main_syslog \
 		UCI_main_user STUB_RUNNING
 	rm -f "$tmp/ujail"
-	rm -rf "${tmp:?}/data" "${tmp:?}/etc" "${tmp:?}/ram"
+	rm -rf "${tmp:?}/data" "${tmp:?}/etc" "${tmp:?}/ram" "${tmp:?}/var-lib"
 	d="$tmp/data"
 }
 P=/usr/bin/ripe-cidr-collector
@@ -76,6 +78,13 @@ run start_service
 absent "enabled unset: not started" '^instance'
 check "enabled unset: logged" \
 	"logger -t ripe-cidr-collector not started: set enabled '1' in /etc/config/ripe-cidr-collector"
+# data_dir unset: the default one (here moved into $tmp) gets the files.
+if [ -L "$tmp/var-lib/config.json" ]; then
+	echo "ok   data_dir unset: the default data directory"
+else
+	echo "FAIL data_dir unset: no link in the default data directory: $(ls -l "$tmp/var-lib" 2>&1)"
+	failed=1
+fi
 
 reset_uci
 UCI_main_enabled=0 UCI_main_data_dir="$d"

@@ -80,30 +80,6 @@ pub struct Removed<'a> {
     pub purged: Option<usize>,
 }
 
-/// The answer to `GET /asns` and `GET /fqdns`: `{"asns":[...]}`, `{"fqdns":[...]}`,
-/// and, when the configuration has groups besides `default`, `"groups"`: each
-/// listed source with the groups that name it (`{"62041":["default","video"]}`).
-/// (`GET /feeds` and `GET /countries` alike, under `"feeds"` and `"countries"`.)
-pub struct Listed<'a> {
-    /// The kind listed: its config key names the list.
-    pub kind: Kind,
-    /// The sources.
-    pub sources: &'a [String],
-    /// The groups of each source.
-    pub groups: Option<std::collections::BTreeMap<&'a str, Vec<&'a str>>>,
-}
-
-impl ToJson for Listed<'_> {
-    fn write_json(&self, w: &mut Writer<'_>) {
-        w.begin_object();
-        w.field(self.kind.key(), self.sources);
-        if let Some(g) = &self.groups {
-            w.field("groups", g);
-        }
-        w.end_object();
-    }
-}
-
 impl ToJson for Health {
     fn write_json(&self, w: &mut Writer<'_>) {
         w.begin_object();

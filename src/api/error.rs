@@ -32,6 +32,9 @@ pub enum ApiError {
     /// No such resource.
     #[error("{0}")]
     NotFound(String),
+    /// The `Host` names another server (DNS rebinding); the message names it.
+    #[error("{0}")]
+    Misdirected(String),
     /// The path exists but not with this method; the methods it takes.
     #[error("method not allowed (allowed: {0})")]
     MethodNotAllowed(&'static str),
@@ -50,7 +53,8 @@ pub enum ApiError {
         health: Box<Health>,
     },
     /// `config.json` could not be read or written: a problem on the server's side, so
-    /// 503 with a generic message; details are logged.
+    /// 503 naming the file and the problem (a lock the daemon's user cannot open, a
+    /// syntax error).
     #[error(transparent)]
     Config(#[from] ConfigError),
     /// The server is stopping and takes no more requests.
@@ -78,6 +82,7 @@ impl From<SourcesError> for ApiError {
             SourcesError::Config(ConfigError::UnknownGroup(e)) => {
                 ApiError::BadRequest(e.to_string())
             }
+            SourcesError::Config(ConfigError::Refused(m)) => ApiError::BadRequest(m),
             SourcesError::Config(e) => ApiError::Config(e),
             SourcesError::Store(e) => ApiError::Storage(e),
             SourcesError::NotFound(m) => ApiError::NotFound(m),
@@ -102,7 +107,8 @@ fn request_status(e: &RequestError) -> u16 {
         | RequestError::Length(_)
         | RequestError::Chunked(_)
         | RequestError::BodyCut
-        | RequestError::TwoAuthorizations => 400,
+        | RequestError::TwoAuthorizations
+        | RequestError::Host(_) => 400,
     }
 }
 
@@ -135,6 +141,7 @@ impl ApiError {
             }
             ApiError::Forbidden(m) => (403, m),
             ApiError::NotFound(m) => (404, m),
+            ApiError::Misdirected(m) => (421, m),
             ApiError::MethodNotAllowed(allow) => {
                 headers.push(("Allow", allow.to_string()));
                 (405, format!("method not allowed; use {allow}"))
@@ -157,7 +164,9 @@ impl ApiError {
             }
             ApiError::Config(e) => {
                 log::error!("api: {e}");
-                (503, "configuration unavailable".into())
+                // The file and the problem, as /health already shows them: the
+                // administrator reading a refused listing must see what to fix.
+                (503, format!("configuration unavailable: {e}"))
             }
             ApiError::ShuttingDown => (503, "shutting down".into()),
             ApiError::Busy => {

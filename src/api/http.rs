@@ -80,6 +80,9 @@ pub enum RequestError {
     /// Two `Authorization` headers: which one a proxy checked is anyone's guess.
     #[error("more than one Authorization header")]
     TwoAuthorizations,
+    /// No `Host` on HTTP/1.1, or more than one (RFC 9112, 3.2).
+    #[error("{0}")]
+    Host(&'static str),
     /// The head did not arrive within `HEAD_TIMEOUT` of its first byte.
     #[error("the request head did not arrive in time")]
     HeadTimeout,
@@ -112,7 +115,14 @@ pub fn parse_head(buf: &[u8]) -> Result<Option<Head>, RequestError> {
     for h in req.headers.iter() {
         read_field(h.name, h.value, req.version, &mut head, &mut framing)?;
     }
+    // An absolute-form target's authority is the host asked (RFC 9112, 3.2.2).
+    if let Some(authority) = authority(req.path.unwrap_or_default()) {
+        head.info.host = Some(authority.to_string());
+    }
     head.framing = framing.decide()?;
+    if head.info.host.is_none() && req.version == Some(1) {
+        return Err(RequestError::Host("no Host header (HTTP/1.1 requires one)"));
+    }
     Ok(Some(head))
 }
 
@@ -199,7 +209,9 @@ fn read_field(
     } else if is("If-None-Match") {
         head.info.if_none_match = Some(value);
     } else if is("Host") {
-        head.info.host = Some(value);
+        if head.info.host.replace(value).is_some() {
+            return Err(RequestError::Host("more than one Host header"));
+        }
     } else if is("Origin") {
         head.info.origin = Some(value);
     } else if is("Accept-Encoding") {
@@ -219,6 +231,16 @@ fn read_field(
         }
     }
     Ok(())
+}
+
+/// The authority of a target in absolute form (`http://host:port/path` gives
+/// `host:port`).
+fn authority(target: &str) -> Option<&str> {
+    let (scheme, rest) = target.split_once("://")?;
+    let known = ["http", "https"]
+        .iter()
+        .any(|s| scheme.eq_ignore_ascii_case(s));
+    known.then(|| &rest[..rest.find(['/', '?']).unwrap_or(rest.len())])
 }
 
 /// The path and query of a target in absolute form (`http://host/path?q` gives
@@ -414,7 +436,7 @@ mod tests {
 
     #[test]
     fn lengths_are_digits_only_and_bounded() {
-        let cl = |v: &str| format!("POST /asns HTTP/1.1\r\nContent-Length: {v}\r\n\r\n");
+        let cl = |v: &str| format!("POST /asns HTTP/1.1\r\nHost: h\r\nContent-Length: {v}\r\n\r\n");
         for (v, code) in [
             ("+5", 400),
             ("-1", 400),
@@ -432,7 +454,9 @@ mod tests {
         // Several Content-Length fields: equal ones are one, different ones a 400
         // naming both, before the size check (the framing is unknown).
         let two = |a: &str, b: &str| {
-            format!("POST / HTTP/1.1\r\nContent-Length: {a}\r\nContent-Length: {b}\r\n\r\n")
+            format!(
+                "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: {a}\r\nContent-Length: {b}\r\n\r\n"
+            )
         };
         let h = parse(two("11", " 11").as_bytes()).unwrap().unwrap();
         assert_eq!(h.framing, Framing::Length(11));
@@ -445,12 +469,33 @@ mod tests {
     }
 
     #[test]
+    fn one_host_is_required() {
+        let host = |raw: &[u8]| parse(raw).unwrap().unwrap().info.host;
+        assert_eq!(
+            host(b"GET / HTTP/1.1\r\nHost: a:1\r\n\r\n").as_deref(),
+            Some("a:1")
+        );
+        // HTTP/1.0 may leave it out; an absolute-form target's authority is the host.
+        assert_eq!(host(b"GET / HTTP/1.0\r\n\r\n"), None);
+        let abs = b"GET HTTP://evil.example:8/x HTTP/1.1\r\nHost: localhost\r\n\r\n";
+        assert_eq!(host(abs).as_deref(), Some("evil.example:8"));
+        for raw in [
+            &b"GET / HTTP/1.1\r\n\r\n"[..],
+            b"GET / HTTP/1.1\r\nHost: a\r\nhost: a\r\n\r\n",
+            b"GET / HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n",
+        ] {
+            assert!(matches!(parse(raw), Err(RequestError::Host(_))));
+            assert_eq!(status(raw), 400);
+        }
+    }
+
+    #[test]
     fn two_authorizations_are_refused() {
         let raw =
             b"POST /asns HTTP/1.1\r\nAuthorization: Bearer a\r\nauthorization: Bearer b\r\n\r\n";
         assert!(matches!(parse(raw), Err(RequestError::TwoAuthorizations)));
         assert_eq!(status(raw), 400);
-        let one = parse(b"GET / HTTP/1.1\r\nAuthorization: Bearer a\r\n\r\n");
+        let one = parse(b"GET / HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer a\r\n\r\n");
         assert_eq!(
             one.unwrap().unwrap().info.authorization.as_deref(),
             Some("Bearer a")

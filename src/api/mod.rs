@@ -12,13 +12,14 @@
 //! * `error.rs`: the one error type and the one place mapping errors to statuses;
 //! * `body.rs`: the JSON bodies of answers;
 //! * `query.rs`: paths, query parameters, percent-decoding;
-//! * `headers.rs`: ETags and bearer tokens;
+//! * `headers.rs`: ETags and bearer tokens; `hosts.rs`: the `Host` check (DNS rebinding);
 //! * `inflate.rs`: gunzip of the web page for clients that do not take gzip.
 
 mod body;
 mod conn;
 mod error;
 mod headers;
+mod hosts;
 pub(crate) mod http;
 mod incoming;
 mod inflate;

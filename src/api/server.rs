@@ -155,6 +155,8 @@ const HEALTH_LANE: usize = 1;
 pub(super) struct Shared {
     pub(super) stop: AtomicBool,
     ctx: Context,
+    /// The address bound, which a `Host` may name.
+    listen: SocketAddr,
     /// The general lane, then the `/health` lane.
     lanes: [Lane; 2],
     pub(super) done: Mutex<Vec<Done>>,
@@ -236,6 +238,7 @@ pub fn start(paths: &Paths, listen: SocketAddr) -> Result<ApiServer, String> {
     let shared = Arc::new(Shared {
         stop: AtomicBool::new(false),
         ctx: Context::new(paths.clone(), MAX_ACTIVE),
+        listen: addr,
         lanes: [
             Lane::new(HANDLERS, "api-handler"),
             Lane::new(HEALTH_HANDLERS, "api-health"),
@@ -342,8 +345,12 @@ fn for_log(target: &str) -> String {
 fn handle(job: Job, shared: &Shared) -> Done {
     let started = Instant::now();
     let head = &job.head;
+    let host = head.info.host.as_deref();
     let reply = if shared.stopping() {
         ApiError::ShuttingDown.into()
+    } else if let Err(e) = super::hosts::check(host, shared.listen, &shared.ctx) {
+        // Every route, before anything else: see `hosts.rs`.
+        e.into()
     } else if job.check_only {
         match routes::check_before_body(&head.info, &shared.ctx) {
             Ok(()) => {

@@ -134,7 +134,14 @@ fn no_more(cmd: Cmd, rest: &[String]) -> Result<(), UsageError> {
 fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Command, UsageError> {
     if !matches!(
         cmd,
-        Cmd::Lookup | Cmd::Healthcheck | Cmd::Asn | Cmd::Fqdn | Cmd::Feed | Cmd::Country
+        Cmd::Lookup
+            | Cmd::Healthcheck
+            | Cmd::Asn
+            | Cmd::Fqdn
+            | Cmd::Feed
+            | Cmd::Country
+            | Cmd::Group
+            | Cmd::Exclude
     ) {
         no_more(cmd, rest)?;
     }
@@ -173,6 +180,8 @@ fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Comman
         Cmd::Country => {
             Command::Sources(Kind::Country, source_action(cmd, Kind::Country, rest, a)?)
         }
+        Cmd::Group => Command::Group(super::groups::parse_group(rest, &a)?),
+        Cmd::Exclude => Command::Exclude(super::groups::parse_exclude(rest, &a)?),
     })
 }
 
@@ -204,7 +213,8 @@ fn lookup(rest: &[String], json: bool) -> Result<Command, UsageError> {
     }
 }
 
-/// `list`, `add SOURCE` or `remove SOURCE` of `asn` and `fqdn`.
+/// `list`, `add SOURCE...` or `remove SOURCE...` of a kind of source. Every value is
+/// checked here, so that one bad value changes nothing (exit 2, naming it).
 fn source_action(
     cmd: Cmd,
     kind: Kind,
@@ -218,6 +228,7 @@ fn source_action(
         _ => kind.as_str().to_ascii_uppercase(),
     };
     let purge = a.purge;
+    let a_json = a.json;
     let group = a.group.clone();
     let one = |verb: &str| match a.group.as_deref() {
         Some(crate::format::ALL_GROUPS) => Err(UsageError(format!(
@@ -225,14 +236,23 @@ fn source_action(
         ))),
         g => Ok(g.unwrap_or(crate::format::DEFAULT_GROUP).to_string()),
     };
+    let all = |values: &[String]| -> Result<Vec<String>, UsageError> {
+        values
+            .iter()
+            .map(|s| kind.normalize(s).map_err(UsageError))
+            .collect()
+    };
     let action = match rest {
-        [a] if a == "list" => SourceAction::List(group),
-        [a, s] if a == "add" => SourceAction::Add {
-            source: kind.normalize(s).map_err(UsageError)?,
+        [a] if a == "list" => SourceAction::List {
+            group,
+            json: a_json,
+        },
+        [a, values @ ..] if a == "add" && !values.is_empty() => SourceAction::Add {
+            sources: all(values)?,
             group: one("add")?,
         },
-        [a, s] if a == "remove" => SourceAction::Remove {
-            source: kind.normalize(s).map_err(UsageError)?,
+        [a, values @ ..] if a == "remove" && !values.is_empty() => SourceAction::Remove {
+            sources: all(values)?,
             group: one("remove")?,
             purge,
         },
@@ -253,6 +273,9 @@ fn source_action(
     };
     if purge && !matches!(action, SourceAction::Remove { .. }) {
         return Err(UsageError("--purge goes with `remove`".into()));
+    }
+    if a_json && !matches!(action, SourceAction::List { .. }) {
+        return Err(UsageError("--json goes with `list`".into()));
     }
     Ok(action)
 }
@@ -275,7 +298,7 @@ mod tests {
             Command::Sources(
                 Kind::Asn,
                 SourceAction::Add {
-                    source: "1".into(),
+                    sources: vec!["1".into()],
                     group: "default".into()
                 }
             )

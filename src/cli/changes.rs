@@ -24,16 +24,13 @@ pub fn run(
         Some(s) => changes::parse_since(s).map_err(|e| CliError::Usage(format!("--since: {e}")))?,
         None => changes::default_since(util::unix_now()),
     };
-    let selection = match group {
-        Some(g) => Some(
-            crate::listing::config_for(paths, g)?
-                .selection(g)
-                .map_err(|e| CliError::Usage(format!("--group: {e}")))?,
-        ),
-        None => None,
-    };
+    // `default` unless another group (or `*`) is named, as for `export`.
+    let g = group.unwrap_or(crate::format::DEFAULT_GROUP);
+    let selection = crate::config::load_logged(&paths.config())?
+        .selection(g)
+        .map_err(|e| CliError::Usage(format!("--group: {e}")))?;
     let db = db::open(paths)?;
-    let (out, notes) = changes::render_noted(&db, &since, filter, selection.as_ref(), json)?;
+    let (out, notes) = changes::render_noted(&db, &since, filter, Some(&selection), json)?;
     print(&out)?;
     super::output::notes(&notes);
     Ok(Outcome::Success)

@@ -63,18 +63,22 @@ pub enum Outcome {
     Success,
     /// `run` stored what it could but some sources failed (exit 3).
     SourcesFailed,
+    /// `lookup` found nothing stored for the address (exit 1, so that scripts can test
+    /// membership; its note on stderr says so, nothing more is logged).
+    NotFound,
 }
 
 /// The process exit code of a command's result, and whether the error (if any) is
-/// worth logging: 0 success (and a closed standard output), 1 error, 2 usage error, 3
-/// `run` with failed sources.
+/// worth logging: 0 success (and a closed standard output), 1 error (and `lookup`
+/// finding nothing), 2 usage error, 3 `run` with failed sources.
 pub fn exit_code(result: &Result<Outcome, CliError>) -> (u8, bool) {
     match result {
         Ok(Outcome::Success) | Err(CliError::ClosedStdout) => (0, false),
         Ok(Outcome::SourcesFailed) => (3, false),
+        Ok(Outcome::NotFound) => (1, false),
         Err(CliError::Usage(_)) => (2, true),
         // A group named on the command line or in a request that is not configured.
-        Err(CliError::Config(ConfigError::UnknownGroup(_))) => (2, true),
+        Err(CliError::Config(ConfigError::UnknownGroup(_) | ConfigError::Refused(_))) => (2, true),
         Err(_) => (1, true),
     }
 }
@@ -108,6 +112,7 @@ mod tests {
     fn codes() {
         assert_eq!(exit_code(&Ok(Outcome::Success)), (0, false));
         assert_eq!(exit_code(&Ok(Outcome::SourcesFailed)), (3, false));
+        assert_eq!(exit_code(&Ok(Outcome::NotFound)), (1, false));
         assert_eq!(exit_code(&Err(CliError::ClosedStdout)), (0, false));
         assert_eq!(exit_code(&Err(CliError::Usage("x".into()))), (2, true));
         assert_eq!(exit_code(&Err(CliError::Other("x".into()))), (1, true));

@@ -20,7 +20,9 @@ pub fn run(
     if details && !inspect::ENABLED {
         return Err(CliError::Other(inspect::missing("--details")));
     }
-    let cfg = listing::config_for(paths, &options.group)?;
+    // Every group needs the file, `default` and `*` too: without it, the exclusions and
+    // what the groups hold are unknown, and a list must be right or refused.
+    let cfg = crate::config::load_logged(&paths.config())?;
     let selection = cfg
         .selection(&options.group)
         .map_err(|e| CliError::Usage(format!("--group: {e}")))?;

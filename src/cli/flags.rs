@@ -34,6 +34,8 @@ pub(super) struct Parsed {
     pub group: Option<String>,
     /// Whether `--set` was given (else a group names its sets).
     pub set_given: bool,
+    /// `--mark` of `group add`.
+    pub mark: Option<crate::config::Mark>,
     pub load_only: bool,
     pub syslog: bool,
     /// The command and its arguments, in order.
@@ -305,7 +307,7 @@ pub(super) static FLAGS: &[Flag] = &[
     Flag {
         long: "group",
         short: None,
-        scope: Scope::Only(&[Export, Changes, Asn, Fqdn, Feed, Country]),
+        scope: Scope::Only(&[Export, Changes, Asn, Fqdn, Feed, Country, Exclude]),
         action: Value("NAME", |a, v| {
             let g = text(v, "--group")?;
             if g != crate::format::ALL_GROUPS {
@@ -316,9 +318,7 @@ pub(super) static FLAGS: &[Flag] = &[
             Ok(())
         }),
         help: "the group listed or changed (default: default;\n\
-               '*' lists every group); export names the sets\n\
-               of a group other than default NAME_v4 and\n\
-               NAME_v6 unless a set name is given",
+               '*' lists every group)",
     },
     Flag {
         long: "details",
@@ -350,10 +350,23 @@ pub(super) static FLAGS: &[Flag] = &[
     Flag {
         long: "json",
         short: None,
-        scope: Scope::Only(&[Status, Lookup, Changes]),
+        scope: Scope::Only(&[Status, Lookup, Changes, Asn, Fqdn, Feed, Country, Group]),
         action: Switch(|a| a.json = true),
         help: "print JSON (the same bytes as the matching API\n\
                route)",
+    },
+    Flag {
+        long: "mark",
+        short: None,
+        scope: Scope::Only(&[Group]),
+        action: Value("M[/MASK]", |a, v| {
+            let s = text(v, "--mark")?;
+            a.mark = Some(config::parse_mark(&s).map_err(|e| UsageError(format!("--mark: {e}")))?);
+            Ok(())
+        }),
+        help: "with group add: the routing mark its load output\n\
+               sets on traffic to the group's sets (0x200, or\n\
+               0x200/0xff00 to change only the mask's bits)",
     },
     Flag {
         long: "max-age",

@@ -24,6 +24,8 @@ pub enum Cmd {
     Healthcheck,
     Lookup,
     Changes,
+    Group,
+    Exclude,
 }
 
 /// How a command is shown in the help.
@@ -40,7 +42,7 @@ struct Text {
 
 impl Cmd {
     /// Every command, in the order of the overview.
-    pub const ALL: [Cmd; 15] = [
+    pub const ALL: [Cmd; 17] = [
         Cmd::Run,
         Cmd::Daemon,
         Cmd::Serve,
@@ -49,6 +51,8 @@ impl Cmd {
         Cmd::Fqdn,
         Cmd::Feed,
         Cmd::Country,
+        Cmd::Group,
+        Cmd::Exclude,
         Cmd::Status,
         Cmd::Snapshot,
         Cmd::CollectNow,
@@ -117,21 +121,23 @@ static TEXTS: &[Text] = &[
                  of each value",
         about: "Lists the stored values, IPv4 first, then IPv6, each in numeric order,\n\
                  in the format a router consumes: an nft -f script, an ipset restore\n\
-                 file, a RouterOS script, JSON or plain text.",
+                 file, a RouterOS script, JSON or plain text. With --group NAME (not\n\
+                 default) the sets are called NAME_v4 and NAME_v6 unless --set is given.",
     },
     Text {
         cmd: Cmd::Asn,
         name: "asn",
-        synopsis: "list | add ASN | remove ASN [--purge] [--group NAME]",
+        synopsis: "list [--json] | add ASN... | remove ASN... [--purge] [--group NAME]",
         summary: "manage ASN sources (62041, AS62041); --purge also\n\
                  deletes the stored prefixes now instead of by TTL",
         about: "Edits the \"asns\" list of config.json (locked, atomic rewrite). A\n\
-                 running daemon collects an added ASN within a minute.",
+                 running daemon collects an added ASN within seconds. Several values\n\
+                 are added or removed together, or none (exit 2 naming a bad one).",
     },
     Text {
         cmd: Cmd::Fqdn,
         name: "fqdn",
-        synopsis: "list | add FQDN | remove FQDN [--purge] [--group NAME]",
+        synopsis: "list [--json] | add FQDN... | remove FQDN... [--purge] [--group NAME]",
         summary: "manage host-name sources",
         about: "Edits the \"fqdns\" list of config.json (locked, atomic rewrite). Names\n\
                  are lower-cased; IP literals and invalid names are refused.",
@@ -139,7 +145,7 @@ static TEXTS: &[Text] = &[
     Text {
         cmd: Cmd::Feed,
         name: "feed",
-        synopsis: "list | add URL | remove URL [--purge] [--group NAME]",
+        synopsis: "list [--json] | add URL... | remove URL... [--purge] [--group NAME]",
         summary: "manage URL feeds (plain lists of addresses and\n\
                  prefixes, e.g. Spamhaus DROP)",
         about: "Edits the \"feeds\" list of config.json (locked, atomic rewrite). Only\n\
@@ -150,11 +156,33 @@ static TEXTS: &[Text] = &[
     Text {
         cmd: Cmd::Country,
         name: "country",
-        synopsis: "list | add CC | remove CC [--purge] [--group NAME]",
+        synopsis: "list [--json] | add CC... | remove CC... [--purge] [--group NAME]",
         summary: "manage country sources (NL: the prefixes RIPEstat\n\
                  lists for the country)",
         about: "Edits the \"countries\" list of config.json (locked, atomic rewrite).\n\
                  Codes are two letters (ISO 3166 alpha-2), upper-cased.",
+    },
+    Text {
+        cmd: Cmd::Group,
+        name: "group",
+        synopsis: "list [--json] | add NAME [--mark M[/MASK]] | remove NAME",
+        summary: "manage groups: named lists with their own sources,\n\
+                 exclusions, sets (NAME_v4, NAME_v6) and routing mark",
+        about: "Edits \"groups\" of config.json (locked, atomic rewrite). `add` of an\n\
+                 existing group sets its mark; `remove` is refused while an output\n\
+                 names the group. Sources go into a group with `asn add AS1` and the\n\
+                 group option of the source commands.\n\
+                 list: name, mark (or -), number of sources, number of exclusions.",
+    },
+    Text {
+        cmd: Cmd::Exclude,
+        name: "exclude",
+        synopsis: "list | add PREFIX... | remove PREFIX... [--group NAME]",
+        summary: "manage exclusions: prefixes cut out of every list\n\
+                 (with --group: out of that group's lists)",
+        about: "Edits \"exclude\" of config.json (locked, atomic rewrite): without\n\
+                 --group the top-level list, which applies to every group; with it the\n\
+                 group's own. Prefixes without host bits, or addresses.",
     },
     Text {
         cmd: Cmd::Status,
@@ -210,7 +238,7 @@ static TEXTS: &[Text] = &[
                  overlap the prefix, with source and times",
         about: "Answers \"why is this address in my list?\": each match with its\n\
                  kind, source, first_seen, last_seen and whether the source is still\n\
-                 configured.",
+                 configured. Exit 1 when nothing is stored for it.",
     },
     Text {
         cmd: Cmd::Changes,

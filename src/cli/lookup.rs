@@ -1,5 +1,6 @@
 //! `lookup ADDR|PREFIX [--json]`: which stored rows contain the address or overlap the
-//! prefix; `--json` prints the bytes of `GET /lookup?ip=...`.
+//! prefix; `--json` prints the bytes of `GET /lookup?ip=...`. Exit 1 when nothing is
+//! stored for it, so that a script can test membership.
 
 use super::output::print;
 use super::{CliError, Outcome};
@@ -18,5 +19,9 @@ pub fn run(paths: &Paths, query: &str, json: bool) -> Result<Outcome, CliError> 
     let (out, notes) = lookup::render_noted(&q, &found, &cfg, json);
     print(&out)?;
     super::output::notes(&notes);
-    Ok(Outcome::Success)
+    Ok(if found.rows.is_empty() {
+        Outcome::NotFound
+    } else {
+        Outcome::Success
+    })
 }

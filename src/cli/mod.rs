@@ -7,6 +7,7 @@ mod daemon;
 mod error;
 mod export;
 mod flags;
+mod groups;
 pub mod healthcheck;
 mod help;
 mod lookup;
@@ -84,19 +85,25 @@ pub struct Cli {
 /// What to do with a source list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SourceAction {
-    /// Print the configured sources (of one group, or of all with their groups).
-    List(Option<String>),
-    /// Add one to a group.
+    /// Print the configured sources (of one group, or of all with their groups); with
+    /// `json` the bytes of the API's `GET /asns` (or the kind's route).
+    List {
+        /// `--group`, if given.
+        group: Option<String>,
+        /// `--json`.
+        json: bool,
+    },
+    /// Add some to a group (all or nothing).
     Add {
-        /// The source as given.
-        source: String,
+        /// The sources, normalised.
+        sources: Vec<String>,
         /// The group (`default` unless `--group`).
         group: String,
     },
-    /// Remove one from a group; with `purge`, delete its stored values now.
+    /// Remove some from a group; with `purge`, delete their stored values now.
     Remove {
-        /// The source as given.
-        source: String,
+        /// The sources, normalised.
+        sources: Vec<String>,
         /// The group (`default` unless `--group`).
         group: String,
         /// Delete its values now instead of letting them age out.
@@ -153,6 +160,10 @@ pub enum Command {
     },
     /// Manage a source list.
     Sources(Kind, SourceAction),
+    /// Manage the groups.
+    Group(groups::GroupAction),
+    /// Manage the exclusions.
+    Exclude(groups::ExcludeAction),
     /// Show the daemon's status.
     Status {
         /// As JSON.
@@ -203,7 +214,7 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
         cli.command,
         Command::Export { .. }
             | Command::Status { .. }
-            | Command::Sources(_, SourceAction::List(_))
+            | Command::Sources(_, SourceAction::List { .. })
             | Command::Snapshot
             | Command::Render { .. }
             | Command::CollectNow
@@ -240,6 +251,8 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
             *json,
         ),
         Command::Sources(kind, action) => sources::run(paths, *kind, action),
+        Command::Group(action) => groups::group(paths, action),
+        Command::Exclude(action) => groups::exclude(paths, action),
         Command::Status { json } => status::run(paths, *json),
         Command::Run => run::run(paths),
         Command::Daemon { listen } => daemon::run(paths, *listen),

@@ -1,32 +1,42 @@
-//! `asn list|add|remove` and `fqdn list|add|remove`, with `--group`. Changes go
+//! `asn list|add|remove` (and the other kinds), with `--group`; `list --json` prints
+//! the API's JSON. Changes go
 //! through the sources service, the same code as the API's.
 
 use super::output::print;
 use super::{CliError, Outcome, SourceAction};
 use crate::config::{self, Config, Paths};
-use crate::format::ALL_GROUPS;
+use crate::format::{ALL_GROUPS, DEFAULT_GROUP};
 use crate::source::Kind;
 use crate::{db, sources};
 
 /// Runs `asn ...` or `fqdn ...`.
 pub fn run(paths: &Paths, kind: Kind, action: &SourceAction) -> Result<Outcome, CliError> {
     match action {
-        SourceAction::List(group) => list(paths, kind, group.as_deref())?,
-        SourceAction::Add { source, group } => drop(sources::add(paths, kind, group, source)?),
+        SourceAction::List { group, json: true } => {
+            let cfg = config::load_logged(&paths.config())?;
+            let body = sources::listed::sources_json(&cfg, kind, group.as_deref())
+                .map_err(CliError::Usage)?;
+            print(&body)?;
+        }
+        SourceAction::List { group, .. } => list(paths, kind, group.as_deref())?,
+        SourceAction::Add { sources, group } => {
+            drop(sources::add_many(paths, kind, group, sources)?)
+        }
         SourceAction::Remove {
-            source,
+            sources,
             group,
             purge,
-        } => drop(sources::remove(paths, kind, group, source, *purge)?),
+        } => drop(sources::remove_many(paths, kind, group, sources, *purge)?),
     }
     Ok(Outcome::Success)
 }
 
-/// The sources listed: those of one group, else of every group.
+/// The sources listed: those of one group (`default` unless named), or of every
+/// group (`*`), as `export` lists.
 fn listed<'c>(cfg: &'c Config, kind: Kind, group: Option<&str>) -> Result<&'c [String], CliError> {
-    match group {
-        None | Some(ALL_GROUPS) => Ok(cfg.sources(kind)),
-        Some(g) => match cfg.group(g) {
+    match group.unwrap_or(DEFAULT_GROUP) {
+        ALL_GROUPS => Ok(cfg.sources(kind)),
+        g => match cfg.group(g) {
             Some(g) => Ok(g.sources(kind)),
             None => Err(CliError::Usage(
                 cfg.check_group(g)
@@ -38,9 +48,8 @@ fn listed<'c>(cfg: &'c Config, kind: Kind, group: Option<&str>) -> Result<&'c [S
 }
 
 /// One configured source per line: `source<TAB>stored values<TAB>newest last_seen`,
-/// and when the configuration has groups besides `default`, a fourth column with the
-/// groups that name the source (comma-separated); for ASNs with more than one
-/// upstream configured, a last column with the upstream that answered last.
+/// the columns the documentation names and scripts split (which groups name a
+/// source: `--group NAME`; which upstream answered: `status --json`).
 fn list(paths: &Paths, kind: Kind, group: Option<&str>) -> Result<(), CliError> {
     let cfg = config::load_logged(&paths.config())?;
     let names = listed(&cfg, kind, group)?;
@@ -51,34 +60,15 @@ fn list(paths: &Paths, kind: Kind, group: Option<&str>) -> Result<(), CliError> 
             log::warn!("{e}");
             Vec::new()
         });
-    let with_groups = cfg.groups.len() > 1;
-    // With more than one ASN upstream, which one answered last (from status.json).
-    let upstreams = (kind == Kind::Asn && cfg.upstreams.asn.len() > 1).then(|| {
-        crate::status::read(&paths.status())
-            .ok()
-            .flatten()
-            .map(|st| st.upstreams)
-            .unwrap_or_default()
-    });
     let mut out = String::new();
     for s in names {
         match stored.binary_search_by(|x| x.source.as_str().cmp(s)) {
             Ok(i) => out.push_str(&format!(
-                "{s}\t{}\t{}",
+                "{s}\t{}\t{}\n",
                 stored[i].count, stored[i].last_seen
             )),
-            Err(_) => out.push_str(&format!("{s}\t0\t-")),
+            Err(_) => out.push_str(&format!("{s}\t0\t-\n")),
         }
-        if with_groups {
-            out.push('\t');
-            out.push_str(&cfg.groups_of(kind, s).join(","));
-        }
-        if let Some(ups) = &upstreams {
-            let name = crate::source::display(kind, s);
-            out.push('\t');
-            out.push_str(ups.get(&name).map_or("-", String::as_str));
-        }
-        out.push('\n');
     }
     print(out.as_bytes())
 }

@@ -6,6 +6,10 @@ use std::path::Path;
 
 use crate::util::json::{Map, Value};
 
+mod groups;
+
+pub use groups::{add_exclusions, add_group, remove_exclusions, remove_group, GroupAdded};
+
 use super::read::read_value;
 use super::*;
 use crate::format::DEFAULT_GROUP;
@@ -14,18 +18,31 @@ use crate::source::Kind;
 /// Takes the configuration's update lock (a sibling file `.config.json.lock`) for as
 /// long as the returned file is open, so that concurrent CLI commands and API requests
 /// never lose each other's changes.
+///
+/// The lock is only ever `flock`ed, which needs no write permission: one that another
+/// user made (root, before its files were given to the service) is opened read-only,
+/// and one root makes goes to the directory's owner ([`crate::util::own_like_dir`]).
 fn lock(path: &Path) -> Result<fs::File, ConfigError> {
     let lock_path = path.with_file_name(".config.json.lock");
-    let io_err = |source| ConfigError::Io {
+    let io_err = |source| ConfigError::Lock {
         path: lock_path.clone(),
         source,
     };
-    let f = fs::OpenOptions::new()
+    let created = fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
-        .open(&lock_path)
-        .map_err(io_err)?;
+        .open(&lock_path);
+    let f = match created {
+        Ok(f) => {
+            crate::util::own_like_dir(&f, &lock_path);
+            f
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            fs::File::open(&lock_path).map_err(|_| io_err(e))?
+        }
+        Err(e) => return Err(io_err(e)),
+    };
     match crate::util::lock_exclusive(&f) {
         Ok(()) => Ok(f),
         Err(e) => Err(io_err(e)),
@@ -154,21 +171,45 @@ pub fn add_source(
     group: &str,
     source: &str,
 ) -> Result<(String, bool), ConfigError> {
-    let norm = normalize_arg(path, kind, source)?;
+    let mut v = add_sources(path, kind, group, &[source.to_string()])?;
+    Ok(v.remove(0))
+}
+
+/// Adds several sources to a group in one rewrite: all or nothing (an invalid one is an
+/// error naming it, and nothing is written). Returns each normalised source and
+/// whether it was new to the group.
+pub fn add_sources(
+    path: &Path,
+    kind: Kind,
+    group: &str,
+    sources: &[String],
+) -> Result<Vec<(String, bool)>, ConfigError> {
+    let norms = sources
+        .iter()
+        .map(|s| normalize_arg(path, kind, s))
+        .collect::<Result<Vec<_>, _>>()?;
     update(path, |root, before| {
         let g = before.group(group).ok_or_else(|| unknown(before, group))?;
-        if g.has(kind, &norm) {
-            return Ok(((norm.clone(), false), false));
+        let mut out: Vec<(String, bool)> = Vec::with_capacity(norms.len());
+        for norm in norms {
+            if kind == Kind::Fqdn {
+                g.check_fqdn(&norm).map_err(ConfigError::Refused)?;
+            }
+            let new = !g.has(kind, &norm) && !out.iter().any(|(n, _)| *n == norm);
+            if new {
+                let list = group_object(root, group)
+                    .get_or_insert_with(kind.key(), || Value::Array(Vec::new()));
+                if list.is_null() {
+                    *list = Value::Array(Vec::new());
+                }
+                list.as_array_mut()
+                    .expect("validated as a list")
+                    .push(Value::String(norm.clone()));
+            }
+            out.push((norm, new));
         }
-        let list =
-            group_object(root, group).get_or_insert_with(kind.key(), || Value::Array(Vec::new()));
-        if list.is_null() {
-            *list = Value::Array(Vec::new());
-        }
-        list.as_array_mut()
-            .expect("validated as a list")
-            .push(Value::String(norm.clone()));
-        Ok(((norm.clone(), true), true))
+        let changed = out.iter().any(|(_, new)| *new);
+        Ok((out, changed))
     })
 }
 
@@ -196,20 +237,41 @@ pub fn remove_source(
     group: &str,
     source: &str,
 ) -> Result<(String, bool), ConfigError> {
-    let norm = normalize_arg(path, kind, source)?;
+    let mut v = remove_sources(path, kind, group, &[source.to_string()])?;
+    Ok(v.remove(0))
+}
+
+/// Removes several sources from a group in one rewrite. Returns each normalised source
+/// and whether the group named it.
+pub fn remove_sources(
+    path: &Path,
+    kind: Kind,
+    group: &str,
+    sources: &[String],
+) -> Result<Vec<(String, bool)>, ConfigError> {
+    let norms = sources
+        .iter()
+        .map(|s| normalize_arg(path, kind, s))
+        .collect::<Result<Vec<_>, _>>()?;
     update(path, |root, before| {
         let g = before.group(group).ok_or_else(|| unknown(before, group))?;
-        if !g.has(kind, &norm) {
-            return Ok(((norm.clone(), false), false));
-        }
+        let out: Vec<(String, bool)> = norms
+            .into_iter()
+            .map(|n| {
+                let had = g.has(kind, &n);
+                (n, had)
+            })
+            .collect();
         if let Some(Value::Array(list)) = group_object(root, group).get_mut(kind.key()) {
-            // Entries were validated, so every one normalises; drop all spellings of it.
+            // Entries were validated, so every one normalises; drop all spellings.
             list.retain(|v| {
                 let n = kind.normalize_json(v);
-                n.as_deref() != Ok(norm.as_str())
+                !out.iter()
+                    .any(|(norm, _)| n.as_deref() == Ok(norm.as_str()))
             });
         }
-        Ok(((norm.clone(), true), true))
+        let changed = out.iter().any(|(_, had)| *had);
+        Ok((out, changed))
     })
 }
 

@@ -36,6 +36,9 @@ pub struct Group {
     pub exclude: Vec<IpNet>,
     /// The routing mark of its traffic, set by the `load` output's chain.
     pub mark: Option<Mark>,
+    /// Host names of one label (`com`, `localhost`) are taken
+    /// (`"allow_single_label": true`).
+    pub allow_single_label: bool,
 }
 
 impl Group {
@@ -49,7 +52,21 @@ impl Group {
             countries: Vec::new(),
             exclude: Vec::new(),
             mark: None,
+            allow_single_label: false,
         }
+    }
+
+    /// Refuses a host name of one label unless the group takes them: dnsmasq's
+    /// `nftset=/com/...` covers every name under `com`, and `localhost` resolves to
+    /// loopback, so one is almost always a slip.
+    pub fn check_fqdn(&self, name: &str) -> Result<(), String> {
+        if self.allow_single_label || name.contains('.') {
+            return Ok(());
+        }
+        Err(format!(
+            "host name {name:?} has a single label, which would cover every name under it \
+             (dnsmasq); a group that means it says \"allow_single_label\": true"
+        ))
     }
 
     /// The sources of one kind.

@@ -18,9 +18,13 @@ mod read;
 mod tests;
 pub mod upstreams;
 
-pub use edit::{add_source, remove_source};
+pub use edit::{
+    add_exclusions, add_group, add_source, add_sources, remove_exclusions, remove_group,
+    remove_source, remove_sources, GroupAdded,
+};
 pub use group::{Group, Mark, Part, Selected, Selection, SourceMatch, UnknownGroup};
-pub use read::{from_value, parse, parse_listen};
+pub use read::{api::parse_listen, from_value, parse};
+pub(crate) use read::{parse_exclusion, parse_mark};
 
 /// Data directory used when neither `--data-dir` nor `$RIPE_DATA_DIR` is given.
 pub const DEFAULT_DATA_DIR: &str = "/var/lib/ripe-cidr-collector";
@@ -165,6 +169,9 @@ pub struct ApiConfig {
     pub listen: SocketAddr,
     /// When set, mutating requests need `Authorization: Bearer <token>`.
     pub token: Option<String>,
+    /// Names and addresses (`api.hosts`) a request's `Host` may give besides
+    /// loopback and this host's own addresses: lower case, addresses in canonical form.
+    pub hosts: Vec<String>,
 }
 
 /// Storage settings (`storage`).
@@ -319,6 +326,7 @@ impl Default for Config {
             api: ApiConfig {
                 listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
                 token: None,
+                hosts: Vec::new(),
             },
             outputs: Vec::new(),
             storage: StorageConfig {
@@ -367,6 +375,15 @@ pub enum ConfigError {
         #[source]
         source: io::Error,
     },
+    /// The update lock (`.config.json.lock`) could not be opened or taken.
+    #[error("cannot open {}: {}", path.display(), crate::util::io_reason(.source))]
+    Lock {
+        /// The lock file.
+        path: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: io::Error,
+    },
     /// The file is not valid JSON.
     #[error("{}: invalid JSON at line {line}, column {column}: {message}", path.display())]
     Syntax {
@@ -393,6 +410,9 @@ pub enum ConfigError {
     /// A source command named a group that is not configured.
     #[error("{0}")]
     UnknownGroup(#[from] UnknownGroup),
+    /// A source command gave a source its group does not take; the text names it.
+    #[error("{0}")]
+    Refused(String),
     /// A key has a value that is not allowed.
     #[error("{}: {key}: {message}", path.display())]
     Invalid {

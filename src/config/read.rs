@@ -1,7 +1,6 @@
 //! Reading `config.json`: JSON syntax errors with line and column, then every key
 //! validated and named in its error, unknown keys collected as warnings.
 
-use std::net::SocketAddr;
 use std::path::Path;
 
 use crate::util::json::{Map, Value};
@@ -9,10 +8,13 @@ use crate::util::json::{Map, Value};
 use super::*;
 use crate::source::Kind;
 
+pub(super) mod api;
 mod dnsmasq;
 mod groups;
 mod load;
 mod upstreams;
+
+pub(crate) use groups::{parse_exclusion, parse_mark};
 
 pub(super) fn read_value(text: &str, path: &Path) -> Result<Value, ConfigError> {
     let mut value = crate::util::json::parse(text).map_err(|e| ConfigError::Syntax {
@@ -215,6 +217,7 @@ const ROOT_KEYS: &[&str] = &[
     "groups",
     "fetch",
     "min_prefix",
+    "allow_single_label",
 ];
 
 /// Validates a parsed JSON document as a configuration.
@@ -250,7 +253,7 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
             c.storage.snapshot_interval_hours = n as u32;
         }
     }
-    if let Some(o) = r.section(root, "api", API_KEYS)? {
+    if let Some(o) = r.section(root, "api", api::KEYS)? {
         r.api(o, &mut c.api)?;
     }
     c.exclude = r.exclusions(root, "", "top level")?;
@@ -277,7 +280,6 @@ const RIPE_KEYS: &[&str] = &[
 ];
 const DNS_KEYS: &[&str] = &["resolver", "doh_url", "timeout_seconds"];
 const STORAGE_KEYS: &[&str] = &["snapshot_interval_hours"];
-const API_KEYS: &[&str] = &["listen", "token"];
 const OUTPUT_KEYS: &[&str] = &[
     "path",
     "format",
@@ -389,20 +391,6 @@ impl Reader<'_> {
         Ok(())
     }
 
-    fn api(&self, o: &Map, c: &mut ApiConfig) -> Result<(), ConfigError> {
-        if let Some(l) = self.string(o, "api.", "listen")? {
-            c.listen = parse_listen(&l).map_err(|m| self.err("api.listen", m))?;
-        }
-        c.token = self.string(o, "api.", "token")?;
-        if c.token.as_deref() == Some("") {
-            return Err(self.err(
-                "api.token",
-                "an empty token would let anyone in; use null to switch it off",
-            ));
-        }
-        Ok(())
-    }
-
     fn outputs(&mut self, root: &Map) -> Result<Vec<OutputConfig>, ConfigError> {
         match root.get("outputs") {
             None | Some(Value::Null) => Ok(Vec::new()),
@@ -496,15 +484,6 @@ impl Reader<'_> {
             .map_err(|e| self.err(&format!("{prefix}table/set"), e.0))?;
         Ok(render)
     }
-}
-
-/// Parses a listen address such as `127.0.0.1:8080` or `[::1]:8080`.
-pub fn parse_listen(s: &str) -> Result<SocketAddr, String> {
-    s.parse::<SocketAddr>().map_err(|_| {
-        format!(
-            "invalid listen address {s:?}: expected IP:PORT such as 127.0.0.1:8080 or [::1]:8080"
-        )
-    })
 }
 
 const FETCH_KEYS: &[&str] = &["command"];

@@ -472,3 +472,48 @@ fn byte_order_mark_is_allowed() {
     let e = load(&path).unwrap_err().to_string();
     assert!(e.contains("line 1, column 10"), "{e}");
 }
+
+/// A host name of one label (`com`) would make dnsmasq's `nftset=/com/...` cover every
+/// `.com` name: refused unless its group says `"allow_single_label": true`, in the
+/// file and through `add_source` (CLI and API).
+#[test]
+fn single_label_names_need_their_group_to_allow_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.json");
+    let refused = |text: &str, key: &str| {
+        let e = parse(text, &path).unwrap_err().to_string();
+        assert!(
+            e.contains(key) && e.contains("\"com\"") && e.contains("allow_single_label"),
+            "{e}"
+        );
+    };
+    refused(r#"{"fqdns": ["Com."]}"#, "fqdns");
+    refused(
+        r#"{"groups": {"v": {"fqdns": ["a.example", "com"]}}}"#,
+        "groups.v.fqdns",
+    );
+    // The top level's key is the default group's, a group's only its own.
+    refused(
+        r#"{"allow_single_label": true, "groups": {"v": {"fqdns": ["com"]}}}"#,
+        "groups.v.fqdns",
+    );
+    let c = parse(r#"{"allow_single_label": true, "fqdns": ["com"]}"#, &path).unwrap();
+    assert_eq!(c.config.fqdns, ["com"]);
+    let text = r#"{"groups": {"v": {"allow_single_label": true, "fqdns": ["localhost"]}}}"#;
+    assert!(parse(text, &path).unwrap().config.groups[1].allow_single_label);
+    let e = parse(r#"{"allow_single_label": "yes"}"#, &path).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("allow_single_label: expected true or false"),
+        "{e}"
+    );
+
+    fs::write(&path, r#"{"groups": {"v": {"allow_single_label": true}}}"#).unwrap();
+    let e = add_source(&path, Kind::Fqdn, "default", "com").unwrap_err();
+    assert!(
+        matches!(&e, ConfigError::Refused(m) if m.contains("\"com\"")),
+        "{e}"
+    );
+    assert!(add_source(&path, Kind::Fqdn, "default", "a.com").unwrap().1);
+    assert!(add_source(&path, Kind::Fqdn, "v", "com").unwrap().1);
+}

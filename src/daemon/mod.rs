@@ -414,10 +414,14 @@ impl Shell {
     }
 }
 
-/// How many values are stored, for the first schedule (an empty database is due).
-fn stored_values(paths: &Paths) -> Result<u64, String> {
-    let (a, f) = crate::db::open(paths)
-        .and_then(|db| db.counts())
-        .map_err(|e| e.to_string())?;
-    Ok(a + f)
+/// The sources that hold values, for the first schedule (an empty database is due,
+/// and a configured source that holds none and never failed is collected at once).
+fn stored_values(paths: &Paths) -> Result<Vec<schedule::Source>, String> {
+    let db = crate::db::open(paths).map_err(|e| e.to_string())?;
+    let mut all = Vec::new();
+    for kind in crate::source::Kind::ALL {
+        let held = db.sources(kind).map_err(|e| e.to_string())?;
+        all.extend(held.into_iter().map(|s| (kind, s.source)));
+    }
+    Ok(all)
 }

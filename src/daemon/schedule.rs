@@ -239,13 +239,13 @@ impl Schedule {
     /// The file's content at `now`. New sources are queued for a run of their own,
     /// changed outputs rendered; a broken, missing or unreadable file keeps the last
     /// good configuration (at start a missing file is the empty configuration, a
-    /// broken one stops everything until it is fixed). `stored` counts the stored
-    /// values; it is asked once, when the first good configuration arrives.
+    /// broken one stops everything until it is fixed). `stored` tells the sources
+    /// that hold values; it is asked once, when the first good configuration arrives.
     pub fn config_read(
         &mut self,
         now: i64,
         read: ConfigRead,
-        stored: &mut dyn FnMut() -> Result<u64, String>,
+        stored: &mut dyn FnMut() -> Result<Vec<Source>, String>,
     ) -> Vec<Action> {
         self.config_check_at = now + CONFIG_CHECK;
         // A missing file is the empty configuration at start, and stays so while
@@ -306,12 +306,14 @@ impl Schedule {
     /// The first schedule: collect now when the last successful run is older than
     /// the interval, or when the database is empty while sources are configured (a
     /// database kept in RAM after a reboot, or one moved aside), so that the lists
-    /// come back as soon as possible.
+    /// come back as soon as possible. Else the sources never collected (no stored
+    /// values, no failure recorded: added while the daemon was stopped) are collected
+    /// now on their own.
     fn first_schedule(
         &mut self,
         now: i64,
         cfg: &Config,
-        stored: &mut dyn FnMut() -> Result<u64, String>,
+        stored: &mut dyn FnMut() -> Result<Vec<Source>, String>,
     ) {
         let interval = cfg.schedule.interval_secs() as i64;
         let last_ok = self
@@ -320,14 +322,30 @@ impl Schedule {
             .as_deref()
             .and_then(util::parse_iso);
         let has_sources = !cfg.has_no_sources();
-        let stored = stored().unwrap_or_else(|e| {
-            self.record_error(now, format!("database: {e}"));
-            0
-        });
-        let empty = has_sources && stored == 0;
+        let (mut stored, failed) = match stored() {
+            Ok(s) => (s, false),
+            Err(e) => {
+                self.record_error(now, format!("database: {e}"));
+                (Vec::new(), true)
+            }
+        };
+        let empty = has_sources && stored.is_empty();
         // Only from a store that holds something: an empty one (a fresh database, one
         // just moved aside) would flush live sets, so its outputs wait for the run.
-        self.render_first = stored > 0;
+        self.render_first = !stored.is_empty();
+        stored.sort_unstable();
+        if !failed {
+            let never = |(k, s): &Source| {
+                stored
+                    .binary_search_by(|x| (x.0, x.1.as_str()).cmp(&(*k, s)))
+                    .is_err()
+                    && !self.status.failures.contains_key(&source::display(*k, s))
+            };
+            for kind in Kind::ALL {
+                let new = cfg.sources(kind).iter().map(|s| (kind, s.clone()));
+                self.pending.extend(new.filter(never));
+            }
+        }
         self.next_run = match last_ok {
             // (A last success "in the future", after the clock was set back, is due.)
             Some(t) if t <= now && now - t < interval && !empty => t + interval,
@@ -337,6 +355,9 @@ impl Schedule {
             "collecting every {interval} s, next run {}",
             util::iso(self.next_run)
         );
+        if self.next_run > now && !self.pending.is_empty() {
+            log::info!("never collected, collecting now: {}", names(&self.pending));
+        }
     }
 
     fn config_changed(&mut self, now: i64, old: &Config, new: &Config) {

@@ -201,6 +201,18 @@ pub(super) fn write(c: &Connection) -> rusqlite::Result<Vec<u8>> {
     Ok(out)
 }
 
+/// `body` framed as a snapshot (magic, version, checksum), for the fuzz target to get
+/// past the checksum.
+#[cfg(fuzzing)]
+pub(super) fn framed(body: &[u8]) -> Vec<u8> {
+    let mut out = MAGIC.to_vec();
+    out.push(VERSION);
+    out.extend_from_slice(body);
+    let crc = crc32(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
 /// Why a snapshot cannot be read.
 pub(super) type Bad = String;
 
@@ -304,8 +316,28 @@ impl<'a> ColumnIn<'a> {
     }
 }
 
+/// What a value read costs against the work a snapshot may make: a byte per column
+/// and its text's length. Run-length and shared-prefix coding let a few bytes stand
+/// for any number of rows or a long text.
+fn cost(v: &Value) -> u64 {
+    1 + match v {
+        Value::Text(t) => t.len() as u64,
+        Value::Blob(b) => b.len() as u64,
+        _ => 0,
+    }
+}
+
+/// The work a snapshot of `size` bytes may make. Each row of a real snapshot costs at
+/// least a byte (no two rows of a table are the same, and a column that differs from
+/// the row before writes an item), and its texts are short: far below this. A
+/// hostile one (2^34 rows in 58 bytes, texts growing a byte per item) stops at it.
+fn work_allowed(size: usize) -> u64 {
+    (1 << 20) + 256 * size as u64
+}
+
 /// Reads a snapshot and inserts its rows through `c` (empty tables of version 3, in a
-/// transaction of the caller). Returns how many rows of `entries` it held.
+/// transaction of the caller). Returns how many rows of `entries` it held. Every
+/// count is bounded by the file's size (see [`work_allowed`]).
 pub(super) fn read(bytes: &[u8], c: &Connection) -> Result<u64, Bad> {
     if bytes.len() < MAGIC.len() + 5 || !is_dump(bytes) {
         return Err("not a snapshot".into());
@@ -319,13 +351,19 @@ pub(super) fn read(bytes: &[u8], c: &Connection) -> Result<u64, Bad> {
     }
     let mut input = Input(&body[MAGIC.len() + 1..]);
     let mut entries = 0;
+    let mut work = work_allowed(bytes.len());
     for (table, cols, _) in TABLES {
         let n = cols.split(',').count();
         let rows = input.varint()?;
         let mut columns = Vec::new();
+        let mut coded = 0;
         for _ in 0..n + 1 {
             let len = input.len()?;
+            coded += len as u64;
             columns.push(ColumnIn::new(input.take(len)?));
+        }
+        if rows > coded + 1 {
+            return Err(format!("{table}: {rows} rows in {coded} bytes"));
         }
         let marks = vec!["?"; n].join(", ");
         let verb = if table == "meta" {
@@ -349,6 +387,9 @@ pub(super) fn read(bytes: &[u8], c: &Connection) -> Result<u64, Bad> {
                     j += 1;
                     columns[j - 1].next()?
                 };
+                work = work.checked_sub(cost(&v)).ok_or_else(|| {
+                    format!("{table}: more data than {} bytes can hold", bytes.len())
+                })?;
                 st.raw_bind_parameter(i + 1, v).map_err(|e| e.to_string())?;
             }
             st.raw_execute().map_err(|e| format!("{table}: {e}"))?;
@@ -399,5 +440,57 @@ mod tests {
             assert_eq!(&back.next().unwrap(), v);
         }
         assert!(back.next().is_err(), "nothing more");
+    }
+
+    /// A snapshot with the given tables' row counts and columns, checksummed.
+    fn forged(tables: &[(u64, Vec<Vec<u8>>)]) -> Vec<u8> {
+        let mut out = MAGIC.to_vec();
+        out.push(VERSION);
+        for (rows, cols) in tables {
+            varint(&mut out, *rows);
+            for c in cols {
+                varint(&mut out, c.len() as u64);
+                out.extend_from_slice(c);
+            }
+        }
+        let crc = crc32(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    fn tables() -> Connection {
+        let c = Connection::open_in_memory().unwrap();
+        c.execute_batch(
+            "CREATE TABLE meta (key, value); CREATE TABLE sources (id, kind, name);
+             CREATE TABLE entries (source, value, first_seen, last_seen, added);
+             CREATE TABLE history (time, seq, source, value, change, first_seen);",
+        )
+        .unwrap();
+        c
+    }
+
+    #[test]
+    fn counts_are_bounded_by_the_size() {
+        // meta: 2^34 rows of one text key and value, each a run: 2 columns + 1.
+        let mut run = vec![3, 0, 1, b'k'];
+        varint(&mut run, ((1u64 << 40) << 1) | 1);
+        let hostile = forged(&[(1 << 34, vec![run.clone(), run, vec![]])]);
+        assert!(hostile.len() < 64, "{}", hostile.len());
+        let started = std::time::Instant::now();
+        let e = read(&hostile, &tables()).unwrap_err();
+        assert!(e.contains("rows in"), "{e}");
+        assert!(started.elapsed().as_secs() < 5);
+        // As many rows as bytes, but texts that grow a byte per item: the work is
+        // bounded, not quadratic.
+        let mut grow = Vec::new();
+        for i in 0..20_000u64 {
+            grow.extend_from_slice(&[3]);
+            varint(&mut grow, i);
+            grow.extend_from_slice(&[1, b'a']);
+        }
+        let n = 20_000;
+        let hostile = forged(&[(n, vec![grow.clone(), grow, vec![]])]);
+        let e = read(&hostile, &tables()).unwrap_err();
+        assert!(e.contains("more data than"), "{e}");
     }
 }

@@ -86,8 +86,10 @@ fn probe(dir: &Path) -> Option<JournalMode> {
             let _ = fs::remove_file(f);
         }
     };
-    // A probe killed half-way (and a process id used again) must not decide this one.
+    // A probe killed half-way (and a process id used again) must not decide this one,
+    // nor leave its files for ever.
     remove();
+    crate::util::remove_stale(dir, ".ripe-walprobe-");
     let result = (|| {
         let c = Connection::open(&file).ok()?;
         c.execute_batch("CREATE TABLE p (x); INSERT INTO p VALUES (1);")

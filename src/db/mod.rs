@@ -270,12 +270,20 @@ pub fn open(paths: &Paths) -> Result<Db, StoreError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
     }
+    let new = fs::symlink_metadata(&path).is_err();
     let restored = snapshot::restore_if_missing(paths)?;
     let mode = journal::mode_for(&path);
     if mode == JournalMode::Delete {
         journal::leave_wal(&path).map_err(|e| fail(&path, e))?;
     }
     let conn = Connection::open(&path).map_err(|e| fail(&path, e))?;
+    if new {
+        // Made (or restored) by root: the service's user must still write it. SQLite
+        // itself gives the journals root makes to the database's owner.
+        if let Ok(f) = fs::File::open(&path) {
+            crate::util::own_like_dir(&f, &path);
+        }
+    }
     let mut db = Db {
         conn,
         path,
@@ -298,7 +306,7 @@ impl Db {
         &self.path
     }
 
-    /// The journal mode in use (see "Storage modes" in the README).
+    /// The journal mode in use (see docs/storage.md, "Journal mode").
     pub fn journal_mode(&self) -> JournalMode {
         self.mode
     }

@@ -9,7 +9,7 @@
 //! earlier versions, plain SQLite databases, are restored as well).
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Instant, UNIX_EPOCH};
 
@@ -164,17 +164,6 @@ pub fn write(paths: &Paths) -> Result<i64, StoreError> {
     Ok(last_written(paths).unwrap_or_else(util::unix_now))
 }
 
-/// Whether `f` starts like an SQLite database.
-fn has_magic(f: &Path) -> io::Result<bool> {
-    let mut head = [0u8; 16];
-    let mut file = File::open(f)?;
-    match file.read_exact(&mut head) {
-        Ok(()) => Ok(&head == b"SQLite format 3\0"),
-        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(false),
-        Err(e) => Err(e),
-    }
-}
-
 /// Builds the database `db` (which must not exist) from the snapshot `snap`: the
 /// documented way to read a snapshot with standard tools (`sqlite3 db`) is the
 /// program's own restore, `ripe-cidr-collector --db NEW.db --snapshot FILE status`,
@@ -203,10 +192,35 @@ fn build_from_dump(bytes: &[u8], copy: &Path) -> Result<Result<(), String>, Stor
     Ok(Ok(()))
 }
 
+/// The fuzz target of the snapshot reader: `data` as a whole file, and framed with a
+/// valid checksum, read into an empty database of the current schema as a restore
+/// does. What reads is written again and reads back to the same snapshot.
+#[cfg(fuzzing)]
+pub fn fuzz_read(data: &[u8]) {
+    fn load(bytes: &[u8]) -> Option<Vec<u8>> {
+        let mut c = Connection::open_in_memory().ok()?;
+        let tx = c.transaction().ok()?;
+        super::schema::create_empty(&tx).ok()?;
+        super::dump::read(bytes, &tx).ok()?;
+        super::dump::write(&tx).ok()
+    }
+    for bytes in [data.to_vec(), super::dump::framed(data)] {
+        if let Some(again) = load(&bytes) {
+            assert_eq!(load(&again).as_ref(), Some(&again));
+        }
+    }
+}
+
 /// Copies the snapshot to `copy`: a compact snapshot is read back into a new
 /// database, one of an earlier version (a plain database) is copied through SQLite
 /// (`VACUUM INTO` reads every page, so damage shows). `Ok(Err(why))` for a file that
 /// is not a valid snapshot, `Err` for anything else (the file could not be read).
+///
+/// A plain one may be in WAL mode (header bytes 18 and 19 are 2): SQLite opening it
+/// in place would make `-wal` and `-shm` beside it, on flash (and on JFFS2, without
+/// shared memory, fail). So it is read from a rollback-journal copy beside `copy` (in
+/// RAM) and is never opened where it lies; the result is a rollback-journal database,
+/// as a compact snapshot's.
 fn copy_checked(snap: &Path, copy: &Path) -> Result<Result<(), String>, StoreError> {
     remove_with_journals(copy);
     let bytes = fs::read(snap).map_err(|e| io_err(snap, e))?;
@@ -217,17 +231,25 @@ fn copy_checked(snap: &Path, copy: &Path) -> Result<Result<(), String>, StoreErr
         }
         return built;
     }
-    drop(bytes);
     // SQLite takes an empty file for an empty database; a snapshot is never empty.
-    if !has_magic(snap).map_err(|e| io_err(snap, e))? {
+    if !bytes.starts_with(b"SQLite format 3\0") {
         return Ok(Err("neither a snapshot nor a database".into()));
     }
+    let mut bytes = bytes;
+    if bytes.get(18..20) == Some(&[2, 2]) {
+        bytes[18..20].copy_from_slice(&[1, 1]);
+    }
+    let plain = sibling(copy, ".plain");
+    fs::write(&plain, &bytes).map_err(|e| io_err(&plain, e))?;
+    drop(bytes);
     let run = || -> rusqlite::Result<()> {
-        let c = Connection::open_with_flags(snap, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        let c = Connection::open_with_flags(&plain, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
         c.execute("VACUUM INTO ?1", [copy.to_string_lossy()])?;
         Ok(())
     };
-    match run() {
+    let result = run();
+    remove_with_journals(&plain);
+    match result {
         Ok(()) => Ok(Ok(())),
         Err(e)
             if matches!(
@@ -263,7 +285,19 @@ pub(crate) fn restore_if_missing(paths: &Paths) -> Result<bool, StoreError> {
     if fs::symlink_metadata(db).is_ok() || !snap.exists() {
         return Ok(false);
     }
-    let tmp = sibling(db, &format!(".restore-{}", util::process_id()));
+    let stem = sibling(db, ".restore-");
+    // What a restore killed half-way left (the database is still missing then).
+    if let (Some(dir), Some(prefix)) = (stem.parent(), stem.file_name()) {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        util::remove_stale(dir, &prefix.to_string_lossy());
+    }
+    let mut tmp = stem.into_os_string();
+    tmp.push(util::process_id().to_string());
+    let tmp = PathBuf::from(tmp);
     let result = restore(snap, db, &tmp);
     remove_with_journals(&tmp);
     result
@@ -509,5 +543,51 @@ mod round_trip {
         let d = super::super::open(&paths).unwrap();
         assert!(d.all_rows().unwrap().is_empty(), "started empty");
         assert!(!snap.exists(), "moved aside");
+    }
+
+    /// An earlier version's plain snapshot in WAL mode is restored as a rollback-journal
+    /// database, and nothing is made beside the snapshot (on flash).
+    #[test]
+    fn a_wal_mode_snapshot_restores_as_rollback_journal_leaving_nothing_beside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let snap = dir.path().join("flash/ripe.snapshot");
+        fs::create_dir_all(snap.parent().unwrap()).unwrap();
+        {
+            let c = Connection::open(&snap).unwrap();
+            c.execute_batch(super::super::migrate::SCHEMA_V1).unwrap();
+            c.execute_batch(
+                "PRAGMA journal_mode = WAL;
+                 INSERT INTO addresses VALUES ('asn', '1', '10.0.0.0/8', '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z');
+                 PRAGMA user_version = 1;",
+            )
+            .unwrap();
+        }
+        let head = fs::read(&snap).unwrap();
+        assert_eq!(&head[18..20], &[2, 2], "the fixture is in WAL mode");
+        let copy = dir.path().join("ram/copy.db");
+        fs::create_dir_all(copy.parent().unwrap()).unwrap();
+        restore_into(&snap, &copy).unwrap();
+        assert_eq!(
+            &fs::read(&copy).unwrap()[18..20],
+            &[1, 1],
+            "rollback journal"
+        );
+        let paths = Paths::new(dir.path(), Some(dir.path().join("ram/ripe.db")))
+            .with_snapshot(Some(snap.clone()));
+        let d = super::super::open(&paths).unwrap();
+        assert_eq!(d.rows(Kind::Asn, "1").unwrap()[0].value, "10.0.0.0/8");
+        drop(d);
+        let beside: Vec<_> = fs::read_dir(snap.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(beside, ["ripe.snapshot"], "files beside the snapshot");
+        assert_eq!(fs::read(&snap).unwrap(), head, "the snapshot is unchanged");
+        let ram: Vec<_> = fs::read_dir(copy.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains("plain"))
+            .collect();
+        assert!(ram.is_empty(), "{ram:?}");
     }
 }

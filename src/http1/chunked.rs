@@ -79,6 +79,15 @@ impl Chunked {
         self.state == State::Done
     }
 
+    /// Bytes of data the chunk being read still announces: a caller with a body
+    /// limit refuses a chunk too big at its size line, not after waiting for it.
+    pub fn announced(&self) -> u64 {
+        match self.state {
+            State::Data(n) => n,
+            _ => 0,
+        }
+    }
+
     /// Decodes from the start of `input` (what the caller has buffered and not yet
     /// used) one piece: a line, or data. `used == 0` means more input is needed;
     /// a caller that then cannot buffer more (it holds at least [`MAX_CHUNK_LINE`]
@@ -168,7 +177,7 @@ pub fn read_chunked(r: &mut dyn BufRead, out: &mut Vec<u8>, limit: u64) -> Resul
             r.fill_buf()?
         };
         let step = d.step(input)?;
-        if out.len() as u64 + step.data.len() as u64 > limit {
+        if out.len() as u64 + step.data.len() as u64 + d.announced() > limit {
             return Ok(false);
         }
         out.extend_from_slice(step.data);
@@ -235,6 +244,9 @@ fn size_line(input: &[u8]) -> Result<Option<(usize, u64)>, ChunkError> {
         Ok(httparse::Status::Complete((used, _))) if used > MAX_CHUNK_LINE => {
             Err(ChunkError::LineTooLong)
         }
+        // httparse allows spaces before the line end, which RFC 9112 does not (only
+        // before a `;`).
+        Ok(httparse::Status::Complete((used, _))) if space_then_end(&input[..used]) => Err(bad()),
         Ok(httparse::Status::Complete(found)) => Ok(Some(found)),
         Ok(httparse::Status::Partial) if input.len() >= MAX_CHUNK_LINE => {
             Err(ChunkError::LineTooLong)
@@ -242,6 +254,17 @@ fn size_line(input: &[u8]) -> Result<Option<(usize, u64)>, ChunkError> {
         Ok(httparse::Status::Partial) => Ok(None),
         Err(httparse::InvalidChunkSize) => Err(bad()),
     }
+}
+
+/// A size line whose digits are followed by spaces or tabs and then its end.
+fn space_then_end(line: &[u8]) -> bool {
+    let digits = line.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    let rest = &line[digits..];
+    let blanks = rest
+        .iter()
+        .take_while(|b| matches!(b, b' ' | b'\t'))
+        .count();
+    blanks > 0 && rest.get(blanks) == Some(&b'\r')
 }
 
 #[cfg(test)]
@@ -288,6 +311,9 @@ mod tests {
         let mut out = Vec::new();
         let mut r: &[u8] = b"3\r\nabc\r\n3\r\ndef\r\n0\r\n\r\n";
         assert!(!read_chunked(&mut r, &mut out, 5).unwrap());
+        // A chunk announced over the limit stops at its size line, before its data.
+        let mut r: &[u8] = b"64\r\n";
+        assert!(!read_chunked(&mut r, &mut Vec::new(), 99).unwrap());
         for cut in [&b"3\r\nab"[..], b"3\r\nabc\r\n", b"3", b""] {
             let mut r = io::BufReader::with_capacity(2, cut);
             let e = read_chunked(&mut r, &mut Vec::new(), 100).unwrap_err();
@@ -326,6 +352,8 @@ mod tests {
             b"-5\r\n",
             b"0x5\r\nhello\r\n0\r\n\r\n",
             b"5 5\r\n",
+            b"5 \r\nhello\r\n0\r\n\r\n",
+            b"5\t\r\nhello\r\n0\r\n\r\n",
             b" 5\r\n",
             b"\r\n",
             b";ext\r\n",

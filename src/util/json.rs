@@ -123,6 +123,12 @@ impl Map {
         &mut self.members[i].1
     }
 
+    /// Takes `key` out, returning its value.
+    pub fn remove(&mut self, key: &str) -> Option<Value> {
+        let i = self.find(key).ok()?;
+        Some(self.members.remove(i).1)
+    }
+
     /// Sets `key` to `value`.
     pub fn insert(&mut self, key: &str, value: Value) {
         *self.get_or_insert_with(key, || Value::Null) = value;

@@ -182,15 +182,23 @@ fn notes_go_to_stderr() {
         .unwrap()
         .merge_source(Kind::Asn, "62041", &["10.0.0.0/8".into()], 1_000_000, 0)
         .unwrap();
+    // Nothing stored for it: exit 1 (scripts test membership), the note on stderr.
     let r = t.run(&["lookup", "192.0.2.1"]);
-    assert!(r.status.success());
+    assert_eq!(r.status.code(), Some(1), "{r:?}");
     assert!(
         r.stdout.is_empty(),
         "{}",
         String::from_utf8_lossy(&r.stdout)
     );
     assert!(String::from_utf8_lossy(&r.stderr).contains("192.0.2.1: not stored"));
+    let r = t.run(&["lookup", "192.0.2.1", "--json"]);
+    assert_eq!(r.status.code(), Some(1), "{r:?}");
+    assert!(
+        String::from_utf8_lossy(&r.stdout).contains("\"matches\":[]"),
+        "{r:?}"
+    );
     let r = t.run(&["lookup", "10.1.2.3"]);
+    assert!(r.status.success(), "{r:?}");
     let stdout = String::from_utf8_lossy(&r.stdout);
     assert!(stdout.starts_with("10.0.0.0/8\tAS62041\t"), "{stdout}");
     assert!(

@@ -226,7 +226,7 @@ fn dns_doh_and_system() {
     assert_eq!(rows(&t, Kind::Fqdn, "gone.example.test"), before);
 
     let t = TestDir::new();
-    t.config(&json!({"fqdns": ["localhost"]}));
+    t.config(&json!({"fqdns": ["localhost"], "allow_single_label": true}));
     let out = t.run(&["run"]);
     assert_eq!(
         out.status.code(),

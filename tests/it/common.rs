@@ -262,12 +262,18 @@ pub fn ripe_body(prefixes: &[String]) -> String {
 
 /// `GET target` with `Connection: close`; the status code and body.
 pub fn http_get(addr: std::net::SocketAddr, target: &str) -> (u16, String) {
+    http_send(addr, "GET", target, "")
+}
+
+/// `METHOD target` with `body` and `Connection: close`; the status code and body.
+pub fn http_send(addr: SocketAddr, method: &str, target: &str, body: &str) -> (u16, String) {
     use std::io::{Read, Write};
     let mut c = std::net::TcpStream::connect(addr).unwrap();
     c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     write!(
         c,
-        "GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        "{method} {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
     )
     .unwrap();
     let mut raw = String::new();

@@ -249,3 +249,35 @@ fn run_refuses_while_the_daemon_runs() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// An ASN added while the daemon was stopped (`asn add` writes config.json only) is
+/// collected as soon as the daemon starts, hours before the next full run; the ASN
+/// collected before is not fetched again.
+#[test]
+fn a_source_added_while_stopped_is_collected_at_start() {
+    let ripe = FakeServer::start(|_| Reply::json(200, AS62041));
+    let t = TestDir::new();
+    config(&t, &ripe, &["62041"]);
+    assert_eq!(t.run(&["run"]).status.code(), Some(0));
+    assert_eq!(calls(&ripe, "62041"), 1);
+    let added = t.run(&["asn", "add", "64500"]);
+    assert_eq!(added.status.code(), Some(0));
+    let d = t.spawn(&["daemon"]);
+    assert!(
+        eventually(Duration::from_secs(10), || calls(&ripe, "64500") == 1),
+        "the new ASN was not collected at start"
+    );
+    let listed = t.run(&["asn", "list"]);
+    let listed = String::from_utf8_lossy(&listed.stdout).to_string();
+    assert!(
+        eventually(Duration::from_secs(5), || String::from_utf8_lossy(
+            &t.run(&["asn", "list"]).stdout
+        )
+        .lines()
+        .any(|l| l.starts_with("64500\t") && !l.starts_with("64500\t0\t"))),
+        "{listed}"
+    );
+    assert_eq!(calls(&ripe, "62041"), 1, "the full run is not due");
+    let log = stop(d);
+    assert!(log.contains("never collected"), "{log}");
+}

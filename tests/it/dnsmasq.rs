@@ -199,7 +199,7 @@ fn dnsmasq_fills_the_dns_sets_and_our_reloads_keep_them() {
     render(&dir);
     assert_eq!(runs(&ran), 1, "an unchanged file runs no command");
 
-    // The rules of the README (for the router's own traffic: the output hook), with
+    // The rules of docs/groups-and-routing.md (for the router's own traffic: the output hook), with
     // counters: one rule per set, since one rule cannot look an address up in two.
     nft.script(
         b"add chain inet ripe_cidr out { type filter hook output priority mangle; policy accept; }

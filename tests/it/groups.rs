@@ -11,7 +11,7 @@ use ripe_cidr_collector::db;
 use ripe_cidr_collector::source::Kind;
 use serde_json::json;
 
-use crate::common::{http_get, resource_of, ripe_body, FakeServer, Reply, TestDir};
+use crate::common::{http_get, http_send, resource_of, ripe_body, FakeServer, Reply, TestDir};
 
 /// A fixed time, so that the detailed listing's times are the same every run.
 const NOW: i64 = 1_790_000_000;
@@ -202,19 +202,25 @@ fn two_groups_share_a_source_collected_once() {
         serde_json::from_str::<serde_json::Value>(&body).unwrap()["asns"],
         json!(["2906", "62041"])
     );
-    // `asn list` shows the groups in a fourth column.
-    let out = t.run(&["asn", "list"]);
-    let listed = String::from_utf8_lossy(&out.stdout);
-    assert!(listed.starts_with("62041\t3\t"), "{listed}");
-    assert!(
-        listed
-            .lines()
-            .any(|l| l.starts_with("2906\t2\t") && l.ends_with("\tvideo")),
-        "{listed}"
-    );
-    assert!(
-        listed.lines().next().unwrap().ends_with("\tdefault,video"),
-        "{listed}"
+    // `asn list` lists the group `default`, `--group` another or `*` all, in the
+    // three documented columns.
+    let list = |args: &[&str]| {
+        let out = t.run(&[&["asn", "list"][..], args].concat());
+        let listed = String::from_utf8_lossy(&out.stdout).to_string();
+        let cols: Vec<usize> = listed.lines().map(|l| l.split('\t').count()).collect();
+        (
+            listed
+                .lines()
+                .map(|l| l.split('\t').next().unwrap().to_string())
+                .collect::<Vec<_>>(),
+            cols,
+        )
+    };
+    assert_eq!(list(&[]), (vec!["62041".to_string()], vec![3]));
+    assert_eq!(list(&["--group", "video"]).0, ["2906", "62041"]);
+    assert_eq!(
+        list(&["--group", "*"]),
+        (vec!["62041".to_string(), "2906".to_string()], vec![3, 3])
     );
     // `lookup` marks a match that the group's exclusion cuts the address out of.
     let out = t.run(&["lookup", "45.57.0.1", "--json"]);
@@ -304,4 +310,54 @@ fn unknown_groups_and_bad_names_change_nothing() {
         json!(["2906", "62041", "13335"])
     );
     assert_eq!(cfg["asns"], json!(["62041"]));
+}
+
+/// `com` or `localhost` as a host name: dnsmasq's `nftset=/com/...` would route every
+/// `.com` name. Refused by the CLI, the API and config.json unless the group says
+/// `"allow_single_label": true`.
+#[test]
+fn single_label_host_names_only_where_the_group_allows_them() {
+    let t = TestDir::new();
+    let dnsmasq = t.file("dnsmasq.conf");
+    t.config(&json!({
+        "fqdns": ["a.example"],
+        "groups": {"lan": {"allow_single_label": true, "fqdns": ["b.example"]}},
+        "outputs": [{"dnsmasq": dnsmasq.to_str().unwrap(), "group": "*"}]
+    }));
+    let config = fs::read_to_string(t.file("config.json")).unwrap();
+    let out = t.run(&["fqdn", "add", "com"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("\"com\"") && err.contains("allow_single_label"),
+        "{err}"
+    );
+    let s = t.spawn_listening(&["serve"]);
+    let (status, body) = http_send(s.1, "POST", "/fqdns", r#"{"fqdn": "localhost"}"#);
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body.contains("localhost") && body.contains("single label"),
+        "{body}"
+    );
+    assert_eq!(fs::read_to_string(t.file("config.json")).unwrap(), config);
+    // The group that says so takes one, and its dnsmasq line names it.
+    let (status, body) = http_send(s.1, "POST", "/fqdns?group=lan", r#"{"fqdn": "router"}"#);
+    assert_eq!(status, 201, "{body}");
+    let out = t.run(&["render"]);
+    assert!(out.status.success(), "{out:?}");
+    let file = fs::read_to_string(&dnsmasq).unwrap();
+    assert!(
+        file.contains("/router/") && !file.contains("/com/"),
+        "{file}"
+    );
+    // A config.json written by hand is refused, naming the key and the name.
+    let mut cfg: serde_json::Value = serde_json::from_str(&config).unwrap();
+    cfg["fqdns"] = json!(["a.example", "com"]);
+    t.config(&cfg);
+    let out = t.run(&["fqdn", "list"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("fqdns") && err.contains("\"com\""),
+        "{err}"
+    );
 }

@@ -37,7 +37,7 @@ fn timed_health(addr: SocketAddr) -> (u16, Duration) {
     let started = Instant::now();
     let answer = exchange(
         addr,
-        b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        b"GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
     );
     (status(&answer), started.elapsed())
 }
@@ -82,7 +82,7 @@ fn signs_spaces_hex_prefixes_overflow_and_endless_extensions_are_400() {
     let (_p, a) = t.spawn_listening(&["serve"]);
     let body = r#"{"asn":"1"}"#;
     let post = |framing: &str, rest: &str| {
-        format!("POST /asns HTTP/1.1\r\nHost: x\r\n{framing}\r\n\r\n{rest}")
+        format!("POST /asns HTTP/1.1\r\nHost: localhost\r\n{framing}\r\n\r\n{rest}")
     };
     let chunked = |size: &str| {
         post(
@@ -132,7 +132,7 @@ fn slow_bodies_hold_no_handler() {
     let slow: Vec<TcpStream> = (0..24)
         .map(|_| {
             let mut s = connect(a);
-            s.write_all(b"POST /asns HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+            s.write_all(b"POST /asns HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n{")
                 .unwrap();
             s
         })
@@ -141,8 +141,8 @@ fn slow_bodies_hold_no_handler() {
     let (code, took) = timed_health(a);
     assert_eq!(code, 200);
     // The contract says within a second; before, it took the 10 s body deadline or
-    // more. The bound is generous for a loaded machine.
-    assert!(took < Duration::from_secs(3), "/health took {took:?}");
+    // more. The bound is several times a loaded machine's figure, below the bug's.
+    assert!(took < Duration::from_secs(5), "/health took {took:?}");
     drop(slow);
 }
 
@@ -167,7 +167,7 @@ fn at_the_cap_waiting_clients_are_served_not_reset() {
     let waiting: Vec<TcpStream> = (0..3)
         .map(|_| {
             let mut s = connect(a);
-            s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            s.write_all(b"GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
                 .unwrap();
             s
         })
@@ -222,7 +222,7 @@ fn health_answers_while_listings_are_held_open() {
     let held: Vec<TcpStream> = (0..12)
         .map(|_| {
             let mut s = connect(a);
-            s.write_all(b"GET /addresses HTTP/1.1\r\nHost: x\r\n\r\n")
+            s.write_all(b"GET /addresses HTTP/1.1\r\nHost: localhost\r\n\r\n")
                 .unwrap();
             s
         })
@@ -231,7 +231,9 @@ fn health_answers_while_listings_are_held_open() {
     for _ in 0..3 {
         let (code, took) = timed_health(a);
         assert_eq!(code, 200);
-        assert!(took < Duration::from_secs(1), "/health took {took:?}");
+        // Milliseconds normally, 48 s with the bug this guards against; 1.2 s was seen
+        // on a loaded CI machine, so the bound is several times that.
+        assert!(took < Duration::from_secs(5), "/health took {took:?}");
         thread::sleep(Duration::from_millis(200));
     }
     drop(held);
@@ -259,7 +261,7 @@ fn answers_in_flight_keep_memory_bounded() {
     thread::sleep(Duration::from_millis(1100));
     let (p, a) = t.spawn_listening(&["serve"]);
     let before = proc_kb(p.pid(), "VmHWM:");
-    let target = b"GET /addresses?format=json&details=1 HTTP/1.1\r\nHost: x\r\n\r\n";
+    let target = b"GET /addresses?format=json&details=1 HTTP/1.1\r\nHost: localhost\r\n\r\n";
     // 32 clients that ask and never read.
     let held: Vec<TcpStream> = (0..32)
         .map(|_| {
@@ -288,7 +290,8 @@ fn bodies_being_read_keep_memory_bounded() {
     let before = proc_kb(p.pid(), "VmHWM:");
     // 100 clients each send all but the last bytes of a 64 KiB body and wait: 6.4 MB
     // if every connection held its body.
-    let mut part = b"POST /asns HTTP/1.1\r\nHost: x\r\nContent-Length: 65536\r\n\r\n".to_vec();
+    let mut part =
+        b"POST /asns HTTP/1.1\r\nHost: localhost\r\nContent-Length: 65536\r\n\r\n".to_vec();
     part.resize(part.len() + 60_000, b' ');
     let held: Vec<TcpStream> = (0..100)
         .map(|_| {
@@ -312,7 +315,7 @@ fn bodies_being_read_keep_memory_bounded() {
     // And one with a body gets its turn once the others are gone.
     let answer = exchange(
         a,
-        b"POST /asns HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\nConnection: close\r\n\r\n{\"asn\":\"1\"}",
+        b"POST /asns HTTP/1.1\r\nHost: localhost\r\nContent-Length: 11\r\nConnection: close\r\n\r\n{\"asn\":\"1\"}",
     );
     assert_eq!(status(&answer), 201, "{answer}");
 }

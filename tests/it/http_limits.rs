@@ -47,7 +47,7 @@ fn proc_field(pid: u32, name: &str) -> u64 {
 /// A complete `GET /health` head of exactly `len` bytes (padded in one header).
 fn head_of(len: usize, close: bool) -> Vec<u8> {
     let start = format!(
-        "GET /health HTTP/1.1\r\nHost: x\r\n{}X-Pad: ",
+        "GET /health HTTP/1.1\r\nHost: localhost\r\n{}X-Pad: ",
         if close { "Connection: close\r\n" } else { "" }
     );
     let pad = len - start.len() - 4;
@@ -74,7 +74,7 @@ fn head_over_8_kib_gets_431_and_close() {
     );
     // A request line alone over the limit: 414.
     let long = format!(
-        "GET /health?{} HTTP/1.1\r\nHost: x\r\n\r\n",
+        "GET /health?{} HTTP/1.1\r\nHost: localhost\r\n\r\n",
         "q".repeat(9000)
     );
     assert_eq!(status(&exchange(a, long.as_bytes())), 414);
@@ -85,8 +85,9 @@ fn more_than_64_header_fields_get_431() {
     let t = TestDir::new();
     let (_p, a) = serve(&t);
     let with = |n: usize| {
-        let mut raw = String::from("GET /health HTTP/1.1\r\nConnection: close\r\n");
-        for i in 0..n - 1 {
+        let mut raw =
+            String::from("GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n");
+        for i in 0..n - 2 {
             raw.push_str(&format!("X-{i}: v\r\n"));
         }
         raw.push_str("\r\n");
@@ -161,7 +162,10 @@ fn endless_headers_keep_memory_bounded() {
         sent.iter().sum::<u64>() >> 20
     );
     assert!(peak < 32 * 1024, "{peak} kB");
-    let h = exchange(a, b"GET /health HTTP/1.1\r\nConnection: close\r\n\r\n");
+    let h = exchange(
+        a,
+        b"GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+    );
     assert_eq!(status(&h), 200, "{h}");
 }
 
@@ -174,7 +178,10 @@ fn idle_connections_are_cheap_and_health_answers() {
     // Until the server has accepted them all (a descriptor each).
     let fds = || std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count());
     assert!(eventually(Duration::from_secs(10), || fds() > 256));
-    let h = exchange(a, b"GET /health HTTP/1.1\r\nConnection: close\r\n\r\n");
+    let h = exchange(
+        a,
+        b"GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+    );
     assert_eq!(status(&h), 200, "{h}");
     let threads = proc_field(pid, "Threads:") as usize;
     assert!(
@@ -189,7 +196,8 @@ fn chunked_bodies_are_bounded_and_decoded() {
     let t = TestDir::new();
     let (_p, a) = serve(&t);
     // Over 64 KiB in small chunks: 413, connection closed.
-    let mut raw = b"POST /asns HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    let mut raw =
+        b"POST /asns HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
     for _ in 0..70 {
         raw.extend_from_slice(b"3e8\r\n");
         raw.extend(std::iter::repeat_n(b' ', 1000));
@@ -201,9 +209,9 @@ fn chunked_bodies_are_bounded_and_decoded() {
     // A small chunked body with extensions and a trailer is read, the connection kept.
     let mut s = connect(a);
     s.write_all(
-        b"POST /asns HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\
+        b"POST /asns HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n\
           4;ext=1\r\n{\"as\r\n7\r\nn\":\"1\"}\r\n0\r\nX-Trailer: y\r\n\r\n\
-          GET /asns HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+          GET /asns HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
     )
     .unwrap();
     let both = read_all(&mut s);
@@ -219,14 +227,14 @@ fn continue_is_sent_only_after_the_checks() {
     // Without the token: 401 at once, no invitation to send the body.
     let r = exchange(
         a,
-        b"POST /asns HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 11\r\n\r\n",
+        b"POST /asns HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\nContent-Length: 11\r\n\r\n",
     );
     assert_eq!(status(&r), 401, "{r}");
     assert!(!r.contains("100 Continue"), "{r}");
     // With it: 100 Continue, then the body is read and the source added.
     let mut s = connect(a);
     s.write_all(
-        b"POST /asns HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret\r\n\
+        b"POST /asns HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer s3cret\r\n\
           Expect: 100-continue\r\nContent-Length: 11\r\nConnection: close\r\n\r\n",
     )
     .unwrap();

@@ -6,9 +6,12 @@
 mod api;
 #[cfg(feature = "collect")]
 mod asn_upstreams;
+#[cfg(feature = "api")]
+mod body_limits;
 #[cfg(all(feature = "api", unix))]
 mod browser;
 mod cli;
+mod cli_groups;
 #[cfg(feature = "collect")]
 mod collect;
 mod common;
@@ -18,6 +21,7 @@ mod config_limits;
 mod daemon;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod dnsmasq;
+mod docs;
 #[cfg(feature = "collect")]
 mod fetching;
 mod formats_real;
@@ -26,6 +30,7 @@ mod group_marks;
 #[cfg(all(feature = "api", feature = "collect"))]
 mod groups;
 mod healthcheck;
+mod hostile_files;
 #[cfg(feature = "api")]
 mod http_attacks;
 #[cfg(feature = "api")]
@@ -46,8 +51,12 @@ mod openwrt_run;
 #[cfg(unix)]
 mod packaging;
 mod review;
+#[cfg(all(feature = "api", feature = "collect", unix))]
+mod service_user;
 mod snapshot;
 mod storage;
 mod upstream;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod web;
+#[cfg(all(feature = "api", feature = "collect"))]
+mod wrong_list;

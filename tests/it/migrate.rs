@@ -342,7 +342,7 @@ fn sqlite3_reads_and_writes_through_the_views() {
         .unwrap();
     }
     let db = &paths.db;
-    // The README's example.
+    // The example of docs/storage.md, "Looking at the data".
     let Some(out) = sqlite3(
         db,
         "SELECT kind, source, value, last_seen FROM addresses ORDER BY value",

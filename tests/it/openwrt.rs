@@ -73,6 +73,35 @@ fn apk_layout_and_scripts_follow_package_pack_mk() {
     );
 }
 
+/// No script test writes outside its own temporary directory: run in a private mount
+/// namespace with overlays on /etc, /var, /run, /tmp, /usr, ... and a product's files
+/// in /var/lib/ripe-cidr-collector, the host's directories are byte-identical after
+/// them (`openwrt/tests/host-test.sh`). A write lands in a tmpfs that goes with the
+/// namespace, so the host is never touched, whatever the scripts do.
+#[cfg(unix)]
+#[test]
+fn script_tests_leave_the_host_byte_identical() {
+    // SAFETY: plain system call without arguments.
+    if unsafe { libc::geteuid() } != 0 || !has("unshare", &["--version"]) {
+        return crate::common::cannot_run(
+            "openwrt/tests/host-test.sh needs root and unshare (a private mount namespace)",
+        );
+    }
+    let scratch = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let out = Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh"])
+        .arg(root().join("openwrt/tests/host-test.sh"))
+        .arg(scratch.path())
+        .output()
+        .expect("run unshare");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("host-test: all passed"),
+        "host-test.sh failed:\n{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// The lines of a script that do something (no comments, no blank lines).
 fn code_lines(text: &str) -> Vec<String> {
     text.lines()
@@ -82,20 +111,22 @@ fn code_lines(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The SDK's package (the Makefile's prerm) and mkpkg.sh's (files/prerm.sh) remove
-/// the same things.
+/// The SDK's package (the Makefile's prerm and postinst) and mkpkg.sh's
+/// (files/prerm.sh, files/postinst.sh) do the same things.
 #[test]
-fn makefile_prerm_is_files_prerm() {
+fn makefile_prerm_and_postinst_are_the_files() {
     let mk = std::fs::read_to_string(root().join("openwrt/ripe-cidr-collector/Makefile")).unwrap();
-    let body = mk
-        .split("define Package/ripe-cidr-collector/prerm\n")
-        .nth(1)
-        .and_then(|b| b.split("\nendef").next())
-        .expect("prerm in the Makefile")
-        .replace("$$", "$");
-    let file =
-        std::fs::read_to_string(root().join("openwrt/ripe-cidr-collector/files/prerm.sh")).unwrap();
-    assert_eq!(code_lines(&body), code_lines(&file));
+    for script in ["prerm", "postinst"] {
+        let body = mk
+            .split(&format!("define Package/ripe-cidr-collector/{script}\n"))
+            .nth(1)
+            .and_then(|b| b.split("\nendef").next())
+            .unwrap_or_else(|| panic!("{script} in the Makefile"))
+            .replace("$$", "$");
+        let path = format!("openwrt/ripe-cidr-collector/files/{script}.sh");
+        let file = std::fs::read_to_string(root().join(path)).unwrap();
+        assert_eq!(code_lines(&body), code_lines(&file), "{script}");
+    }
 }
 
 /// The shell files: `*.sh`, `.ci/run`, the init script, the uci-defaults script and

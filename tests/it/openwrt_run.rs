@@ -1,6 +1,6 @@
 //! The OpenWrt package's scripts driving the real binary: the documented first use
 //! (`asn add` before the first start), a reboot with a hanging upstream (the sets are
-//! back within 2 s of the daemon's start), and the fw4 include against the real `nft`
+//! back within 5 s of the daemon's start), and the fw4 include against the real `nft`
 //! (a loaded table is left alone; after `fw4 flush` the sets are loaded again).
 //! Kernel parts run inside `unshare -n`.
 
@@ -90,8 +90,8 @@ fn shipped_with(asns: &[&str], ripe_url: &str, out: &Path, load: bool) -> serde_
 
 /// Runs init-script functions (`funcs`, space-separated) against the stub procd/UCI
 /// functions of openwrt/tests/stubs.sh, with `/etc/ripe-cidr-collector` moved to
-/// `conf` and the test's binary as the program; `uci` are the UCI_main_* settings.
-/// The stub log.
+/// `conf`, the default data directory into `dir` and the test's binary as the
+/// program; `uci` are the UCI_main_* settings. The stub log.
 fn init(dir: &Path, conf: &Path, uci: &[(&str, String)], funcs: &str) -> String {
     let script = fs::read_to_string(files().join("ripe-cidr-collector.init")).unwrap();
     let script = script
@@ -103,7 +103,11 @@ fn init(dir: &Path, conf: &Path, uci: &[(&str, String)], funcs: &str) -> String 
             "PROG=/usr/bin/ripe-cidr-collector",
             &format!("PROG={}", bin().display()),
         )
-        .replace("UJAIL=/sbin/ujail", "UJAIL=/nonexistent/ujail");
+        .replace("UJAIL=/sbin/ujail", "UJAIL=/nonexistent/ujail")
+        .replace(
+            "DATA_DIR=/var/lib/ripe-cidr-collector",
+            &format!("DATA_DIR={}", dir.join("var-lib").display()),
+        );
     let init = dir.join("init");
     fs::write(&init, script).unwrap();
     let log = dir.join("stub.log");
@@ -211,7 +215,7 @@ fn first_use_asn_add_before_the_first_start_is_collected() {
 }
 
 #[test]
-fn reboot_with_a_hanging_upstream_loads_the_sets_within_2_s() {
+fn reboot_with_a_hanging_upstream_loads_the_sets_within_5_s() {
     let ripe = FakeServer::start(|_| {
         Reply::json(
             200,
@@ -277,8 +281,9 @@ fn reboot_with_a_hanging_upstream_loads_the_sets_within_2_s() {
     let _ = daemon.0.kill();
     let log = daemon.stderr();
     assert!(loaded, "not loaded from the snapshot: {log}");
+    // Well under a second normally; with the bug, after the upstream's 30 s timeout.
     assert!(
-        took <= Duration::from_secs(2),
+        took <= Duration::from_secs(5),
         "loaded {took:?} after the start (the collection hangs): {log}"
     );
     drop(hang);

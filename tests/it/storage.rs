@@ -233,6 +233,8 @@ fn read_only_commands_need_an_existing_data_dir() {
     }
     // Commands that change something create it.
     let out = std::process::Command::new(bin())
+        .env_remove("RIPE_DB")
+        .env_remove("RIPE_SNAPSHOT")
         .arg("--data-dir")
         .arg(&missing)
         .args(["asn", "add", "1"])

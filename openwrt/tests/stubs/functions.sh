@@ -3,7 +3,8 @@
 # of default_postinst, default_prerm and add_group_and_user of openwrt/openwrt
 # package/base-files/files/lib/functions.sh (which file lists and control files they
 # read, from `pkgname` or, without it, the script's name), with every action logged
-# to $STUB_LOG instead of done. The router's / is $STUB_ROOT.
+# to $STUB_LOG; with $STUB_RC_COMMON (stubs/rc.common.sh) the init scripts' actions are
+# also run against its procd model. The router's / is $STUB_ROOT.
 # shellcheck disable=SC2154,SC2013 # pkgname comes from the scripts; loops as the original
 
 stub_filelist() {
@@ -24,17 +25,36 @@ add_group_and_user() {
 	return 0
 }
 
+# INITSCRIPT ACTION [INSTANCE]: an init script's action, as default_postinst and
+# default_prerm (and the package's scripts, rewritten by the test) run it.
+stub_init() {
+	echo "$*" >> "$STUB_LOG"
+	[ -z "${STUB_RC_COMMON:-}" ] || sh "$STUB_RC_COMMON" "$STUB_ROOT$1" "$2" ${3:+"$3"}
+}
+
+# The .ipk's postinst-pkg / prerm-pkg ($1), sourced in a subshell as the real
+# functions do, with its init script calls going to stub_init.
+stub_pkg_script() {
+	echo "${1##*.}" >> "$STUB_LOG"
+	sed 's|/etc/init.d/|stub_init /etc/init.d/|g' "$1" > "$1.stub"
+	# shellcheck source=/dev/null
+	(. "$1.stub")
+}
+
 default_postinst() {
 	stub_filelist "$@"
 	if [ -e "$STUB_ROOT/usr/lib/opkg/info/${pkgname}.list" ]; then
 		add_group_and_user "${pkgname}"
 	fi
+	if [ -f "$STUB_ROOT/usr/lib/opkg/info/${pkgname}.postinst-pkg" ]; then
+		stub_pkg_script "$STUB_ROOT/usr/lib/opkg/info/${pkgname}.postinst-pkg"
+	fi
 	for i in $(grep -s "^/etc/uci-defaults/" "$filelist"); do
 		echo "uci-defaults $i" >> "$STUB_LOG"
 	done
 	for i in $(grep -s "^/etc/init.d/" "$filelist"); do
-		[ "$PKG_UPGRADE" != "1" ] && echo "$i enable" >> "$STUB_LOG"
-		echo "$i start" >> "$STUB_LOG"
+		[ "$PKG_UPGRADE" != "1" ] && stub_init "$i" enable
+		stub_init "$i" start
 	done
 	return 0
 }
@@ -42,11 +62,11 @@ default_postinst() {
 default_prerm() {
 	stub_filelist "$@"
 	if [ -f "$STUB_ROOT/usr/lib/opkg/info/${pkgname}.prerm-pkg" ]; then
-		echo "prerm-pkg" >> "$STUB_LOG"
+		stub_pkg_script "$STUB_ROOT/usr/lib/opkg/info/${pkgname}.prerm-pkg"
 	fi
 	for i in $(grep -s "^/etc/init.d/" "$filelist"); do
-		[ "$PKG_UPGRADE" != "1" ] && echo "$i disable" >> "$STUB_LOG"
-		echo "$i stop" >> "$STUB_LOG"
+		[ "$PKG_UPGRADE" != "1" ] && stub_init "$i" disable
+		stub_init "$i" stop
 	done
 	return 0
 }

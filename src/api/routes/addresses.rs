@@ -151,7 +151,7 @@ fn kept(key: &str, files: Option<&FileKey>) -> (Option<Listing>, usize) {
 fn listing(opts: &RenderOptions, details: bool, ctx: &Context) -> Result<Listing, ApiError> {
     // What the group holds is configuration, read for every request: a changed group
     // is a different listing of the same database.
-    let cfg = crate::listing::config_for(&ctx.paths, &opts.group)?;
+    let cfg = ctx.config()?;
     let selection = cfg
         .selection(&opts.group)
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;

@@ -47,16 +47,14 @@ pub(super) fn changes(q: &ChangesQuery, ctx: &Context) -> Result<Reply, ApiError
     if !crate::inspect::ENABLED {
         return Err(ApiError::NotFound(crate::inspect::missing("/changes")));
     }
-    let selection = match &q.group {
-        Some(g) => Some(
-            crate::listing::config_for(&ctx.paths, g)?
-                .selection(g)
-                .map_err(|e| ApiError::BadRequest(format!("group: {e}")))?,
-        ),
-        None => None,
-    };
+    // `default` unless another group (or `*`) is named, as for `/addresses`.
+    let g = q.group.as_deref().unwrap_or(crate::format::DEFAULT_GROUP);
+    let selection = ctx
+        .config()?
+        .selection(g)
+        .map_err(|e| ApiError::BadRequest(format!("group: {e}")))?;
     let out = ctx
         .db
-        .with(|db| changes::render(db, &q.since, q.filter, selection.as_ref(), true))?;
+        .with(|db| changes::render(db, &q.since, q.filter, Some(&selection), true))?;
     Ok(Reply::json(200, out))
 }

@@ -27,7 +27,10 @@ pub(super) fn health(ctx: &Context) -> Result<Reply, ApiError> {
     // A broken config.json leaves the daemon on its last good configuration (or on
     // none, collecting nothing): the lists go stale while everything else looks fine,
     // which a monitor must see (contract, "HTTP API").
-    let config_error = config_problem(&ctx.paths);
+    let config_error = config_problem(&ctx.paths).map(|e| match ctx.has_good_config() {
+        true => format!("{e}; the lists are those of the configuration read before"),
+        false => format!("{e}; no listing until it is fixed"),
+    });
     let mut h = Health {
         status: if config_error.is_some() {
             "degraded"

@@ -4,7 +4,6 @@
 use super::{Context, Reply};
 use crate::api::error::ApiError;
 use crate::api::query::parse_query;
-use crate::config;
 use crate::inspect::lookup::{self, Query};
 
 /// Checks the query before a permit is taken: `ip` is required and must parse.
@@ -26,7 +25,7 @@ pub(super) fn lookup(q: &Query, ctx: &Context) -> Result<Reply, ApiError> {
     if !crate::inspect::ENABLED {
         return Err(ApiError::NotFound(crate::inspect::missing("/lookup")));
     }
-    let cfg = config::load(&ctx.paths.config())?.config;
+    let cfg = ctx.config()?;
     let found = ctx.db.with(|db| lookup::find(db, q))?;
     Ok(Reply::json(200, lookup::render(q, &found, &cfg, true)))
 }

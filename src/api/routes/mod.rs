@@ -31,7 +31,7 @@ use changes::{changes, changes_query};
 use health::health;
 use lookup::{lookup, lookup_query};
 use page::{page, same_origin};
-use sources::{add, list, remove};
+use sources::{add, groups, list, remove};
 use status::status;
 
 /// What the handlers need to know about a request (the body comes separately).
@@ -117,17 +117,66 @@ pub struct Context {
     /// One connection per handler doing database work, kept open: opening parses
     /// the schema, which costs more than a lookup (`db::Pool`).
     pub db: crate::db::Pool,
+    /// The last `config.json` that could be read (`Context::config`).
+    good_config: std::sync::Mutex<KeptConfig>,
 }
+
+/// The last good configuration, and the problem of the file last logged.
+type KeptConfig = (Option<std::sync::Arc<config::Config>>, Option<String>);
 
 impl Context {
     /// The context of a server whose handlers do database work `active` at a time
     /// (plus the `/health` lane's one).
     pub fn new(paths: Paths, active: usize) -> Context {
-        Context {
+        let ctx = Context {
             db: crate::db::Pool::new(paths.clone(), active + 1),
             paths,
             active: std::sync::Arc::new(Limit::new(active)),
+            good_config: std::sync::Mutex::new((None, None)),
+        };
+        // Read at start, so that a file broken before the first request still leaves
+        // the server on the configuration it started with.
+        let _ = ctx.config();
+        ctx
+    }
+
+    /// `config.json` as it is now; while it cannot be read, the last one that could
+    /// (the listings stay those of a good configuration, and `/health` says
+    /// `degraded`); an error only when none was ever read. Never "no configuration":
+    /// that would list every stored value without exclusions.
+    pub fn config(&self) -> Result<std::sync::Arc<config::Config>, ApiError> {
+        let read = config::load(&self.paths.config());
+        let mut kept = self.kept();
+        match read {
+            Ok(l) => {
+                kept.1 = None;
+                Ok(kept.0.insert(std::sync::Arc::new(l.config)).clone())
+            }
+            Err(e) => {
+                let Some(cfg) = kept.0.clone() else {
+                    return Err(e.into());
+                };
+                // Once per problem, not once per request.
+                let said = e.to_string();
+                if kept.1.as_ref() != Some(&said) {
+                    log::warn!("api: {said}; answering from the configuration read before");
+                    kept.1 = Some(said);
+                }
+                Ok(cfg)
+            }
         }
+    }
+
+    fn kept(&self) -> std::sync::MutexGuard<'_, KeptConfig> {
+        self.good_config
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Whether a good configuration was read (what `/health` says while the file
+    /// is broken).
+    fn has_good_config(&self) -> bool {
+        self.kept().0.is_some()
     }
 }
 
@@ -141,6 +190,7 @@ enum Route {
     Lookup,
     Sources(Kind),
     Source(Kind, String),
+    Groups,
 }
 
 /// Answers one request with its `body`. Never panics and never fails: errors become
@@ -185,6 +235,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         ["fqdns"] => (Route::Sources(Kind::Fqdn), "GET, HEAD, POST"),
         ["feeds"] => (Route::Sources(Kind::Feed), "GET, HEAD, POST"),
         ["countries"] => (Route::Sources(Kind::Country), "GET, HEAD, POST"),
+        ["groups"] => (Route::Groups, "GET, HEAD"),
         ["asns", s] if !s.is_empty() => (Route::Source(Kind::Asn, s.to_string()), "DELETE"),
         ["fqdns", s] if !s.is_empty() => (Route::Source(Kind::Fqdn, s.to_string()), "DELETE"),
         ["feeds", s] if !s.is_empty() => (Route::Source(Kind::Feed, s.to_string()), "DELETE"),
@@ -193,7 +244,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         }
         _ => {
             return Err(ApiError::NotFound(format!(
-            "no such path {}; the API has /, /status, /addresses, /health, /lookup, /changes, /asns, /fqdns, /feeds and /countries",
+            "no such path {}; the API has /, /status, /addresses, /health, /lookup, /changes, /asns, /fqdns, /feeds, /countries and /groups",
             quoted(path)
         )))
         }
@@ -239,6 +290,11 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
             let group = group_param(parse_query(query, &["group"])?);
             let _p = permit();
             list(kind, group.as_deref(), ctx)
+        }
+        (Route::Groups, _) if read_only => {
+            parse_query(query, &[])?;
+            let _p = permit();
+            groups(ctx)
         }
         (Route::Sources(kind), "POST") => {
             {

@@ -4,41 +4,22 @@
 use crate::util::json::{self, Value};
 
 use super::{Context, Reply};
-use crate::api::body::{json_line, Added, Listed, Named, Removed};
+use crate::api::body::{json_line, Added, Named, Removed};
 use crate::api::error::ApiError;
 use crate::api::query::quoted;
-use crate::config;
 use crate::source::Kind;
 use crate::sources;
 
 pub(super) fn list(kind: Kind, group: Option<&str>, ctx: &Context) -> Result<Reply, ApiError> {
-    let cfg = config::load(&ctx.paths.config())?.config;
-    let sources = match group {
-        None | Some(crate::format::ALL_GROUPS) => cfg.sources(kind),
-        Some(g) => cfg
-            .group(g)
-            .map(|g| g.sources(kind))
-            .ok_or_else(|| ApiError::BadRequest(unknown_group(&cfg, g)))?,
-    };
-    let groups = (cfg.groups.len() > 1).then(|| {
-        sources
-            .iter()
-            .map(|s| (s.as_str(), cfg.groups_of(kind, s)))
-            .collect()
-    });
-    let listed = Listed {
-        kind,
-        sources,
-        groups,
-    };
-    Ok(Reply::json(200, json_line(&listed)))
+    let cfg = ctx.config()?;
+    let body = sources::listed::sources_json(&cfg, kind, group).map_err(ApiError::BadRequest)?;
+    Ok(Reply::json(200, body))
 }
 
-fn unknown_group(cfg: &config::Config, g: &str) -> String {
-    cfg.check_group(g).err().map_or_else(
-        || format!("group {}: give one group, not *", quoted(g)),
-        |e| format!("group: {e}"),
-    )
+/// `GET /groups`: every group with its sources, exclusions and mark.
+pub(super) fn groups(ctx: &Context) -> Result<Reply, ApiError> {
+    let cfg = ctx.config()?;
+    Ok(Reply::json(200, sources::listed::groups_json(&cfg)))
 }
 
 /// The source in a `POST` body: `{"asn": "AS62041"}` (or a number), `{"fqdn": "..."}`,

@@ -45,7 +45,7 @@ fn routing_and_methods() {
         v["error"]
             .as_str()
             .unwrap()
-            .contains("/feeds and /countries"),
+            .contains("/feeds, /countries and /groups"),
         "{v}"
     );
     assert_eq!(call(&t, "GET", "/", "").0.status, 200);
@@ -191,12 +191,38 @@ fn tokens() {
     assert_eq!(call_with(&t, req.clone(), body).0.status, 201);
     // Reads need no token.
     assert_eq!(call(&t, "GET", "/asns", "").0.status, 200);
-    // A broken configuration is the server's problem: 503, details not sent.
+    // A broken configuration is the server's problem: 503 naming the file and the
+    // problem. Reads answer from the configuration read before.
     std::fs::write(t.ctx.paths.config(), "{ broken").unwrap();
     let (r, v) = call_with(&t, req, body);
     assert_eq!(r.status, 503);
-    assert_eq!(v, json!({"error": "configuration unavailable"}));
-    assert_eq!(call(&t, "GET", "/asns", "").0.status, 503);
+    let e = v["error"].as_str().unwrap();
+    assert!(e.starts_with("configuration unavailable: "), "{e}");
+    assert!(e.contains("config.json: invalid JSON at line 1"), "{e}");
+    assert_eq!(call(&t, "GET", "/asns", "").1, json!({"asns": ["1"]}));
+    // A server that never read a good one has nothing to answer from.
+    let fresh = T {
+        ctx: Context::new(t.ctx.paths.clone(), 2),
+        _dir: tempfile::tempdir().unwrap(),
+    };
+    assert_eq!(call(&fresh, "GET", "/asns", "").0.status, 503);
+    assert_eq!(call(&fresh, "GET", "/addresses", "").0.status, 503);
+}
+
+/// A lock that cannot be opened (here a directory; on a router a lock root made that
+/// the service's user may not open): the 503 says which file and why.
+#[test]
+fn a_config_lock_that_cannot_be_opened_is_named() {
+    let t = setup();
+    let lock = t.ctx.paths.config().with_file_name(".config.json.lock");
+    std::fs::create_dir(&lock).unwrap();
+    let (r, v) = call(&t, "POST", "/asns", r#"{"asn":"1"}"#);
+    assert_eq!(r.status, 503);
+    let want = format!(
+        "configuration unavailable: cannot open {}: is a directory",
+        lock.display()
+    );
+    assert_eq!(v, json!({ "error": want }));
 }
 
 #[test]

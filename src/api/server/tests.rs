@@ -11,7 +11,7 @@ fn get(addr: SocketAddr, path: &str) -> String {
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     write!(
         s,
-        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
     )
     .unwrap();
     let mut out = String::new();
@@ -93,8 +93,8 @@ fn pipelined_requests_are_answered_in_order() {
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     // Three requests in one write: 404, 200, then HEAD, the last one closing.
     s.write_all(
-        b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\nGET /asns HTTP/1.1\r\nHost: x\r\n\r\n\
-          HEAD /fqdns HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        b"GET /nope HTTP/1.1\r\nHost: localhost\r\n\r\nGET /asns HTTP/1.1\r\nHost: localhost\r\n\r\n\
+          HEAD /fqdns HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
     )
     .unwrap();
     let mut out = String::new();

@@ -10,7 +10,7 @@ use crate::format::{check_group_name, DEFAULT_GROUP};
 use crate::source::Kind;
 
 /// The keys of a group besides its source lists (one per kind).
-const GROUP_KEYS: &[&str] = &["exclude", "mark", "mark_mask"];
+const GROUP_KEYS: &[&str] = &["exclude", "mark", "mark_mask", "allow_single_label"];
 
 impl Reader<'_> {
     /// `exclude` of `obj` (`prefix` names it in errors, `whose` in messages).
@@ -43,6 +43,7 @@ impl Reader<'_> {
             *default.sources_mut(kind) = c.sources(kind).to_vec();
         }
         default.exclude = Vec::new();
+        default.allow_single_label = self.single_label(root, "")?;
         let mut groups = vec![default];
         match root.get("groups") {
             None | Some(Value::Null) => {}
@@ -54,6 +55,16 @@ impl Reader<'_> {
             }
             Some(v) => {
                 return Err(self.err("groups", format!("expected an object, got {}", short(v))))
+            }
+        }
+        for g in &groups {
+            let prefix = match g.name == DEFAULT_GROUP {
+                true => String::new(),
+                false => format!("groups.{}.", g.name),
+            };
+            for name in &g.fqdns {
+                g.check_fqdn(name)
+                    .map_err(|m| self.err(&format!("{prefix}fqdns"), m))?;
             }
         }
         for kind in Kind::ALL {
@@ -93,7 +104,20 @@ impl Reader<'_> {
         }
         g.exclude = self.exclusions(o, &prefix, &format!("group {name}"))?;
         g.mark = self.mark(o, &prefix)?;
+        g.allow_single_label = self.single_label(o, &prefix)?;
         Ok(g)
+    }
+
+    /// `allow_single_label` of `o`: true or false (default).
+    fn single_label(&self, o: &Map, prefix: &str) -> Result<bool, ConfigError> {
+        match o.get("allow_single_label") {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(v) => Err(self.err(
+                &format!("{prefix}allow_single_label"),
+                format!("expected true or false, got {}", short(v)),
+            )),
+        }
     }
 
     /// `mark` and `mark_mask`: numbers, or strings in decimal or `0x` hex.
@@ -133,6 +157,35 @@ impl Reader<'_> {
             }
         }
     }
+}
+
+/// `--mark M[/MASK]` of `group add`: the value and mask as `mark`/`mark_mask` take
+/// them, checked as those keys are.
+pub(crate) fn parse_mark(s: &str) -> Result<Mark, String> {
+    let (value, mask) = s.split_once('/').unwrap_or((s, ""));
+    let word = |w: &str| match mark_number(&Value::String(w.to_string())) {
+        Some(0) | None => Err(format!(
+            "invalid mark {s:?}: expected a non-zero 32-bit number such as 0x100 or 0x100/0xff00"
+        )),
+        Some(n) => Ok(n),
+    };
+    let value = word(value)?;
+    let mask = if mask.is_empty() && !s.contains('/') {
+        u32::MAX
+    } else {
+        word(mask)?
+    };
+    if value & !mask != 0 {
+        return Err(format!(
+            "invalid mark {s:?}: {value:#x} has bits outside the mask {mask:#x}"
+        ));
+    }
+    Ok(Mark { value, mask })
+}
+
+/// An exclusion given on the command line, checked as `exclude` entries are.
+pub(crate) fn parse_exclusion(s: &str) -> Result<IpNet, String> {
+    exclusion(&Value::String(s.to_string()))
 }
 
 fn mark_number(v: &Value) -> Option<u32> {

@@ -12,7 +12,7 @@ fn broken_config_at_start_collects_and_sweeps_nothing_until_fixed() {
         ConfigRead::Text(r#"{"asns": ["64496",], "ttl_days": 0}"#.into()),
         &mut || {
             asked = true;
-            Ok(0)
+            Ok(Vec::new())
         },
     );
     assert_eq!(actions, [Action::WriteStatus]);

@@ -1,9 +1,10 @@
-//! The rules of the README's "Daemon" section, one test each, on a fake clock: the
+//! The rules of docs/cli.md, "The daemon", one test each, on a fake clock: the
 //! tests play the shell, feeding [`Schedule`] the time and the jobs' results.
 
 use std::path::PathBuf;
 
 mod config_reload;
+mod never_collected;
 mod signals_and_status;
 mod start_render;
 
@@ -96,8 +97,10 @@ fn storage_failed() -> Result<RunReport, RunError> {
 struct Sim {
     s: Schedule,
     now: i64,
-    /// How many values the database holds, for the first schedule.
+    /// How many values the database holds, for the first schedule: when some, every
+    /// configured source holds some, but those in `uncollected`.
     stored: u64,
+    uncollected: Vec<Source>,
     /// How many snapshot jobs ran (the sim finishes them at once, none due).
     saves: usize,
 }
@@ -108,6 +111,7 @@ impl Sim {
             s: Schedule::new(T0, status, 42, PathBuf::from("/data/config.json")),
             now: T0,
             stored: 10,
+            uncollected: Vec::new(),
             saves: 0,
         }
     }
@@ -140,8 +144,18 @@ impl Sim {
     }
 
     fn read(&mut self, read: ConfigRead) -> Vec<Action> {
-        let stored = self.stored;
-        self.s.config_read(self.now, read, &mut || Ok(stored))
+        let mut held = Vec::new();
+        if let (ConfigRead::Text(t), true) = (&read, self.stored > 0) {
+            // A source no longer configured holds values too.
+            held.push((Kind::Asn, "64511".to_string()));
+            if let Ok(l) = config::parse(t, std::path::Path::new("c.json")) {
+                for kind in Kind::ALL {
+                    let all = l.config.sources(kind).iter().map(|s| (kind, s.clone()));
+                    held.extend(all.filter(|s| !self.uncollected.contains(s)));
+                }
+            }
+        }
+        self.s.config_read(self.now, read, &mut || Ok(held.clone()))
     }
 
     fn config(&mut self, text: &str) -> Vec<Action> {

@@ -108,12 +108,12 @@ fn cross_origin_changes_get_403_and_change_nothing() {
     assert_eq!(fs::read(t.file("config.json")).unwrap(), before);
 
     // The same request from the page itself: Origin is this server (the raw requests
-    // here send `Host: test`).
+    // here send `Host: localhost`).
     let a = call(
         s.addr,
         "POST",
         "/asns",
-        &[("Origin", "http://test")],
+        &[("Origin", "http://localhost")],
         Some(body),
     );
     assert_eq!(a.status, 201, "{}", a.text());
@@ -121,4 +121,58 @@ fn cross_origin_changes_get_403_and_change_nothing() {
     let a = call(s.addr, "DELETE", "/asns/64496", &[], None);
     assert_eq!(a.status, 200, "{}", a.text());
     assert_eq!(get(s.addr, "/asns").json(), json!({"asns": ["62041"]}));
+}
+
+/// DNS rebinding: a page of `evil.example`, its name re-pointed at this server, is
+/// same-origin to the browser (Origin and Host agree), yet must not change or read
+/// anything: every route answers 421 to a Host that does not name this server.
+#[test]
+fn hosts_that_do_not_name_this_server_get_421() {
+    let t = TestDir::new();
+    t.config(&json!({"asns": ["62041"], "api": {"hosts": ["router.lan"]}}));
+    let s = serve(&t);
+    let before = fs::read(t.file("config.json")).unwrap();
+    let port = s.addr.port();
+    let evil = format!("evil.example:{port}");
+    let origin = format!("http://{evil}");
+    let hdrs = [("Host", evil.as_str()), ("Origin", origin.as_str())];
+    let body = r#"{"asn": "AS64496"}"#;
+    assert_error(
+        &call(s.addr, "POST", "/asns", &hdrs, Some(body)),
+        421,
+        &evil,
+    );
+    assert_error(
+        &call(s.addr, "DELETE", "/asns/62041", &hdrs, None),
+        421,
+        "api.hosts",
+    );
+    for path in ["/status", "/", "/addresses", "/health", "/asns"] {
+        assert_error(&call(s.addr, "GET", path, &hdrs, None), 421, "evil.example");
+    }
+    assert_eq!(fs::read(t.file("config.json")).unwrap(), before);
+
+    // Loopback by address and name, and a name of api.hosts, with matching Origins.
+    let hosts = [
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        "Router.lan:80".into(),
+    ];
+    for (i, host) in hosts.iter().enumerate() {
+        let origin = format!("http://{host}");
+        let hdrs = [("Host", host.as_str()), ("Origin", origin.as_str())];
+        assert_eq!(
+            call(s.addr, "GET", "/status", &hdrs, None).status,
+            200,
+            "{host}"
+        );
+        let asn = format!(r#"{{"asn": "AS{}"}}"#, 64496 + i);
+        let a = call(s.addr, "POST", "/asns", &hdrs, Some(&asn));
+        assert_eq!(a.status, 201, "{host}: {}", a.text());
+    }
+    // HTTP/1.1 needs exactly one Host.
+    let none = b"GET /status HTTP/1.1\r\nConnection: close\r\n\r\n";
+    assert_error(&exchange(s.addr, none, false).unwrap(), 400, "Host");
+    let two = b"GET /status HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\n\r\n";
+    assert_error(&exchange(s.addr, two, false).unwrap(), 400, "Host");
 }
