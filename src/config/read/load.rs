@@ -53,3 +53,52 @@ pub(super) fn kernel_keys(r: &Reader, root: &Map, c: &mut Config) -> Result<(), 
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::read::parse;
+    use std::path::Path;
+
+    fn config(json: &str) -> Result<crate::config::Config, String> {
+        parse(json, Path::new("config.json"))
+            .map(|l| l.config)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn timeout_and_max_kernel_mib() {
+        let c = config(
+            r#"{"ttl_days": 3, "outputs": [{"load": "nft", "timeout": true, "max_kernel_mib": 64},
+                {"load": "nft", "set": "b", "timeout": false}]}"#,
+        )
+        .unwrap();
+        assert_eq!(c.outputs[0].kernel_timeout, Some(3 * 86_400));
+        assert_eq!(c.outputs[0].max_kernel_mib, Some(64));
+        assert_eq!((c.outputs[1].kernel_timeout, c.outputs[1].max_kernel_mib), (None, None));
+        for (json, want) in [
+            (
+                r#"{"outputs": [{"path": "/x", "timeout": true}]}"#,
+                "outputs[0].timeout: only a \"load\": \"nft\" output loads kernel sets",
+            ),
+            (
+                r#"{"outputs": [{"path": "/x", "max_kernel_mib": 8}]}"#,
+                "outputs[0].max_kernel_mib: only a \"load\"",
+            ),
+            (
+                r#"{"ttl_days": 0, "outputs": [{"load": "nft", "timeout": true}]}"#,
+                "outputs[0].timeout: ttl_days is 0 (never expire)",
+            ),
+            (
+                r#"{"outputs": [{"load": "nft", "timeout": "yes"}]}"#,
+                "outputs[0].timeout: expected true or false, got \"yes\"",
+            ),
+            (
+                r#"{"outputs": [{"load": "nft", "max_kernel_mib": 0}]}"#,
+                "outputs[0].max_kernel_mib: expected a whole number from 1 to 1048576, got 0",
+            ),
+        ] {
+            let e = config(json).unwrap_err();
+            assert!(e.contains(want), "{json}: {e}");
+        }
+    }
+}
