@@ -190,7 +190,10 @@ mod linux {
             median[k] = secs[secs.len() / 2];
             let kib = runs.iter().map(|r| r[k].1).max().unwrap_or(0);
             let note = runs[0][k].2.splitn(4, ' ').nth(3).unwrap_or("");
-            println!("{name:<28} {:>7.3} s  peak RSS {kib:>7} KiB  {note}", median[k]);
+            println!(
+                "{name:<28} {:>7.3} s  peak RSS {kib:>7} KiB  {note}",
+                median[k]
+            );
         }
         println!(
             "median of {ROUNDS}; time netlink / nft -f: {:.0}% new set, {:.0}% again",
@@ -368,7 +371,10 @@ mod linux {
         // The load call's own seconds (the list's aggregation, the same in each, left
         // out), its bytes and elements: medians of the rounds.
         let field = |r: &(f64, i64, String), i: usize| -> f64 {
-            r.2.split(' ').nth(i).and_then(|v| v.parse().ok()).unwrap_or(0.0)
+            r.2.split(' ')
+                .nth(i)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0.0)
         };
         let median = |k: usize, i: usize| {
             let mut v: Vec<f64> = rows.iter().map(|r| field(&r[k], i)).collect();
@@ -394,7 +400,10 @@ mod linux {
         }
         let mut nft_secs: Vec<f64> = rows.iter().map(|r| r[4].0).collect();
         nft_secs.sort_by(f64::total_cmp);
-        println!("  nft -f, flush + add            {:>7.3} s (whole process)", nft_secs[nft_secs.len() / 2]);
+        println!(
+            "  nft -f, flush + add            {:>7.3} s (whole process)",
+            nft_secs[nft_secs.len() / 2]
+        );
         println!(
             "  difference / full load: {:.1}% of the time, {:.1}% of the bytes",
             100.0 * median(1, 0) / median(0, 0),

@@ -29,19 +29,31 @@ pub struct SetInfo {
     pub key_len: u32,
 }
 
+/// `NLM_F_DUMP_INTR`: the set changed while it was dumped.
+const DUMP_INTR: u16 = 0x10;
+
 /// The netlink messages of a datagram: type, sequence number and what follows the
-/// 16-byte header. A truncated message ends the list.
+/// 16-byte header (`NLMSG_ERROR` for a message marked `DUMP_INTR`). A truncated
+/// message ends the list.
 pub(crate) fn messages(mut data: &[u8]) -> impl Iterator<Item = (u16, u32, &[u8])> {
     std::iter::from_fn(move || {
         let h = data.get(..16)?;
         let len = u32::from_ne_bytes([h[0], h[1], h[2], h[3]]) as usize;
-        let kind = u16::from_ne_bytes([h[4], h[5]]);
+        let mut kind = u16::from_ne_bytes([h[4], h[5]]);
         let seq = u32::from_ne_bytes([h[8], h[9], h[10], h[11]]);
-        let body = data.get(16..len.max(16))?;
+        let mut body = data.get(16..len.max(16))?;
+        if u16::from_ne_bytes([h[6], h[7]]) & DUMP_INTR != 0 {
+            // Read as an error: the load fails (and is retried) rather than send a
+            // difference from a torn read.
+            (kind, body) = (NLMSG_ERROR, &EAGAIN[..]);
+        }
         data = data.get((len + 3) & !3..).unwrap_or(&[]);
         Some((kind, seq, body))
     })
 }
+
+/// `-EAGAIN` as the errno of an NLMSG_ERROR.
+const EAGAIN: [u8; 4] = (-libc::EAGAIN).to_ne_bytes();
 
 /// The attributes of `b`: type (without the nested/byte-order flags) and payload.
 pub(crate) fn attrs(mut b: &[u8]) -> impl Iterator<Item = (u16, &[u8])> {

@@ -59,7 +59,9 @@ fn an_element_that_stays_is_never_deleted() {
         s
     });
     std::thread::sleep(Duration::from_millis(500));
-    let loads: Vec<_> = (1..=20).map(|i| load(&with(i), &LoadOptions::default())).collect();
+    let loads: Vec<_> = (1..=20)
+        .map(|i| load(&with(i), &LoadOptions::default()))
+        .collect();
     std::thread::sleep(Duration::from_millis(500));
     let _ = monitor.kill();
     let _ = monitor.wait();
@@ -70,10 +72,16 @@ fn an_element_that_stays_is_never_deleted() {
         "the monitor saw the loads: {events}"
     );
     for p in &stable {
-        assert!(!events.contains(&format!("{{ {p} }}")), "{p} was touched:\n{events}");
+        assert!(
+            !events.contains(&format!("{{ {p} }}")),
+            "{p} was touched:\n{events}"
+        );
     }
     let now = list(&nft);
-    assert!(stable[..50].iter().all(|p| now.contains(p.as_str())), "{now}");
+    assert!(
+        stable[..50].iter().all(|p| now.contains(p.as_str())),
+        "{now}"
+    );
     for stats in loads {
         // 5 ranges out, 5 in: a start and an end each.
         let stats = stats.unwrap();
@@ -89,10 +97,28 @@ fn a_set_changed_behind_our_back_is_repaired_and_nothing_changed_sends_nothing()
     load(&values, &LoadOptions::default()).unwrap();
     let want = list(&nft);
     let again = load(&values, &LoadOptions::default()).unwrap();
-    assert_eq!((again.elements, again.by_difference), (0, true), "{again:?}");
+    assert_eq!(
+        (again.elements, again.by_difference),
+        (0, true),
+        "{again:?}"
+    );
     let el = |v: &str| format!("{{ {v} }}");
-    nft.ok(&["delete", "element", "inet", "ripe_cidr", "ripe_v4", &el(&values[3])]);
-    nft.ok(&["add", "element", "inet", "ripe_cidr", "ripe_v4", &el("192.0.2.0/24")]);
+    nft.ok(&[
+        "delete",
+        "element",
+        "inet",
+        "ripe_cidr",
+        "ripe_v4",
+        &el(&values[3]),
+    ]);
+    nft.ok(&[
+        "add",
+        "element",
+        "inet",
+        "ripe_cidr",
+        "ripe_v4",
+        &el("192.0.2.0/24"),
+    ]);
     assert_ne!(list(&nft), want);
     let stats = load(&values, &LoadOptions::default()).unwrap();
     // The missing range back, the extra one gone: two elements each.
@@ -139,7 +165,14 @@ fn kernel_timeouts_are_set_and_refreshed_by_each_load() {
         mask: u32::MAX,
     });
     // Created without timeouts, with our mark chains using the sets.
-    load(&values, &LoadOptions { mark, ..LoadOptions::default() }).unwrap();
+    load(
+        &values,
+        &LoadOptions {
+            mark,
+            ..LoadOptions::default()
+        },
+    )
+    .unwrap();
     assert!(!list(&nft).contains("timeout"));
     let timed = LoadOptions {
         mark,
@@ -167,9 +200,15 @@ add rule inet ripe_cidr mine ip daddr @ripe_v4 counter
 ",
     )
     .unwrap();
-    let e = load(&values, &LoadOptions { mark, ..LoadOptions::default() })
-        .unwrap_err()
-        .to_string();
+    let e = load(
+        &values,
+        &LoadOptions {
+            mark,
+            ..LoadOptions::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("rules outside our mark chains use it"), "{e}");
     assert!(list(&nft).contains("flags interval,timeout"));
 }
@@ -217,7 +256,11 @@ fn status_shows_each_groups_elements_and_estimate() {
         "outputs": [{"load": "nft", "type": "cidr", "timeout": true, "max_kernel_mib": 4}],
     }));
     let run = dir.cmd().arg("run").output().unwrap();
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     let status = std::fs::read_to_string(dir.path().join("status.json")).unwrap();
     let v: serde_json::Value = serde_json::from_str(&status).unwrap();
     // The end at 0 and 4 ranges; 72 bytes each.

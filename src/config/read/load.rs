@@ -74,7 +74,10 @@ mod tests {
         .unwrap();
         assert_eq!(c.outputs[0].kernel_timeout, Some(3 * 86_400));
         assert_eq!(c.outputs[0].max_kernel_mib, Some(64));
-        assert_eq!((c.outputs[1].kernel_timeout, c.outputs[1].max_kernel_mib), (None, None));
+        assert_eq!(
+            (c.outputs[1].kernel_timeout, c.outputs[1].max_kernel_mib),
+            (None, None)
+        );
         for (json, want) in [
             (
                 r#"{"outputs": [{"path": "/x", "timeout": true}]}"#,
