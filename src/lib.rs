@@ -11,6 +11,7 @@ pub mod api;
 pub mod collect;
 pub mod config;
 pub mod db;
+pub mod explain;
 pub mod format;
 #[cfg(fuzzing)]
 pub mod fuzz;

@@ -101,7 +101,8 @@ pub fn display(kind: Kind, source: &str) -> String {
 const MAX_URL: usize = 2048;
 
 /// Normalises a feed URL: `http://` or `https://` (scheme and host lower-cased), a
-/// host, no spaces or control characters, at most 2048 bytes.
+/// host, no spaces, quotes, `<`, `>`, backslashes or control characters, at most
+/// 2048 bytes.
 ///
 /// ```
 /// use ripe_cidr_collector::source::normalize_feed;
@@ -121,8 +122,15 @@ pub fn normalize_feed(s: &str) -> Result<String, String> {
     if t.len() > MAX_URL {
         return bad("longer than 2048 bytes");
     }
-    if t.bytes().any(|b| b <= b' ' || b == 0x7f) || !t.is_ascii() {
-        return bad("spaces, control and non-ASCII characters must be percent-encoded");
+    // Quotes and angle brackets too: a URL is shown in pages (LuCI, the web page) and
+    // written into scripts, and no server needs them unencoded.
+    if t.bytes()
+        .any(|b| b <= b' ' || b == 0x7f || b"<>\"'`\\".contains(&b))
+        || !t.is_ascii()
+    {
+        return bad(
+            "spaces, quotes, <, >, \\, control and non-ASCII characters must be percent-encoded",
+        );
     }
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (authority, path) = rest.split_at(end);
@@ -390,10 +398,18 @@ mod tests {
             "https://a b/x",
             "https://user@example.org/",
             "https://example.org:99999/",
+            "https://example.org/<img src=x>",
+            "https://example.org/\"",
+            "https://example.org/it's",
+            "https://example.org/a`b",
+            "https://example.org/a\\b",
+            "https://example.org/a b",
         ] {
             let e = normalize_feed(bad).unwrap_err();
             assert!(e.contains(&format!("{bad:?}")), "{e}");
         }
+        // Their encoded forms are fine.
+        assert!(normalize_feed("https://example.org/%3Cimg%3E%22%27").is_ok());
         assert_eq!(normalize_country("nL").unwrap(), "NL");
         for bad in ["", "N", "nld", "N1", "1", "  ", "ÄÖ"] {
             let e = normalize_country(bad).unwrap_err();

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub mod json;
+pub mod spell;
 
 /// Seconds since the Unix epoch, now.
 pub fn unix_now() -> i64 {
@@ -76,6 +77,18 @@ pub fn iso(secs: i64) -> String {
     put(14, mi, 2);
     put(17, s, 2);
     String::from_utf8_lossy(&b).into_owned()
+}
+
+/// A length of time for people: `6 h`, `90 min`, `45 s` (the largest unit that
+/// divides it), not `21600 s`.
+pub fn duration(secs: u64) -> String {
+    match secs {
+        0 => "0 s".into(),
+        s if s % 86_400 == 0 => format!("{} d", s / 86_400),
+        s if s % 3_600 == 0 => format!("{} h", s / 3_600),
+        s if s % 60 == 0 => format!("{} min", s / 60),
+        s => format!("{s} s"),
+    }
 }
 
 /// [`iso`] of the current time.

@@ -17,6 +17,7 @@ use super::routes::Context;
 /// What a `Host` value names, its port dropped.
 #[derive(Debug, PartialEq, Eq)]
 enum Named {
+    /// In canonical form (`::ffff:127.0.0.1` is `127.0.0.1`).
     Ip(IpAddr),
     /// Lower case, without a trailing dot.
     Name(String),
@@ -34,7 +35,10 @@ fn parse(value: &str) -> Option<Named> {
         return None;
     }
     if let Some(v6) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
-        return v6.parse::<Ipv6Addr>().ok().map(|ip| Named::Ip(ip.into()));
+        return v6
+            .parse::<Ipv6Addr>()
+            .ok()
+            .map(|ip| Named::Ip(ip.to_canonical()));
     }
     if let Ok(ip) = host.parse::<Ipv4Addr>() {
         return Some(Named::Ip(ip.into()));
@@ -50,17 +54,19 @@ pub(super) fn check(host: Option<&str>, listen: SocketAddr, ctx: &Context) -> Re
     let Some(value) = host else {
         return Ok(());
     };
-    let builtin = match parse(value) {
-        Some(Named::Ip(ip)) => {
-            let ip = ip.to_canonical();
+    let Some(named) = parse(value) else {
+        return Err(misdirected(value));
+    };
+    let builtin = match &named {
+        Named::Ip(ip) => {
+            let ip = *ip;
             ip.is_loopback() || (ip == listen.ip() && !ip.is_unspecified()) || own_address(ip)
         }
-        Some(Named::Name(n)) => n == "localhost" || n.ends_with(".localhost"),
-        None => return Err(misdirected(value)),
+        Named::Name(n) => n == "localhost" || n.ends_with(".localhost"),
     };
     // config.json is read only for the other names: the usual requests (loopback,
     // the router's own address) cost no file read.
-    if builtin || configured(value, ctx) {
+    if builtin || configured(&named, ctx) {
         return Ok(());
     }
     Err(misdirected(value))
@@ -73,25 +79,20 @@ fn misdirected(value: &str) -> ApiError {
     ))
 }
 
-/// Whether `api.hosts` names `value` (of the last good configuration, as the other
-/// routes use; none read yet names nothing).
-fn configured(value: &str, ctx: &Context) -> bool {
-    let Some(named) = parse(value) else {
-        return false;
-    };
+/// Whether `api.hosts` (of the last good configuration, as the other routes use;
+/// none read yet names nothing) names it. Its entries are canonical already.
+fn configured(named: &Named, ctx: &Context) -> bool {
     let Ok(cfg) = ctx.config() else {
         return false;
     };
-    cfg.api.hosts.iter().any(|h| {
-        let entry = match h.parse::<IpAddr>() {
-            Ok(ip) => Named::Ip(ip),
-            Err(_) => Named::Name(h.clone()),
-        };
-        match (&entry, &named) {
-            (Named::Ip(a), Named::Ip(b)) => a.to_canonical() == b.to_canonical(),
-            _ => entry == named,
-        }
-    })
+    cfg.api
+        .hosts
+        .iter()
+        .any(|h| match (h.parse::<IpAddr>(), named) {
+            (Ok(a), Named::Ip(b)) => a == *b,
+            (Err(_), Named::Name(n)) => h == n,
+            _ => false,
+        })
 }
 
 /// Whether `ip` is an address of one of this host's interfaces. Asked afresh for each

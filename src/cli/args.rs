@@ -7,11 +7,12 @@ use std::path::PathBuf;
 
 use lexopt::prelude::*;
 
-use super::flags::{text, Action, Flag, Parsed};
+use super::flags::{text, Action, Flag, Parsed, FLAGS};
 use super::help::Cmd;
 use super::{Cli, Command, SourceAction, Verbosity};
 use crate::config::{self, Paths};
 use crate::source::Kind;
+use crate::util::spell::did_you_mean;
 
 /// What a usage error prints after its message.
 pub const USAGE_HINT: &str = "\
@@ -50,9 +51,10 @@ pub fn parse(
     };
     let mut words = std::mem::take(&mut a.words).into_iter();
     let cmd = match words.next() {
-        Some(w) => {
-            Some(Cmd::from_name(&w).ok_or_else(|| UsageError(format!("unknown command {w:?}")))?)
-        }
+        Some(w) => Some(Cmd::from_name(&w).ok_or_else(|| {
+            let hint = did_you_mean(&w, "", Cmd::ALL.iter().map(|c| c.name()));
+            UsageError(format!("unknown command {w:?}{hint}"))
+        })?),
         None => None,
     };
     if a.help {
@@ -89,7 +91,12 @@ fn read_flags(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, UsageE
             Short(c) => Flag::by_short(c),
         };
         let Some(flag) = flag else {
-            return Err(arg.unexpected().into());
+            // A slip of a long option: name the one meant, from the flag table.
+            let hint = match &arg {
+                Long(name) => did_you_mean(name, "--", FLAGS.iter().map(|f| f.long)),
+                _ => String::new(),
+            };
+            return Err(UsageError(format!("{}{hint}", arg.unexpected())));
         };
         match flag.action {
             Action::Switch(set) => set(&mut a),
@@ -135,6 +142,7 @@ fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Comman
     if !matches!(
         cmd,
         Cmd::Lookup
+            | Cmd::Explain
             | Cmd::Healthcheck
             | Cmd::Asn
             | Cmd::Fqdn
@@ -147,10 +155,19 @@ fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Comman
     }
     Ok(match cmd {
         Cmd::Run => Command::Run,
+        Cmd::Check => Command::Check,
         Cmd::Daemon => Command::Daemon { listen: a.listen },
         Cmd::Serve => Command::Serve { listen: a.listen },
         Cmd::Export => export(a)?,
         Cmd::Lookup => lookup(rest, a.json)?,
+        Cmd::Explain => match rest {
+            [addr] => Command::Explain {
+                address: addr.clone(),
+                group: a.group,
+                json: a.json,
+            },
+            _ => return Err(UsageError("`explain` needs one address".into())),
+        },
         Cmd::Changes => Command::Changes {
             group: a.group,
             since: a.since,
@@ -265,9 +282,10 @@ fn source_action(
             )))
         }
         [a, ..] if !["list", "add", "remove"].contains(&a.as_str()) => {
+            let hint = did_you_mean(a, "", ["list", "add", "remove"]);
             return Err(UsageError(format!(
-                "unknown `{cmd}` action {a:?}: expected list, add or remove"
-            )))
+                "unknown `{cmd}` action {a:?}: expected list, add or remove{hint}"
+            )));
         }
         [_, ..] => return Err(UsageError(format!("too many arguments for `{cmd}`"))),
     };
@@ -374,6 +392,9 @@ mod tests {
             &["run", "--json"],
             &["lookup"],
             &["lookup", "1.2.3.4", "5.6.7.8"],
+            &["explain"],
+            &["explain", "1.2.3.4", "5.6.7.8"],
+            &["explain", "1.2.3.4", "--since", "x"],
             &["changes", "extra"],
             &["export", "--details"],
             &["export", "--format", "json", "--details", "--aggregate"],

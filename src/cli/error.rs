@@ -66,6 +66,8 @@ pub enum Outcome {
     /// `lookup` found nothing stored for the address (exit 1, so that scripts can test
     /// membership; its note on stderr says so, nothing more is logged).
     NotFound,
+    /// `explain` found a broken link, said so on stdout (exit 1).
+    NotRouted,
 }
 
 /// The process exit code of a command's result, and whether the error (if any) is
@@ -75,7 +77,7 @@ pub fn exit_code(result: &Result<Outcome, CliError>) -> (u8, bool) {
     match result {
         Ok(Outcome::Success) | Err(CliError::ClosedStdout) => (0, false),
         Ok(Outcome::SourcesFailed) => (3, false),
-        Ok(Outcome::NotFound) => (1, false),
+        Ok(Outcome::NotFound | Outcome::NotRouted) => (1, false),
         Err(CliError::Usage(_)) => (2, true),
         // A group named on the command line or in a request that is not configured.
         Err(CliError::Config(ConfigError::UnknownGroup(_) | ConfigError::Refused(_))) => (2, true),
@@ -113,6 +115,7 @@ mod tests {
         assert_eq!(exit_code(&Ok(Outcome::Success)), (0, false));
         assert_eq!(exit_code(&Ok(Outcome::SourcesFailed)), (3, false));
         assert_eq!(exit_code(&Ok(Outcome::NotFound)), (1, false));
+        assert_eq!(exit_code(&Ok(Outcome::NotRouted)), (1, false));
         assert_eq!(exit_code(&Err(CliError::ClosedStdout)), (0, false));
         assert_eq!(exit_code(&Err(CliError::Usage("x".into()))), (2, true));
         assert_eq!(exit_code(&Err(CliError::Other("x".into()))), (1, true));

@@ -307,7 +307,7 @@ pub(super) static FLAGS: &[Flag] = &[
     Flag {
         long: "group",
         short: None,
-        scope: Scope::Only(&[Export, Changes, Asn, Fqdn, Feed, Country, Exclude]),
+        scope: Scope::Only(&[Export, Changes, Explain, Asn, Fqdn, Feed, Country, Exclude]),
         action: Value("NAME", |a, v| {
             let g = text(v, "--group")?;
             if g != crate::format::ALL_GROUPS {
@@ -318,7 +318,8 @@ pub(super) static FLAGS: &[Flag] = &[
             Ok(())
         }),
         help: "the group listed or changed (default: default;\n\
-               '*' lists every group)",
+               '*' lists every group); explain follows it\n\
+               (default: the first group listing ADDR)",
     },
     Flag {
         long: "details",
@@ -350,7 +351,9 @@ pub(super) static FLAGS: &[Flag] = &[
     Flag {
         long: "json",
         short: None,
-        scope: Scope::Only(&[Status, Lookup, Changes, Asn, Fqdn, Feed, Country, Group]),
+        scope: Scope::Only(&[
+            Status, Lookup, Explain, Changes, Asn, Fqdn, Feed, Country, Group,
+        ]),
         action: Switch(|a| a.json = true),
         help: "print JSON (the same bytes as the matching API\n\
                route)",

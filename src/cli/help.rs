@@ -23,9 +23,11 @@ pub enum Cmd {
     Render,
     Healthcheck,
     Lookup,
+    Explain,
     Changes,
     Group,
     Exclude,
+    Check,
 }
 
 /// How a command is shown in the help.
@@ -42,7 +44,7 @@ struct Text {
 
 impl Cmd {
     /// Every command, in the order of the overview.
-    pub const ALL: [Cmd; 17] = [
+    pub const ALL: [Cmd; 19] = [
         Cmd::Run,
         Cmd::Daemon,
         Cmd::Serve,
@@ -59,7 +61,9 @@ impl Cmd {
         Cmd::Render,
         Cmd::Healthcheck,
         Cmd::Lookup,
+        Cmd::Explain,
         Cmd::Changes,
+        Cmd::Check,
     ];
 
     /// The command a word names.
@@ -163,6 +167,16 @@ static TEXTS: &[Text] = &[
                  Codes are two letters (ISO 3166 alpha-2), upper-cased.",
     },
     Text {
+        cmd: Cmd::Check,
+        name: "check",
+        synopsis: "",
+        summary: "check config.json and print the configuration in\n\
+                 effect; writes nothing (exit 1 naming every problem)",
+        about: "Prints the groups with their sources, exclusions, marks and set names,\n\
+                 the outputs and the upstreams. Unknown keys are problems too, with the\n\
+                 key meant when one is close (\"asn\": did you mean asns?).",
+    },
+    Text {
         cmd: Cmd::Group,
         name: "group",
         synopsis: "list [--json] | add NAME [--mark M[/MASK]] | remove NAME",
@@ -241,6 +255,21 @@ static TEXTS: &[Text] = &[
                  configured. Exit 1 when nothing is stored for it.",
     },
     Text {
+        cmd: Cmd::Explain,
+        name: "explain",
+        synopsis: "ADDR [--group NAME] [--json]",
+        summary: "why ADDR is, or is not, routed: stored, in the kernel's\n\
+                 set, marked, ip rule, route; the first broken link\n\
+                 and its fix (exit 0 routed, 1 a broken link)",
+        about: "Walks the chain from the stored value to the route: the values that\n\
+                 hold ADDR (as `lookup`), the group's sets in the kernel (dnsmasq's\n\
+                 _dns sets too), its mark chains and their counters, the ip rule for\n\
+                 the mark and the kernel's route with it, and whether the route's\n\
+                 device is up. Stops at the first broken link with its fix and ends\n\
+                 with one verdict line. Without --group: the first group that lists\n\
+                 ADDR. The kernel steps need CAP_NET_ADMIN; without it they say so.",
+    },
+    Text {
         cmd: Cmd::Changes,
         name: "changes",
         synopsis: "[--since TS] [--type TYPE] [--group NAME] [--json]",
@@ -261,8 +290,9 @@ pub const USAGE_LINE: &str =
     "Usage: ripe-cidr-collector [--data-dir DIR] [--db FILE] [--snapshot FILE] [-v | -q] COMMAND";
 
 const EXIT_CODES: &str = "\
-Exit codes: 0 success, 1 error (config, storage, I/O; unhealthy for healthcheck),
-2 usage error, 3 `run` finished but at least one source failed.
+Exit codes: 0 success, 1 error (config, storage, I/O; unhealthy for healthcheck;
+a broken link for explain), 2 usage error, 3 `run` finished but at least one source
+failed.
 ";
 
 /// Column where descriptions start.

@@ -3,8 +3,10 @@
 
 mod args;
 mod changes;
+mod check;
 mod daemon;
 mod error;
+mod explain;
 mod export;
 mod flags;
 mod groups;
@@ -146,6 +148,15 @@ pub enum Command {
         /// As JSON (the bytes of `GET /lookup`).
         json: bool,
     },
+    /// Walk the chain from the stored value to the route for an address.
+    Explain {
+        /// The address as given (checked by the command).
+        address: String,
+        /// The group to follow (`None`: the first that lists it).
+        group: Option<String>,
+        /// As JSON (the bytes of `GET /explain`).
+        json: bool,
+    },
     /// Show the values added and removed since a time.
     Changes {
         /// Only the sources of this group (`*` or `None`: every source).
@@ -160,6 +171,8 @@ pub enum Command {
     },
     /// Manage a source list.
     Sources(Kind, SourceAction),
+    /// Check `config.json` and print the configuration in effect.
+    Check,
     /// Manage the groups.
     Group(groups::GroupAction),
     /// Manage the exclusions.
@@ -219,6 +232,7 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
             | Command::Render { .. }
             | Command::CollectNow
             | Command::Lookup { .. }
+            | Command::Explain { .. }
             | Command::Changes { .. }
     ) {
         require_existing(paths)?;
@@ -238,6 +252,11 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
             details,
         } => export::run(paths, options, output.as_deref(), *details),
         Command::Lookup { query, json } => lookup::run(paths, query, *json),
+        Command::Explain {
+            address,
+            group,
+            json,
+        } => explain::run(paths, address, group.as_deref(), *json),
         Command::Changes {
             group,
             since,
@@ -251,6 +270,7 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
             *json,
         ),
         Command::Sources(kind, action) => sources::run(paths, *kind, action),
+        Command::Check => check::run(paths),
         Command::Group(action) => groups::group(paths, action),
         Command::Exclude(action) => groups::exclude(paths, action),
         Command::Status { json } => status::run(paths, *json),

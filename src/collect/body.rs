@@ -98,7 +98,14 @@ impl Read for Body<'_> {
 /// Reads the next piece of a chunked body into `out` (not empty); 0 at its end.
 /// Framing lines are decoded from the connection's buffer, never copied.
 fn read_chunk(conn: &mut Conn, decoder: &mut http1::Chunked, out: &mut [u8]) -> io::Result<usize> {
-    let broken = |e: http1::ChunkError| io::Error::other(SourceError::Protocol(e.to_string()));
+    // The size line is not quoted: failure texts never carry what a server sent.
+    let broken = |e: http1::ChunkError| {
+        let what = match e {
+            http1::ChunkError::BadSize(_) => "bad chunk size line".into(),
+            e => e.to_string(),
+        };
+        io::Error::other(SourceError::Protocol(what))
+    };
     loop {
         if decoder.done() {
             return Ok(0);

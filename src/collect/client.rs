@@ -1,6 +1,7 @@
 //! A small HTTP/1.1 client for RIPEstat and DoH: GET only, one connection per
 //! request (`Connection: close`; a run makes a few requests per source, a pool would
-//! reuse next to nothing), redirects followed (never from https to http), TLS 1.3
+//! reuse next to nothing), redirects followed (never from https to http, nor from a
+//! public address to an internal one), TLS 1.3
 //! through rustls with ring when built with the `tls` feature.
 //!
 //! It replaced ureq, whose generic request and body machinery cost about 150 KiB of
@@ -87,8 +88,11 @@ impl Http {
         let deadline = Instant::now() + self.timeout;
         let mut url = Url::parse(url).map_err(bad_url)?;
         url.add_query(query);
+        // Set by the first connection: whether the configured URL is internal itself
+        // (then its redirects may be too).
+        let mut reach = None;
         for _ in 0..=MAX_REDIRECTS {
-            let resp = self.request(&url, headers, deadline)?;
+            let resp = self.request(&url, headers, deadline, &mut reach)?;
             let location = match resp.status {
                 301 | 302 | 303 | 307 | 308 => resp.header("location"),
                 _ => None,
@@ -103,12 +107,13 @@ impl Http {
         )))
     }
 
-    /// One request and its response head.
+    /// One request and its response head; `reach` as for [`Http::connect`].
     fn request(
         &self,
         url: &Url,
         headers: &[(&str, &str)],
         deadline: Instant,
+        reach: &mut Option<bool>,
     ) -> Result<Response, SourceError> {
         // Checked before connecting, so that the missing CA bundle is the error
         // rather than the handshake failure it would cause.
@@ -116,7 +121,7 @@ impl Http {
             self.tls.check()?;
         }
         let sock = Timed {
-            sock: self.connect(url, deadline)?,
+            sock: self.connect(url, deadline, reach)?,
             deadline,
         };
         let stream = match url.https {
@@ -157,8 +162,17 @@ impl Http {
         read_response(conn, seconds)
     }
 
-    /// A TCP connection to the URL's host, tried address by address.
-    fn connect(&self, url: &Url, deadline: Instant) -> Result<TcpStream, SourceError> {
+    /// A TCP connection to the URL's host, tried address by address. `reach`: `None`
+    /// for the configured URL, which may name any address (set then to whether the one
+    /// connected to is internal); after a redirect `Some(false)` skips internal
+    /// addresses (loopback, private, link-local ...), checked on the resolved ones, so
+    /// that a public feed cannot point the collector at the router's own services.
+    fn connect(
+        &self,
+        url: &Url,
+        deadline: Instant,
+        reach: &mut Option<bool>,
+    ) -> Result<TcpStream, SourceError> {
         let timeout = SourceError::Timeout {
             seconds: self.seconds(),
         };
@@ -172,17 +186,27 @@ impl Http {
                 })?
             }
         };
-        let mut last = None;
+        let (mut last, mut refused) = (None, None);
         for ip in ips {
+            if *reach == Some(false) && internal(ip) {
+                refused = Some(ip);
+                continue;
+            }
             let left = left(deadline).map_err(|_| timeout.clone())?;
             match TcpStream::connect_timeout(&SocketAddr::new(ip, url.port), left) {
-                Ok(sock) => return Ok(sock),
+                Ok(sock) => {
+                    reach.get_or_insert(internal(ip));
+                    return Ok(sock);
+                }
                 Err(e) => last = Some(e),
             }
         }
-        Err(match last {
-            Some(e) => io_error(e, self.seconds()),
-            None => no_such_host(),
+        Err(match (last, refused) {
+            (Some(e), _) => io_error(e, self.seconds()),
+            (None, Some(ip)) => SourceError::Redirect(format!(
+                "to an internal address ({ip}) from a URL that is not one"
+            )),
+            (None, None) => no_such_host(),
         })
     }
 }
@@ -195,14 +219,43 @@ fn bad_url(e: String) -> SourceError {
 /// Where a redirect from `from` to `location` leads. A redirect from https to plain
 /// http is refused: it would hand the request, and the answer that fills the
 /// firewall sets, to anyone on the path.
+/// The `Location` is not quoted: failure texts never carry what a server sent.
 fn redirect(from: &Url, location: &str) -> Result<Url, SourceError> {
-    let to = from.join(location).map_err(bad_url)?;
+    let refuse = |why: &str| SourceError::Redirect(why.into());
+    let to = from
+        .join(location)
+        .map_err(|_| refuse("its Location is not a URL this client follows"))?;
     if from.https && !to.https {
-        return Err(SourceError::Redirect(format!(
-            "from https to plain http ({location:?})"
-        )));
+        return Err(refuse("from https to plain http"));
     }
     Ok(to)
+}
+
+/// Whether a redirect from a public URL must not lead to `ip`: loopback, private,
+/// shared (100.64/10), link-local, unspecified, multicast, broadcast and reserved
+/// addresses, and their IPv6 kin (ULA, link- and site-local).
+pub(crate) fn internal(ip: IpAddr) -> bool {
+    match ip.to_canonical() {
+        IpAddr::V4(a) => {
+            let [o0, o1, ..] = a.octets();
+            a.is_loopback()
+                || a.is_private()
+                || a.is_link_local()
+                || a.is_multicast()
+                || o0 == 0
+                || o0 >= 240
+                || (o0 == 100 && o1 & 0xc0 == 64)
+        }
+        IpAddr::V6(a) => {
+            let s = a.segments()[0];
+            a.is_loopback()
+                || a.is_unspecified()
+                || a.is_multicast()
+                || s & 0xfe00 == 0xfc00
+                || s & 0xffc0 == 0xfe80
+                || s & 0xffc0 == 0xfec0
+        }
+    }
 }
 
 /// The error of a server name without addresses.
@@ -320,7 +373,12 @@ fn read_response(mut conn: Conn, seconds: u64) -> Result<Response, SourceError> 
         match http1::content_length(lengths.map(|(_, v)| v.as_str())) {
             Ok(Some(n)) => Framing::Length(n),
             Ok(None) => Framing::Close,
-            Err(e) => return Err(SourceError::Protocol(e.to_string())),
+            // Not quoted: failure texts never carry what a server sent.
+            Err(_) => {
+                return Err(SourceError::Protocol(
+                    "a Content-Length that is not a number, or several that disagree".into(),
+                ))
+            }
         }
     };
     Ok(Response {

@@ -310,7 +310,33 @@ pub fn is_https(url: &str) -> bool {
         .is_some_and(|scheme| scheme.eq_ignore_ascii_case("https:"))
 }
 
-/// A short piece of a body for error messages: the start, as text.
+/// What the start of an answer that is not what was asked looks like, for failure
+/// texts, which never quote it: they end up in `status.json`, the web page and LuCI,
+/// and an upstream (or whatever a redirect reached) must not put its text there.
+pub(crate) fn looks_like(start: &[u8]) -> &'static str {
+    let t = start
+        .strip_prefix(b"\xef\xbb\xbf")
+        .unwrap_or(start)
+        .trim_ascii_start();
+    let lower = t.to_ascii_lowercase();
+    let has = |w: &[u8]| lower.windows(w.len()).any(|x| x == w);
+    if t.is_empty() {
+        "an empty answer"
+    } else if t[0] == b'<' && (has(b"<html") || has(b"<!doctype html")) {
+        "an HTML page"
+    } else if t[0] == b'<' {
+        "markup (XML or HTML)"
+    } else if std::str::from_utf8(t)
+        .is_ok_and(|s| !s.contains(|c: char| c.is_control() && !c.is_whitespace()))
+    {
+        "text"
+    } else {
+        "binary data"
+    }
+}
+
+/// A short piece of a program's error output (`fetch.command`) for error messages:
+/// the start, as text. Never used for answers (see [`looks_like`]).
 pub(crate) fn snippet(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(&body[..body.len().min(60)]);
     let one_line: String = text
@@ -395,6 +421,16 @@ mod tests {
             Err(SourceError::TooMany { limit: MAX_VALUES })
         );
         assert_eq!(Fetched::new(vec![v], 0).texts(Kind::Fqdn), ["192.0.2.1"]);
+    }
+
+    #[test]
+    fn answers_are_described_not_quoted() {
+        assert_eq!(looks_like(b"  <!DOCTYPE HTML><p>x"), "an HTML page");
+        assert_eq!(looks_like(b"\xef\xbb\xbf<html><script>"), "an HTML page");
+        assert_eq!(looks_like(b"<?xml version='1.0'?>"), "markup (XML or HTML)");
+        assert_eq!(looks_like(b"Service down\r\n"), "text");
+        assert_eq!(looks_like(b"\x1f\x8b\x08"), "binary data");
+        assert_eq!(looks_like(b" \n"), "an empty answer");
     }
 
     #[test]

@@ -220,13 +220,10 @@ pub(super) fn judge(
 ) -> Result<Fetched, SourceError> {
     if !(200..300).contains(&status) {
         // RIPEstat explains a refused query in a JSON body (400 "The parameter
-        // 'resource' is required."); use that message when there is one.
+        // 'resource' is required."); that message is logged (see `refused`).
         return Err(match read {
             Ok(head) if head.status.as_deref().is_some_and(|s| s != "ok") => {
-                SourceError::Upstream {
-                    status: Some(status),
-                    message: head.message,
-                }
+                refused(Some(status), &head.message)
             }
             _ => SourceError::Http { status },
         });
@@ -237,10 +234,21 @@ pub(super) fn judge(
         Some("ok") | None => Err(SourceError::BadBody(format!(
             "no {list} list in the answer"
         ))),
-        Some(_) => Err(SourceError::Upstream {
-            status: head.status_code.filter(|&c| c != 200),
-            message: head.message,
-        }),
+        Some(_) => Err(refused(
+            head.status_code.filter(|&c| c != 200),
+            &head.message,
+        )),
+    }
+}
+
+/// RIPEstat's `"status": "error"`. Its `messages` go to the log only (escaped): the
+/// failure text ends up in `status.json`, the web page and LuCI, and must not carry
+/// what a server (or whatever a redirect reached) wrote.
+fn refused(status: Option<u16>, said: &str) -> SourceError {
+    log::warn!("RIPEstat refused a query, saying {said:?}");
+    SourceError::Upstream {
+        status,
+        message: "the query was refused (its message is in the log)".into(),
     }
 }
 

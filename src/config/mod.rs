@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::format::{Family, Format, RenderOptions, TypeFilter};
 use crate::source::Kind;
 
+mod check;
 mod dupkeys;
 mod edit;
 mod group;
@@ -18,6 +19,7 @@ mod read;
 mod tests;
 pub mod upstreams;
 
+pub use check::{check, Checked};
 pub use edit::{
     add_exclusions, add_group, add_source, add_sources, remove_exclusions, remove_group,
     remove_source, remove_sources, GroupAdded,

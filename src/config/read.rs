@@ -70,8 +70,9 @@ impl Reader<'_> {
     /// Warns about keys of `obj` not in `known`.
     fn unknown(&mut self, obj: &Map, prefix: &str, known: &[&str]) {
         for k in obj.keys().filter(|k| !known.contains(&k.as_str())) {
+            let hint = crate::util::spell::did_you_mean(k, prefix, known.iter().copied());
             self.warnings.push(format!(
-                "unknown key {prefix}{k} is ignored (kept when the file is rewritten)"
+                "unknown key {prefix}{k} is ignored (kept when the file is rewritten){hint}"
             ));
         }
     }

@@ -16,7 +16,7 @@ pub use dnsmasq::{
     DEFAULT_DNS_TIMEOUT_SECONDS, DNSMASQ_HEADER, DNSMASQ_MAX_LINE,
 };
 pub use exclude::{subtract, Exclusions};
-pub use names::{check_name, NFT_KEYWORDS, NFT_KEYWORDS_NEWER};
+pub use names::{check_name, mark_chains, NFT_KEYWORDS, NFT_KEYWORDS_NEWER};
 pub use values::{parse_value, prepare, union, Collector, Entry, Prepared};
 pub use write::{
     ipset_maxelem, needs_aggregate, render, render_prepared, IPSET_MAXELEM, IPSET_TMP_SUFFIX,

@@ -100,3 +100,9 @@ impl RenderOptions {
         }
     }
 }
+
+/// The names of the chains that mark a group's traffic: `<set>_mark` (prerouting) and
+/// `<set>_mark_out` (output), kept by the `load` output, read by `explain`.
+pub fn mark_chains(set: &str) -> [String; 2] {
+    [format!("{set}_mark"), format!("{set}_mark_out")]
+}

@@ -84,12 +84,12 @@ fn order<'a>(values: impl Iterator<Item = &'a str>) -> Vec<u32> {
 }
 
 /// Appends `s` as a JSON string.
-fn push_json(out: &mut Vec<u8>, s: &str) {
+pub(crate) fn push_json(out: &mut Vec<u8>, s: &str) {
     crate::util::json::push_string(out, s);
 }
 
 /// Appends `"key":` and `s` as a JSON string.
-fn push_field(out: &mut Vec<u8>, key: &str, s: &str) {
+pub(crate) fn push_field(out: &mut Vec<u8>, key: &str, s: &str) {
     out.push(b'"');
     out.extend_from_slice(key.as_bytes());
     out.extend_from_slice(b"\":");

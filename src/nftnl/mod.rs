@@ -20,6 +20,7 @@ mod diff;
 mod dns;
 mod load;
 pub(crate) mod msg;
+pub mod probe;
 mod read;
 mod sock;
 
@@ -111,11 +112,7 @@ pub fn load(
     load_with(table, set, p, &o)
 }
 
-/// The names of the chains that mark a group's traffic: `<set>_mark` (prerouting) and
-/// `<set>_mark_out` (output).
-pub fn mark_chains(set: &str) -> [String; 2] {
-    [format!("{set}_mark"), format!("{set}_mark_out")]
-}
+pub use crate::format::mark_chains;
 
 /// How a load goes beyond the sets' contents (all off by default).
 #[derive(Debug, Clone, Copy, Default)]

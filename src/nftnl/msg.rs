@@ -7,10 +7,11 @@
 
 mod chain;
 mod elem;
+mod get;
 
 pub use elem::{top as elem_top, Elems};
 
-pub use chain::{MarkRule, HOOK_OUTPUT, HOOK_PREROUTING};
+pub use chain::{read_mark_rule, MarkRule, MarkSet, HOOK_OUTPUT, HOOK_PREROUTING};
 
 /// `NETLINK_NETFILTER` message type of the batch delimiters.
 const NFNL_MSG_BATCH_BEGIN: u16 = 0x10;
@@ -19,17 +20,13 @@ const NFNL_MSG_BATCH_END: u16 = 0x11;
 const NFNL_SUBSYS_NFTABLES: u16 = 10;
 const NFT_MSG_NEWTABLE: u16 = 0;
 const NFT_MSG_NEWSET: u16 = 9;
-/// Requests outside a batch (`Batch::request`) ask for these.
-pub const NFT_MSG_GETSET: u16 = 10;
 const NFT_MSG_DELSET: u16 = 11;
 const NFT_MSG_NEWSETELEM: u16 = 12;
-pub const NFT_MSG_GETSETELEM: u16 = 13;
 const NFT_MSG_DELSETELEM: u16 = 14;
 
 const NLM_F_REQUEST: u16 = 0x1;
 const NLM_F_ACK: u16 = 0x4;
 const NLM_F_CREATE: u16 = 0x400;
-const NLM_F_DUMP: u16 = 0x300;
 const NLA_F_NESTED: u16 = 0x8000;
 
 /// `NFPROTO_INET`: the `inet` family of tables.
@@ -130,13 +127,19 @@ impl Batch {
 
     /// Starts a message: nlmsghdr (length filled in by `close`) and nfgenmsg.
     fn header(&mut self, kind: u16, flags: u16, family: u8) -> usize {
+        self.raw(kind, flags, &[family, 0, 0, 0]) // version 0, res_id 0
+    }
+
+    /// Starts a message of any netlink family: nlmsghdr and its `fixed` header
+    /// (nfgenmsg, rtmsg, ...).
+    fn raw(&mut self, kind: u16, flags: u16, fixed: &[u8]) -> usize {
         let at = self.buf.len();
         self.buf.extend_from_slice(&0u32.to_ne_bytes());
         self.buf.extend_from_slice(&kind.to_ne_bytes());
         self.buf.extend_from_slice(&flags.to_ne_bytes());
         self.buf.extend_from_slice(&self.seq.to_ne_bytes());
         self.buf.extend_from_slice(&0u32.to_ne_bytes()); // port id: the kernel
-        self.buf.extend_from_slice(&[family, 0, 0, 0]); // version 0, res_id 0
+        self.buf.extend_from_slice(fixed);
         self.seq = self.seq.wrapping_add(1);
         at
     }
@@ -253,24 +256,5 @@ impl Batch {
         self.string(NFTA_SET_ELEM_LIST_TABLE, table);
         self.string(NFTA_SET_ELEM_LIST_SET, set);
         self.close(at);
-    }
-
-    /// A request outside any batch (reads are not transactions): GETSET of one set
-    /// or, with `dump`, GETSETELEM of all its elements, numbered `seq`. No
-    /// acknowledgement is asked for: the answer (or an error) is the end of it.
-    pub fn request(msg: u16, dump: bool, table: &str, set: &str, seq: u32) -> Vec<u8> {
-        let mut b = Batch {
-            buf: Vec::with_capacity(64),
-            seq,
-            acks: Vec::new(),
-            nest_limit: MAX_NEST,
-        };
-        let flags = NLM_F_REQUEST | if dump { NLM_F_DUMP } else { 0 };
-        let at = b.header((NFNL_SUBSYS_NFTABLES << 8) | msg, flags, NFPROTO_INET);
-        // NFTA_SET_TABLE/NAME and NFTA_SET_ELEM_LIST_TABLE/SET are both 1 and 2.
-        b.string(NFTA_SET_TABLE, table);
-        b.string(NFTA_SET_NAME, set);
-        b.close(at);
-        b.buf
     }
 }

@@ -1,5 +1,6 @@
 //! The thin socket shell around the encoder: a `NETLINK_NETFILTER` socket that sends
-//! the whole batch in one datagram and reads the kernel's acknowledgements.
+//! the whole batch in one datagram and reads the kernel's acknowledgements, or a
+//! `NETLINK_ROUTE` one for the reads of `explain` (`probe`).
 
 use std::io;
 use std::mem::size_of;
@@ -32,13 +33,15 @@ impl Socket {
     /// Opens the socket; fails with `EPROTONOSUPPORT` where the kernel has no
     /// nfnetlink.
     pub fn open() -> io::Result<Socket> {
+        Socket::open_proto(libc::NETLINK_NETFILTER)
+    }
+
+    /// Opens a netlink socket of protocol `proto` (`NETLINK_NETFILTER`,
+    /// `NETLINK_ROUTE`).
+    pub fn open_proto(proto: libc::c_int) -> io::Result<Socket> {
         // SAFETY: plain system call without pointers.
         let fd = check(unsafe {
-            libc::socket(
-                libc::AF_NETLINK,
-                libc::SOCK_RAW | libc::SOCK_CLOEXEC,
-                libc::NETLINK_NETFILTER,
-            )
+            libc::socket(libc::AF_NETLINK, libc::SOCK_RAW | libc::SOCK_CLOEXEC, proto)
         })?;
         let s = Socket(fd);
         // Errors are acknowledged without a copy of the (up to 64 KiB) message; an

@@ -195,7 +195,7 @@ fn acknowledgements() {
 
 #[test]
 fn timeouts_deletes_and_reading_back() {
-    use super::msg::{Elems, NFT_MSG_GETSETELEM};
+    use super::msg::Elems;
     let mut b = Batch::new(8, 1);
     b.set("t", "s_v4", (super::msg::TYPE_IPADDR, 4), 0, true);
     let op = Elems {
@@ -243,7 +243,7 @@ fn timeouts_deletes_and_reading_back() {
     assert_eq!(elems(&m[3]), vec![vec![1], vec![3, 1]]);
     // A dump's answers are NEWSETELEM messages: what we encode reads back.
     let mut got = Vec::new();
-    for (kind, _, body) in super::read::messages(&bytes) {
+    for (kind, body) in super::read::messages(&bytes) {
         if kind == 0x0a0c {
             super::read::parse_elements(&body[4..], &mut |k, end| got.push((k, end)));
         }
@@ -259,7 +259,9 @@ fn timeouts_deletes_and_reading_back() {
         ]
     );
     // The dump request: GETSETELEM, REQUEST | DUMP, no acknowledgement asked.
-    let req = Batch::request(NFT_MSG_GETSETELEM, true, "t", "s_v4", 9);
+    let mut b = Batch::request_from(9);
+    b.dump_elements("t", "s_v4");
+    let req = b.into_bytes();
     let m = messages(&req);
     assert_eq!(
         (m.len(), m[0].kind, m[0].flags, m[0].seq),
@@ -274,4 +276,45 @@ fn timeouts_deletes_and_reading_back() {
         let _ = super::read::messages(&req[..cut]).count();
         super::read::parse_elements(&req[..cut], &mut |_, _| {});
     }
+}
+
+#[test]
+fn a_mark_rule_reads_back_as_the_mark_it_sets() {
+    use super::msg::{read_mark_rule, MarkRule, MarkSet};
+    for (value, mask) in [(0x100, 0xff00), (0x42, u32::MAX)] {
+        let mut b = Batch::new(0, 1);
+        let rule = MarkRule {
+            set: "vpn_v4",
+            set_id: 1,
+            v6: false,
+        };
+        b.mark_rule("t", "vpn_mark", &rule, value, mask, 0);
+        let (bytes, _) = b.finish();
+        let m = &messages(&bytes)[1];
+        assert_eq!(m.kind, 0x0a06);
+        // The kernel dumps a counter with its packets; ours is sent without them.
+        let want = MarkSet {
+            value,
+            mask,
+            packets: None,
+        };
+        assert_eq!(read_mark_rule(m.attrs), Some(want));
+    }
+    // A rule without expressions sets no mark; garbage reads as nothing.
+    assert_eq!(read_mark_rule(&[]), None);
+    assert_eq!(read_mark_rule(&[8, 0, 4, 0x80, 1, 2]), None);
+}
+
+#[test]
+fn a_get_of_an_element_holds_the_key() {
+    let mut b = Batch::request();
+    b.get_element("t", "s_v4", &[10, 0, 0, 1]);
+    let bytes = b.into_bytes();
+    let m = &messages(&bytes)[0];
+    assert_eq!((m.kind, m.flags), (0x0a0d, 1));
+    let list = attrs(m.attrs);
+    assert_eq!(list[0], (1, &b"t\0"[..]));
+    let elems = attrs(list[2].1);
+    let key = attrs(attrs(elems[0].1)[0].1)[0].1;
+    assert_eq!(key, [10, 0, 0, 1]);
 }

@@ -10,7 +10,7 @@ use ripe_cidr_collector::db;
 use ripe_cidr_collector::source::Kind;
 use serde_json::json;
 
-use crate::common::{FakeServer, Reply, TestDir};
+use crate::common::{http_send, FakeServer, Reply, TestDir};
 
 const FEED: &str = "\u{feff}; Spamhaus DROP List\r\n\
                     1.10.16.0/20 ; SBL256894\r\n\
@@ -273,4 +273,40 @@ fn feed_304_counts_as_seen_again() {
     run(0);
     assert_eq!(up.requests()[2].header("If-None-Match"), None);
     assert_eq!(values(&t, Kind::Feed, &url).len(), 3);
+}
+
+/// A feed URL is shown in pages (LuCI, the web page): quotes, `<`, `>` and spaces are
+/// refused unencoded by every way in, the error naming the URL, nothing changed.
+#[test]
+fn feed_urls_with_markup_are_refused_everywhere() {
+    let t = TestDir::new();
+    t.config(&json!({"feeds": ["https://example.org/a.txt"]}));
+    let before = fs::read_to_string(t.file("config.json")).unwrap();
+    let bad = "https://example.org/<img src=x onerror=alert(1)>";
+    let out = t.run(&["feed", "add", bad]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains(bad) && err.contains("percent-encoded"),
+        "{err}"
+    );
+    let s = t.spawn_listening(&["serve"]);
+    for url in [
+        bad,
+        "https://example.org/a b",
+        "https://example.org/\"x\"",
+        "https://example.org/it's",
+    ] {
+        let body = json!({ "feed": url }).to_string();
+        let (status, answer) = http_send(s.1, "POST", "/feeds", &body);
+        assert_eq!(status, 400, "{url}: {answer}");
+        assert!(answer.contains("invalid feed URL"), "{url}: {answer}");
+    }
+    assert_eq!(fs::read_to_string(t.file("config.json")).unwrap(), before);
+    t.config(&json!({"feeds": [bad]}));
+    let out = t.run(&["feed", "list"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("feeds[0]") && err.contains(bad),
+        "{err}"
+    );
 }

@@ -143,6 +143,35 @@ fn rpcd_plugin_every_call() {
         "{bad}"
     );
 
+    // explain: a broken link is an answer (the CLI's exit 1 with its JSON), not an error.
+    let e = call(dir, "explain", json!({"address": "149.154.167.99"}));
+    assert_eq!(e["routed"], false, "{e}");
+    assert_eq!(e["steps"][0]["state"], "ok", "{e}");
+    assert_eq!(e["lookup"]["matches"][0]["source"], "62041", "{e}");
+    let e = call(
+        dir,
+        "explain",
+        json!({"address": "149.154.167.99", "group": "default"}),
+    );
+    assert_eq!(e["group"], "default", "{e}");
+    for (input, says) in [
+        (json!({"address": "149.154.160.0/20"}), "invalid address"),
+        (
+            json!({"address": "1.2.3.4", "group": "a b"}),
+            "invalid group",
+        ),
+        (
+            json!({"address": "1.2.3.4", "group": "nope"}),
+            "unknown group",
+        ),
+    ] {
+        let e = call(dir, "explain", input.clone());
+        assert!(
+            e["error"].as_str().unwrap_or("").contains(says),
+            "{input}: {e}"
+        );
+    }
+
     let ok = json!({"result": true});
     assert_eq!(
         call(dir, "add", json!({"kind": "asn", "source": "AS64496"})),
@@ -338,6 +367,16 @@ fn luci_views_render_the_plugins_answers() {
         Duration::from_secs(10)
     ));
     assert!(text(&mut b, ".rcc-match").contains("AS62041"));
+    // The box walks the chain: stored holds, the kernel step is the broken link.
+    assert_eq!(
+        b.eval("[...document.querySelectorAll('.rcc-step')].map(l => l.className).join(' ')"),
+        "rcc-step rcc-ok rcc-step rcc-broken"
+    );
+    assert!(text(&mut b, ".rcc-broken").contains("Fix: add {\"load\""));
+    assert_eq!(
+        text(&mut b, ".rcc-verdict"),
+        "149.154.167.99: stored in group default, but no output loads group default's sets"
+    );
 
     open_view(&mut b, addr, "sources");
     assert!(text(&mut b, "#rcc-sources").contains("AS64500"));
@@ -358,5 +397,99 @@ fn luci_views_render_the_plugins_answers() {
     assert_eq!(listen, "127.0.0.1:8080");
     let level = b.eval("document.querySelector('[data-name=log_level] select').value");
     assert_eq!(level, "info");
+    assert_eq!(b.errors, Vec::<String>::new());
+}
+
+/// Stored XSS through the LuCI app: LuCI's E() sets innerHTML for a bare string child,
+/// and the stand-in does as LuCI does. A feed URL with markup stored by an earlier
+/// version, failure texts with markup (as an earlier version copied answers into
+/// status.json), and error texts echoing what was typed must show as text and run no
+/// script in the admin's session.
+#[test]
+fn luci_views_show_markup_as_text() {
+    let Some(mut b) = Browser::start() else {
+        cannot_run("chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let site = site(&["62041", "64500"], &[]);
+    let dir = site.t.path();
+    let img = |n: u32| format!("<img src=x onerror=window.pwned={n}>");
+    let feed = format!("https://evil.example/{}", img(1));
+    let mut db = ripe_cidr_collector::db::open(&site.t.paths()).unwrap();
+    let value = vec!["192.0.2.0/24".to_string()];
+    let now = ripe_cidr_collector::util::unix_now();
+    db.merge_source(
+        ripe_cidr_collector::source::Kind::Feed,
+        &feed,
+        &value,
+        now,
+        7,
+    )
+    .unwrap();
+    let status = std::fs::read_to_string(site.t.file("status.json")).unwrap();
+    let mut status: Value = serde_json::from_str(&status).unwrap();
+    status["failures"]["AS64500"] = json!(img(2));
+    status["last_error"] = json!(img(3));
+    status["output_failures"] = json!({ img(4): img(5) });
+    std::fs::write(site.t.file("status.json"), status.to_string()).unwrap();
+    let server = luci_server(dir.to_path_buf());
+    let addr = server.addr;
+    let safe = |b: &mut Browser, what: &str| {
+        assert_eq!(
+            b.eval("String(window.pwned)"),
+            "undefined",
+            "{what}: a script ran"
+        );
+        assert_eq!(
+            b.eval("document.querySelectorAll('img').length"),
+            0,
+            "{what}"
+        );
+    };
+
+    open_view(&mut b, addr, "status");
+    safe(&mut b, "status");
+    assert!(text(&mut b, "tr[data-source=\"64500\"]").contains(&img(2)));
+    let facts = text(&mut b, "#rcc-facts");
+    for n in [3, 4, 5] {
+        assert!(facts.contains(&img(n)), "{facts}");
+    }
+    // A lookup that finds the feed, and one whose error echoes what was typed.
+    let typed = img(6);
+    for (address, shows) in [("192.0.2.1", &feed), (typed.as_str(), &typed)] {
+        b.eval(&format!(
+            "document.querySelector('#rcc-lookup-result').replaceChildren();
+             document.querySelector('#rcc-address').value = {};
+             document.querySelector('#rcc-lookup').click(); true",
+            json!(address)
+        ));
+        assert!(b.wait_for(
+            "document.querySelector('#rcc-lookup-result').textContent !== ''",
+            Duration::from_secs(10)
+        ));
+        safe(&mut b, address);
+        let shown = text(&mut b, "#rcc-lookup-result");
+        assert!(shown.contains(shows.as_str()), "{address}: {shown}");
+    }
+
+    // Adding a feed URL with markup: refused, the error naming it, shown as text.
+    open_view(&mut b, addr, "sources");
+    b.eval(&format!(
+        "{{ const f = document.querySelector('.rcc-add');
+           f.querySelector('[name=kind]').value = 'feed';
+           f.querySelector('[name=source]').value = {};
+           f.querySelector('button').click(); true }}",
+        json!(format!("https://x.example/{}", img(7)))
+    ));
+    assert!(b.wait_for(
+        "document.querySelector('#notifications').textContent !== ''",
+        Duration::from_secs(10)
+    ));
+    safe(&mut b, "sources");
+    let note = text(&mut b, "#notifications");
+    assert!(
+        note.contains(&img(7)) && note.contains("invalid feed"),
+        "{note}"
+    );
     assert_eq!(b.errors, Vec::<String>::new());
 }

@@ -11,6 +11,7 @@ mod body_limits;
 #[cfg(all(feature = "api", unix))]
 mod browser;
 mod cli;
+mod cli_check;
 mod cli_groups;
 #[cfg(feature = "collect")]
 mod collect;
@@ -22,6 +23,8 @@ mod daemon;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod dnsmasq;
 mod docs;
+#[cfg(all(feature = "api", feature = "collect", target_os = "linux"))]
+mod explain;
 #[cfg(feature = "collect")]
 mod fetching;
 mod formats_real;
@@ -50,6 +53,8 @@ mod openwrt;
 mod openwrt_run;
 #[cfg(unix)]
 mod packaging;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+mod redirects;
 mod review;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod service_user;

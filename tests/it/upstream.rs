@@ -66,7 +66,15 @@ pub struct FakeServer {
 
 impl FakeServer {
     pub fn start(handler: impl Fn(&Seen) -> Reply + Send + Sync + 'static) -> FakeServer {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        FakeServer::start_on("127.0.0.1:0", handler)
+    }
+
+    /// [`FakeServer::start`] on another address (one of a test's network namespace).
+    pub fn start_on(
+        addr: &str,
+        handler: impl Fn(&Seen) -> Reply + Send + Sync + 'static,
+    ) -> FakeServer {
+        let listener = TcpListener::bind(addr).unwrap();
         let addr = listener.local_addr().unwrap();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
@@ -85,7 +93,7 @@ impl FakeServer {
         FakeServer { addr, seen, stop }
     }
 
-    /// `http://127.0.0.1:PORT` + `path`.
+    /// `http://ADDRESS:PORT` + `path`.
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
     }

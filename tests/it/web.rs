@@ -173,6 +173,33 @@ fn page_shows_sources_adds_and_looks_up() {
         m.contains("149.154.160.0/20") && m.contains("AS62041"),
         "{m}"
     );
+    // The same box walks the chain (`GET /explain`): stored holds (green), and with no
+    // output loading the sets the kernel step is the broken link (red, with its fix).
+    let steps = b.eval(
+        "[...document.querySelectorAll('#explain-steps li')].map(l => l.className + ': ' + l.textContent).join('\\n')",
+    );
+    let steps = steps.as_str().unwrap_or_default().to_string();
+    assert!(
+        steps.starts_with("step ok: ✓ stored 149.154.160.0/20 from AS62041"),
+        "{steps}"
+    );
+    assert!(
+        steps.contains("\nstep broken: ✗ kernel no output loads group default's sets"),
+        "{steps}"
+    );
+    assert!(
+        steps.contains("fix: add {\"load\": \"nft\", \"group\": \"default\"}"),
+        "{steps}"
+    );
+    let verdict = text(&mut b, "#lookup-msg");
+    assert_eq!(
+        verdict,
+        "149.154.167.99: stored in group default, but no output loads group default's sets"
+    );
+    assert_eq!(
+        b.eval("document.querySelector('#lookup-msg').className"),
+        "msg bad"
+    );
 
     // The changes of the run are listed.
     let changes = text(&mut b, "#changes-list");

@@ -21,21 +21,50 @@
 	window._ = function(s) { return s; };
 	window.N_ = window._;
 
+	// E() as luci-base's luci.js builds elements (dom.create, dom.attr, dom.append),
+	// traps included, so that a view that falls into one fails here as it would in
+	// LuCI: the second argument is the attributes whenever it is a non-array object
+	// (a DOM node too); a tag starting with '<' is parsed as markup; of the children,
+	// an array's items become nodes or text nodes (null ones the text "null"), a
+	// function is called with the element, a node is appended, and anything else,
+	// a string in particular, is set as innerHTML.
+	function append(node, kids) {
+		if (Array.isArray(kids)) {
+			kids.forEach(function(k) {
+				node.appendChild(k instanceof Node ? k : document.createTextNode('' + k));
+			});
+		} else if (typeof kids === 'function') {
+			append(node, kids(node));
+		} else if (kids instanceof Node) {
+			node.appendChild(kids);
+		} else if (kids !== null && kids !== undefined) {
+			node.innerHTML = '' + kids;
+		}
+	}
+
 	window.E = function(tag, attrs, kids) {
-		if (Array.isArray(attrs) || typeof attrs === 'string' || attrs instanceof Node) {
+		if (!(attrs instanceof Object) || Array.isArray(attrs)) {
 			kids = attrs;
 			attrs = null;
 		}
-		var e = document.createElement(tag);
+		var e;
+		if (tag instanceof Node) {
+			e = tag;
+		} else if (tag.charCodeAt(0) === 60) {
+			var t = document.createElement('template');
+			t.innerHTML = tag;
+			e = t.content.firstChild;
+		} else {
+			e = document.createElement(tag);
+		}
 		Object.keys(attrs || {}).forEach(function(k) {
 			var v = attrs[k];
 			if (v == null) return;
 			if (typeof v === 'function') e.addEventListener(k, v);
+			else if (typeof v === 'object') e.setAttribute(k, JSON.stringify(v));
 			else e.setAttribute(k, v);
 		});
-		[].concat(kids == null ? [] : kids).forEach(function(k) {
-			if (k != null) e.append(k instanceof Node ? k : String(k));
-		});
+		append(e, kids);
 		return e;
 	};
 
@@ -66,8 +95,11 @@
 			}
 		},
 		ui: {
+			// As LuCI: the title goes into an h4, the children through dom.append.
 			addNotification: function(title, kids, cls) {
-				var n = E('div', { 'class': 'alert-message ' + (cls || '') }, kids);
+				var n = E('div', { 'class': 'alert-message ' + (cls || '') });
+				if (title != null) n.appendChild(E('h4', {}, title));
+				append(n, kids);
 				document.getElementById('notifications').appendChild(n);
 				return n;
 			}

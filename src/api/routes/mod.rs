@@ -6,6 +6,7 @@
 
 pub(crate) mod addresses;
 mod changes;
+mod explain;
 mod files;
 mod health;
 mod lookup;
@@ -28,6 +29,7 @@ use crate::source::Kind;
 use addresses::render_options;
 use addresses::{addresses, listing_options};
 use changes::{changes, changes_query};
+use explain::{explain, explain_query};
 use health::health;
 use lookup::{lookup, lookup_query};
 use page::{page, same_origin};
@@ -188,6 +190,7 @@ enum Route {
     Changes,
     Health,
     Lookup,
+    Explain,
     Sources(Kind),
     Source(Kind, String),
     Groups,
@@ -230,6 +233,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         ["addresses"] => (Route::Addresses, "GET, HEAD"),
         ["health"] => (Route::Health, "GET, HEAD"),
         ["lookup"] => (Route::Lookup, "GET, HEAD"),
+        ["explain"] => (Route::Explain, "GET, HEAD"),
         ["changes"] => (Route::Changes, "GET, HEAD"),
         ["asns"] => (Route::Sources(Kind::Asn), "GET, HEAD, POST"),
         ["fqdns"] => (Route::Sources(Kind::Fqdn), "GET, HEAD, POST"),
@@ -244,7 +248,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         }
         _ => {
             return Err(ApiError::NotFound(format!(
-            "no such path {}; the API has /, /status, /addresses, /health, /lookup, /changes, /asns, /fqdns, /feeds, /countries and /groups",
+            "no such path {}; the API has /, /status, /addresses, /health, /lookup, /explain, /changes, /asns, /fqdns, /feeds, /countries and /groups",
             quoted(path)
         )))
         }
@@ -274,6 +278,11 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
             let q = lookup_query(query)?;
             let _p = permit();
             lookup(&q, ctx)
+        }
+        (Route::Explain, _) if read_only => {
+            let (q, group) = explain_query(query)?;
+            let _p = permit();
+            explain(&q, group.as_deref(), ctx)
         }
         (Route::Changes, _) if read_only => {
             let q = changes_query(query)?;

@@ -4,8 +4,10 @@
 //! with one rule per family:
 //!
 //! ```text
-//! meta nfproto ipv4 ip daddr @<set>_v4 meta mark set meta mark & ~mask ^ value
+//! meta nfproto ipv4 ip daddr @<set>_v4 counter meta mark set meta mark & ~mask ^ value
 //! ```
+//!
+//! The counter is what `explain` shows: how many packets the chain marked.
 //!
 //! Rules are replaced in the same transaction as the sets (the chain's rules are
 //! deleted, then added), so a reload never leaves a chain half filled or doubled.
@@ -16,7 +18,9 @@ use super::{
 };
 
 const NFT_MSG_NEWCHAIN: u16 = 3;
+const NFT_MSG_GETCHAIN: u16 = 4;
 const NFT_MSG_NEWRULE: u16 = 6;
+const NFT_MSG_GETRULE: u16 = 7;
 const NFT_MSG_DELRULE: u16 = 8;
 const NLM_F_APPEND: u16 = 0x800;
 
@@ -57,6 +61,7 @@ const NFTA_BITWISE_MASK: u16 = 4;
 const NFTA_BITWISE_XOR: u16 = 5;
 const NFTA_IMMEDIATE_DREG: u16 = 1;
 const NFTA_IMMEDIATE_DATA: u16 = 2;
+const NFTA_COUNTER_PACKETS: u16 = 2;
 
 /// The first 16-byte register (`NFT_REG_1`): holds an IPv6 address whole.
 const REG: u32 = 1;
@@ -176,6 +181,7 @@ impl Batch {
             b.u32_attr(NFTA_LOOKUP_SREG, REG);
             b.u32_attr(NFTA_LOOKUP_SET_ID, rule.set_id);
         });
+        self.expr("counter", |_| {});
         if mask == u32::MAX {
             self.expr("immediate", |b| {
                 b.u32_attr(NFTA_IMMEDIATE_DREG, REG);
@@ -202,4 +208,71 @@ impl Batch {
         self.unnest(list);
         self.close(at);
     }
+}
+
+impl Batch {
+    /// GETCHAIN `inet <table> <chain>`: answered when the chain exists, else ENOENT.
+    pub fn get_chain(&mut self, table: &str, chain: &str) {
+        let at = self.nft_get(NFT_MSG_GETCHAIN, 0);
+        self.string(NFTA_CHAIN_TABLE, table);
+        self.string(NFTA_CHAIN_NAME, chain);
+        self.close(at);
+    }
+
+    /// GETRULE dump of the rules of one chain.
+    pub fn dump_chain_rules(&mut self, table: &str, chain: &str) {
+        let at = self.nft_get(NFT_MSG_GETRULE, super::get::NLM_F_DUMP);
+        self.string(NFTA_RULE_TABLE, table);
+        self.string(NFTA_RULE_CHAIN, chain);
+        self.close(at);
+    }
+}
+
+/// What a mark rule of ours does, read back from the kernel's dump of it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MarkSet {
+    /// The mark it sets, and the bits it changes (all for an `immediate`).
+    pub value: u32,
+    /// The bits changed.
+    pub mask: u32,
+    /// The packets its counter counted (none: a rule without a counter).
+    pub packets: Option<u64>,
+}
+
+/// Reads the expressions of one rule (the attributes after its nfgenmsg): the mark
+/// it sets and its counter. `None` when it sets no mark.
+pub fn read_mark_rule(rule: &[u8]) -> Option<MarkSet> {
+    use crate::nftnl::read::{attrs, be_u64, ne_u32};
+    let list = attrs(rule).find(|a| a.0 == NFTA_RULE_EXPRESSIONS)?.1;
+    let mut out = MarkSet::default();
+    let mut sets = false;
+    let value = |b: &[u8]| {
+        attrs(b)
+            .find(|a| a.0 == NFTA_DATA_VALUE)
+            .and_then(|a| ne_u32(a.1))
+    };
+    for (_, e) in attrs(list) {
+        let name = attrs(e)
+            .find(|a| a.0 == NFTA_EXPR_NAME)
+            .map_or(&[][..], |a| a.1);
+        let data = attrs(e)
+            .find(|a| a.0 == NFTA_EXPR_DATA)
+            .map_or(&[][..], |a| a.1);
+        let get = |k: u16| attrs(data).find(|a| a.0 == k).map(|a| a.1);
+        match name {
+            b"counter\0" => out.packets = get(NFTA_COUNTER_PACKETS).and_then(be_u64),
+            b"immediate\0" => {
+                out.value = get(NFTA_IMMEDIATE_DATA).and_then(value)?;
+                out.mask = u32::MAX;
+                sets = true;
+            }
+            b"bitwise\0" => {
+                out.mask = !get(NFTA_BITWISE_MASK).and_then(value)?;
+                out.value = get(NFTA_BITWISE_XOR).and_then(value)?;
+                sets = true;
+            }
+            _ => {}
+        }
+    }
+    sets.then_some(out)
 }

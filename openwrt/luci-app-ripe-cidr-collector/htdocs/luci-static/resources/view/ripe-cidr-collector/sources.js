@@ -5,7 +5,8 @@
 
 // Services -> IP prefix lists -> Sources: the sources of each group, added and
 // removed through the rpcd plugin (the CLI's `asn add`, `fqdn remove` ...; the
-// daemon collects a new source within seconds).
+// daemon collects a new source within seconds). Texts go to E() inside arrays:
+// LuCI sets innerHTML for a bare string child (see status.js).
 
 var callStatus = rpc.declare({
 	object: 'luci.ripe-cidr-collector',
@@ -41,10 +42,10 @@ function shown(kind, source) {
 // Shows the plugin's answer; true when the change was made.
 function report(res, done) {
 	if (res && res.error) {
-		ui.addNotification(null, E('p', res.error), 'danger');
+		ui.addNotification(null, E('p', [ res.error ]), 'danger');
 		return false;
 	}
-	ui.addNotification(null, E('p', done), 'info');
+	ui.addNotification(null, E('p', [ done ]), 'info');
 	return true;
 }
 
@@ -63,9 +64,9 @@ return view.extend({
 
 	sourceRow: function(s, group) {
 		return E('tr', { 'class': 'tr', 'data-source': s.source }, [
-			E('td', { 'class': 'td', 'data-title': _('Kind') }, (KINDS[s.kind] || [ s.kind ])[0]),
-			E('td', { 'class': 'td', 'data-title': _('Source') }, shown(s.kind, s.source)),
-			E('td', { 'class': 'td', 'data-title': _('Values') }, String(s.values)),
+			E('td', { 'class': 'td', 'data-title': _('Kind') }, [ (KINDS[s.kind] || [ s.kind ])[0] ]),
+			E('td', { 'class': 'td', 'data-title': _('Source') }, [ shown(s.kind, s.source) ]),
+			E('td', { 'class': 'td', 'data-title': _('Values') }, [ String(s.values) ]),
 			E('td', { 'class': 'td cbi-section-actions' }, [
 				E('button', {
 					'class': 'btn cbi-button cbi-button-remove',
@@ -76,14 +77,14 @@ return view.extend({
 								return this.rerender();
 						}, this));
 					}, this)
-				}, _('Remove'))
+				}, [ _('Remove') ])
 			])
 		]);
 	},
 
 	addForm: function(kinds, group) {
 		var kind = E('select', { 'class': 'cbi-input-select', 'name': 'kind' }, kinds.map(function(k) {
-			return E('option', { 'value': k }, KINDS[k][0]);
+			return E('option', { 'value': k }, [ KINDS[k][0] ]);
 		}));
 		var source = E('input', { 'class': 'cbi-input-text', 'name': 'source', 'placeholder': KINDS[kinds[0]][1], 'spellcheck': 'false' });
 		kind.addEventListener('change', function() { source.placeholder = KINDS[kind.value][1]; });
@@ -100,7 +101,7 @@ return view.extend({
 							return this.rerender();
 					}, this));
 				}, this)
-			}, _('Add'))
+			}, [ _('Add') ])
 		]);
 	},
 
@@ -109,18 +110,18 @@ return view.extend({
 		var groups = o.groups || [];
 		var kinds = Object.keys(o.counts || { asn: 0, fqdn: 0 }).filter(function(k) { return KINDS[k]; });
 		var errors = (o.errors || []).map(function(e) {
-			return E('div', { 'class': 'alert-message warning' }, e);
+			return E('div', { 'class': 'alert-message warning' }, [ e ]);
 		});
 		return E('div', { 'id': 'rcc-sources' }, errors.concat(groups.map(L.bind(function(g) {
 			var rows = g.sources.map(L.bind(function(s) { return this.sourceRow(s, g.name); }, this));
 			return E('div', { 'class': 'cbi-section', 'data-group': g.name }, [
-				E('h3', groups.length > 1 ? _('Group %s').format(g.name) : _('Sources')),
+				E('h3', [ groups.length > 1 ? _('Group %s').format(g.name) : _('Sources') ]),
 				E('table', { 'class': 'table' }, [
 					E('tr', { 'class': 'tr table-titles' }, [
-						E('th', { 'class': 'th' }, _('Kind')),
-						E('th', { 'class': 'th' }, _('Source')),
-						E('th', { 'class': 'th' }, _('Values')),
-						E('th', { 'class': 'th cbi-section-actions' }, '')
+						E('th', { 'class': 'th' }, [ _('Kind') ]),
+						E('th', { 'class': 'th' }, [ _('Source') ]),
+						E('th', { 'class': 'th' }, [ _('Values') ]),
+						E('th', { 'class': 'th cbi-section-actions' })
 					])
 				].concat(rows)),
 				this.addForm(kinds, g.name)
@@ -131,8 +132,8 @@ return view.extend({
 	render: function(st) {
 		this.box = this.sections(st);
 		return E('div', {}, [
-			E('h2', _('IP prefix lists: sources')),
-			E('div', { 'class': 'cbi-map-descr' }, _('ASNs give the prefixes they announce, host names the addresses they resolve to. Removed sources keep their values until they age out (ttl_days).')),
+			E('h2', [ _('IP prefix lists: sources') ]),
+			E('div', { 'class': 'cbi-map-descr' }, [ _('ASNs give the prefixes they announce, host names the addresses they resolve to. Removed sources keep their values until they age out (ttl_days).') ]),
 			this.box
 		]);
 	},

@@ -5,8 +5,11 @@
 'require poll';
 
 // Services -> IP prefix lists -> Status: what the daemon and the last run recorded,
-// the sources of each group with their values and failures, and a lookup. All of it
-// comes from the rpcd plugin (`status --json`, `lookup --json` of the CLI).
+// the sources of each group with their values and failures, and "Check an address"
+// (why an address is, or is not, routed). All of it comes from the rpcd plugin
+// (`status --json`, `lookup --json`, `explain --json` of the CLI).
+// Every text is given to E() inside an array: LuCI sets innerHTML for a bare string
+// child, and source names, feed URLs and failure texts come from outside.
 
 var callStatus = rpc.declare({
 	object: 'luci.ripe-cidr-collector',
@@ -17,6 +20,13 @@ var callStatus = rpc.declare({
 var callLookup = rpc.declare({
 	object: 'luci.ripe-cidr-collector',
 	method: 'lookup',
+	params: [ 'address' ],
+	expect: { '': {} }
+});
+
+var callExplain = rpc.declare({
+	object: 'luci.ripe-cidr-collector',
+	method: 'explain',
 	params: [ 'address' ],
 	expect: { '': {} }
 });
@@ -78,8 +88,8 @@ function factsTable(o) {
 	});
 	return E('table', { 'class': 'table', 'id': 'rcc-facts' }, rows.map(function(r) {
 		return E('tr', { 'class': 'tr' }, [
-			E('td', { 'class': 'td left', 'width': '33%' }, r[0]),
-			E('td', { 'class': 'td left' }, r[1])
+			E('td', { 'class': 'td left', 'width': '33%' }, [ r[0] ]),
+			E('td', { 'class': 'td left' }, [ r[1] ])
 		]);
 	}));
 }
@@ -87,34 +97,35 @@ function factsTable(o) {
 function groupSection(g, many) {
 	var rows = g.sources.map(function(s) {
 		return E('tr', { 'class': 'tr', 'data-source': s.source }, [
-			E('td', { 'class': 'td', 'data-title': _('Source') }, shown(s.kind, s.source)),
-			E('td', { 'class': 'td', 'data-title': _('Values') }, String(s.values)),
-			E('td', { 'class': 'td', 'data-title': _('Last seen') }, when(s.last_seen, '-')),
-			E('td', { 'class': 'td', 'data-title': _('Last run') },
-				s.failure ? E('span', { 'style': 'color:#c44' }, s.failure)
-					: (s.values ? _('ok') : _('not collected yet')))
+			E('td', { 'class': 'td', 'data-title': _('Source') }, [ shown(s.kind, s.source) ]),
+			E('td', { 'class': 'td', 'data-title': _('Values') }, [ String(s.values) ]),
+			E('td', { 'class': 'td', 'data-title': _('Last seen') }, [ when(s.last_seen, '-') ]),
+			E('td', { 'class': 'td', 'data-title': _('Last run') }, [
+				s.failure ? E('span', { 'style': 'color:#c44' }, [ s.failure ])
+					: (s.values ? _('ok') : _('not collected yet'))
+			])
 		]);
 	});
 	var table = E('table', { 'class': 'table' }, [
 		E('tr', { 'class': 'tr table-titles' }, [
-			E('th', { 'class': 'th' }, _('Source')),
-			E('th', { 'class': 'th' }, _('Values')),
-			E('th', { 'class': 'th' }, _('Last seen')),
-			E('th', { 'class': 'th' }, _('Last run'))
+			E('th', { 'class': 'th' }, [ _('Source') ]),
+			E('th', { 'class': 'th' }, [ _('Values') ]),
+			E('th', { 'class': 'th' }, [ _('Last seen') ]),
+			E('th', { 'class': 'th' }, [ _('Last run') ])
 		])
 	].concat(rows.length ? rows : [
-		E('tr', { 'class': 'tr placeholder' }, E('td', { 'class': 'td' }, E('em', _('No sources yet.'))))
+		E('tr', { 'class': 'tr placeholder' }, [ E('td', { 'class': 'td' }, [ E('em', [ _('No sources yet.') ]) ]) ])
 	]));
 	return E('div', { 'class': 'cbi-section', 'data-group': g.name }, [
-		E('h3', many ? _('Group %s').format(g.name) + ' (' + countsText(g.counts) + ')'
-			: _('Sources') + ' (' + countsText(g.counts) + ')'),
+		E('h3', [ many ? _('Group %s').format(g.name) + ' (' + countsText(g.counts) + ')'
+			: _('Sources') + ' (' + countsText(g.counts) + ')' ]),
 		table
 	]);
 }
 
 function problems(o) {
 	return (o.errors || []).map(function(e) {
-		return E('div', { 'class': 'alert-message warning' }, e);
+		return E('div', { 'class': 'alert-message warning' }, [ e ]);
 	});
 }
 
@@ -122,29 +133,53 @@ function body(st) {
 	var o = st.overview || {};
 	var groups = o.groups || [];
 	return E('div', { 'id': 'rcc-status' }, problems(o).concat([
-		E('div', { 'class': 'cbi-section' }, [ E('h3', _('Service')), factsTable(o) ])
+		E('div', { 'class': 'cbi-section' }, [ E('h3', [ _('Service') ]), factsTable(o) ])
 	], groups.map(function(g) { return groupSection(g, groups.length > 1); })));
+}
+
+// A text node: E() reads a string child as HTML, and a verdict or fix quotes what the
+// kernel and config.json hold.
+function T(s) {
+	return document.createTextNode(String(s));
 }
 
 function lookupResult(res) {
 	if (res.error)
-		return E('p', { 'style': 'color:#c44' }, res.error);
+		return E('p', { 'style': 'color:#c44' }, [ T(res.error) ]);
 	var m = res.matches || [];
 	if (!m.length)
-		return E('p', _('%s is in no stored list.').format(res.query));
+		return E('p', [ T(_('%s is in no stored list.').format(res.query)) ]);
 	return E('table', { 'class': 'table' }, [
 		E('tr', { 'class': 'tr table-titles' }, [
-			E('th', { 'class': 'th' }, _('Value')),
-			E('th', { 'class': 'th' }, _('Source')),
-			E('th', { 'class': 'th' }, _('Last seen'))
+			E('th', { 'class': 'th' }, [ _('Value') ]),
+			E('th', { 'class': 'th' }, [ _('Source') ]),
+			E('th', { 'class': 'th' }, [ _('Last seen') ])
 		])
 	].concat(m.map(function(x) {
 		return E('tr', { 'class': 'tr rcc-match' }, [
-			E('td', { 'class': 'td', 'data-title': _('Value') }, x.value),
-			E('td', { 'class': 'td', 'data-title': _('Source') }, shown(x.kind, x.source) + (x.configured ? '' : ' ' + _('(not configured)'))),
-			E('td', { 'class': 'td', 'data-title': _('Last seen') }, when(x.last_seen))
+			E('td', { 'class': 'td', 'data-title': _('Value') }, [ T(x.value) ]),
+			E('td', { 'class': 'td', 'data-title': _('Source') }, [ T(shown(x.kind, x.source) + (x.configured ? '' : ' ' + _('(not configured)'))) ]),
+			E('td', { 'class': 'td', 'data-title': _('Last seen') }, [ T(when(x.last_seen)) ])
 		]);
 	})));
+}
+
+// The steps of `explain`: green when the link holds, red at the broken one with its
+// fix, grey when not checked; the verdict last.
+function explainResult(res) {
+	if (res.error)
+		return E('p', { 'style': 'color:#c44' }, [ T(res.error) ]);
+	var colour = { ok: '#2a2', broken: '#c44' };
+	return E('div', {}, [
+		E('ul', { 'id': 'rcc-explain' }, (res.steps || []).map(function(s) {
+			var kids = [ E('strong', {}, [ T(s.step + ': ') ]), T((s.found || []).join('; ')) ];
+			if (s.fix)
+				kids.push(E('div', {}, [ T(_('Fix') + ': ' + s.fix) ]));
+			return E('li', { 'class': 'rcc-step rcc-' + s.state, 'style': 'color:' + (colour[s.state] || '#888') }, kids);
+		})),
+		E('p', { 'class': 'rcc-verdict', 'style': 'font-weight:bold;color:' + (res.routed ? '#2a2' : '#c44') }, [ T(res.verdict || '') ]),
+		res.lookup ? lookupResult(res.lookup) : E('div')
+	]);
 }
 
 return view.extend({
@@ -159,8 +194,13 @@ return view.extend({
 			var a = input.value.trim();
 			if (!a)
 				return;
-			return callLookup(a).then(function(res) {
-				result.replaceChildren(lookupResult(res));
+			// A prefix is only looked up; an address walks the whole chain.
+			if (a.indexOf('/') >= 0)
+				return callLookup(a).then(function(res) {
+					result.replaceChildren(lookupResult(res));
+				});
+			return callExplain(a).then(function(res) {
+				result.replaceChildren(explainResult(res));
 			});
 		};
 		var status = body(st);
@@ -172,14 +212,14 @@ return view.extend({
 			});
 		}, 30);
 		return E('div', {}, [
-			E('h2', _('IP prefix lists')),
-			E('div', { 'class': 'cbi-map-descr' }, _('The lists ripe-cidr-collector keeps: what was collected, from where, when it last worked, and what failed.')),
+			E('h2', [ _('IP prefix lists') ]),
+			E('div', { 'class': 'cbi-map-descr' }, [ _('The lists ripe-cidr-collector keeps: what was collected, from where, when it last worked, and what failed.') ]),
 			status,
 			E('div', { 'class': 'cbi-section' }, [
-				E('h3', _('Lookup')),
+				E('h3', [ _('Check an address') ]),
 				E('div', { 'class': 'cbi-value' }, [
 					input, ' ',
-					E('button', { 'class': 'btn cbi-button cbi-button-action', 'id': 'rcc-lookup', 'click': doLookup }, _('Look up'))
+					E('button', { 'class': 'btn cbi-button cbi-button-action', 'id': 'rcc-lookup', 'click': doLookup }, [ _('Check') ])
 				]),
 				result
 			]),
@@ -188,10 +228,10 @@ return view.extend({
 					'class': 'btn cbi-button cbi-button-positive',
 					'click': function() {
 						return callCollect().then(function(res) {
-							ui.addNotification(null, E('p', res.error ? res.error : _('The daemon collects every source now.')), res.error ? 'danger' : 'info');
+							ui.addNotification(null, E('p', [ res.error ? res.error : _('The daemon collects every source now.') ]), res.error ? 'danger' : 'info');
 						});
 					}
-				}, _('Collect now'))
+				}, [ _('Collect now') ])
 			])
 		]);
 	},
