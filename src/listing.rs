@@ -53,6 +53,38 @@ pub fn prepare(
     selection: &Selection,
     opts: &RenderOptions,
 ) -> Result<Prepared, StoreError> {
+    let mut p = prepare_values(db, selection, opts)?;
+    if opts.format == format::Format::Singbox && opts.type_filter.keeps(Kind::Fqdn.as_str()) {
+        p.names = host_names(db, selection)?;
+    }
+    Ok(p)
+}
+
+/// The stored host-name sources that `selection` lists, sorted: the names sing-box
+/// matches by `domain_suffix` besides their addresses.
+fn host_names(db: &Db, selection: &Selection) -> Result<Vec<String>, StoreError> {
+    let matchers: Vec<_> = selection
+        .parts
+        .iter()
+        .map(|p| p.sources.matcher())
+        .collect();
+    let mut names: Vec<String> = db
+        .sources(Kind::Fqdn)?
+        .into_iter()
+        .map(|s| s.source)
+        .filter(|n| matchers.iter().any(|m| m.names(Kind::Fqdn, n)))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    Ok(names)
+}
+
+/// The values of [`prepare`].
+fn prepare_values(
+    db: &Db,
+    selection: &Selection,
+    opts: &RenderOptions,
+) -> Result<Prepared, StoreError> {
     let aggregate = format::needs_aggregate(opts);
     if let [part] = &selection.parts[..] {
         let mut values = Collector::new(opts.family);

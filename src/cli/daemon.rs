@@ -24,7 +24,20 @@ pub fn run(paths: &Paths, listen: Option<SocketAddr>) -> Result<Outcome, CliErro
             log::info!("API listening on {}", server.addr());
             Some(server)
         }
-        None => None,
+        None => {
+            // api.listen is for `serve` and `healthcheck`: say so to whoever set it
+            // expecting the daemon's API.
+            if let Ok(l) = crate::config::load(&paths.config()) {
+                if l.config.api.listen_set {
+                    log::warn!(
+                        "api.listen {} is not served: the daemon serves the API only \
+                         with --listen",
+                        l.config.api.listen
+                    );
+                }
+            }
+            None
+        }
     };
     #[cfg(not(feature = "api"))]
     if listen.is_some() {

@@ -239,8 +239,9 @@ pub(super) static FLAGS: &[Flag] = &[
             a.listen = Some(config::parse_listen(&s).map_err(UsageError)?);
             Ok(())
         }),
-        help: "address of the HTTP API, IP:PORT (default:\n\
-               api.listen of config.json, 127.0.0.1:8080)",
+        help: "address of the HTTP API, IP:PORT (serve, healthcheck:\n\
+               default api.listen of config.json, 127.0.0.1:8080;\n\
+               daemon: no API without it)",
     },
     Flag {
         long: "type",
@@ -258,11 +259,35 @@ pub(super) static FLAGS: &[Flag] = &[
         long: "format",
         short: None,
         scope: Scope::Only(&[Export]),
-        action: Value("text|json|nft|ipset|routeros", |a, v| {
+        action: Value("FORMAT", |a, v| {
             a.options.format = parsed::<Format>(v, "--format")?;
             Ok(())
         }),
-        help: "output format (default text: one value per line)",
+        help: "output format (default text: one value per line):\n\
+               text, json, nft, ipset, routeros, singbox, mihomo,\n\
+               mihomo-yaml, wireguard, bird, keenetic, openvpn",
+    },
+    Flag {
+        long: "via",
+        short: None,
+        scope: Scope::Only(&[Export]),
+        action: Value("IFACE|GATEWAY", |a, v| {
+            a.options.via = Some(text(v, "--via")?);
+            Ok(())
+        }),
+        help: "where bird and keenetic routes go: an interface or\n\
+               a gateway address (bird: also blackhole)",
+    },
+    Flag {
+        long: "comment",
+        short: None,
+        scope: Scope::Only(&[Export]),
+        action: Value("WORD", |a, v| {
+            a.options.comment = Some(text(v, "--comment")?);
+            Ok(())
+        }),
+        help: "the comment of keenetic routes (default: the set\n\
+               name)",
     },
     Flag {
         long: "family",

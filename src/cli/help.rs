@@ -117,16 +117,19 @@ static TEXTS: &[Text] = &[
     Text {
         cmd: Cmd::Export,
         name: "export",
-        synopsis: "[--type TYPE] [--group NAME] [--format text|json|nft|ipset|routeros]\n\
-                 [--family 4|6] [--aggregate] [--table NAME] [--set NAME] [--details]\n\
-                 [-o FILE]",
+        synopsis: "[--type TYPE] [--group NAME] [--format FORMAT] [--family 4|6]\n\
+                 [--aggregate] [--table NAME] [--set NAME] [--via IFACE] [--comment WORD]\n\
+                 [--details] [-o FILE]",
         summary: "print the stored addresses (or write FILE atomically);\n\
                  --details (with --format json): sources and times\n\
                  of each value",
         about: "Lists the stored values, IPv4 first, then IPv6, each in numeric order,\n\
                  in the format a router consumes: an nft -f script, an ipset restore\n\
-                 file, a RouterOS script, JSON or plain text. With --group NAME (not\n\
-                 default) the sets are called NAME_v4 and NAME_v6 unless --set is given.",
+                 file, a RouterOS script, JSON or plain text, or the list of another\n\
+                 routing stack: a sing-box rule set, a mihomo rule-provider, WireGuard\n\
+                 AllowedIPs, BIRD, Keenetic or OpenVPN routes (docs/formats.md). With\n\
+                 --group NAME (not default) the sets are called NAME_v4 and NAME_v6\n\
+                 unless --set is given.",
     },
     Text {
         cmd: Cmd::Asn,

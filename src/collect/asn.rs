@@ -34,7 +34,7 @@ impl AsnClient {
         cfg: &Config,
         transport: &Transport,
         ripe: RipeClient,
-        stamp: Option<std::path::PathBuf>,
+        stamp: Option<super::bgptools::Stamp>,
     ) -> AsnClient {
         let order = cfg.upstreams.asn.clone();
         let timeout = Duration::from_secs(cfg.ripe.timeout_seconds);
@@ -95,6 +95,16 @@ impl AsnClient {
                     if let Some(next) = self.order.get(i + 1) {
                         log::info!("AS{asn}: {up} failed: {e}; trying {next}");
                     }
+                    // With several upstreams, the error says whose it is (an error in
+                    // an upstream's own words names it already).
+                    let e = match e {
+                        e @ SourceError::Upstream { .. } => e,
+                        e if self.order.len() > 1 => SourceError::Via {
+                            upstream: up.as_str(),
+                            error: Box::new(e),
+                        },
+                        e => e,
+                    };
                     kept = match kept {
                         Some(k) if k.is_transient() || !e.is_transient() => Some(k),
                         _ => Some(e),

@@ -79,10 +79,27 @@ pub struct BgptoolsClient {
     min_prefix: MinPrefix,
     /// Every ASN configured, sorted and once each: one download looks for all of them.
     wanted: Vec<u32>,
-    /// Where the time of the last download is kept (`bgptools.stamp` in the data
-    /// directory), so that separate `run` processes also download at most once per
-    /// `refresh_hours`; a few bytes, not the table.
-    pub stamp: Option<PathBuf>,
+    /// Where the last download is recorded, so that separate `run` processes also
+    /// download at most once per `refresh_hours`.
+    pub stamp: Option<Stamp>,
+}
+
+/// The record of the last download (`bgptools.stamp` in the data directory: its
+/// URL, time, and the ASNs it found and looked for; a few bytes, not the table).
+#[derive(Debug)]
+pub struct Stamp {
+    /// The file.
+    pub path: PathBuf,
+    /// The ASNs that hold stored values, sorted: only those can be seen again
+    /// between downloads.
+    pub held: Vec<u32>,
+}
+
+/// What the stamp of a download within `refresh_hours` says.
+struct Stamped {
+    minutes: i64,
+    found: Vec<u32>,
+    wanted: Vec<u32>,
 }
 
 impl BgptoolsClient {
@@ -121,19 +138,14 @@ impl BgptoolsClient {
         let i = match pos {
             Some(i) if tables[i].1.wanted.binary_search(&n).is_ok() => i,
             Some(_) => {
-                return Err(SourceError::Upstream {
-                    status: None,
-                    message: format!(
-                        "bgp.tools: AS{n} was added after the table was read; it is read \
-                         again at most every {} h",
-                        self.refresh.as_secs() / 3600
-                    ),
-                })
+                return Err(self.not_before(format!("AS{n} was added after the table was read")))
             }
             None => {
-                self.check_stamp()?;
+                if let Some(seen) = self.stamped() {
+                    return self.seen_again(n, &seen);
+                }
                 let t = self.download()?;
-                self.write_stamp();
+                self.write_stamp(&t);
                 tables.retain(|(u, _)| *u != self.url);
                 tables.push((self.url.clone(), t));
                 tables.len() - 1
@@ -151,40 +163,89 @@ impl BgptoolsClient {
         }
     }
 
-    /// Refuses a download when another process downloaded the table within
-    /// `refresh_hours` (its prefixes are stored; the next upstream is asked).
-    fn check_stamp(&self) -> Result<(), SourceError> {
-        let Some(path) = &self.stamp else {
-            return Ok(());
-        };
-        let text = std::fs::read_to_string(path).unwrap_or_default();
-        let mut lines = text.lines();
-        let (url, at) = (
-            lines.next(),
-            lines.next().and_then(|s| s.parse::<i64>().ok()),
-        );
-        let age = at.map(|at| crate::util::unix_now().saturating_sub(at));
-        match age {
-            Some(age) if url == Some(self.url.as_str()) && (0..self.refresh.as_secs() as i64).contains(&age) => {
-                Err(SourceError::Upstream {
-                    status: None,
-                    message: format!(
-                        "bgp.tools: the table was downloaded {} min ago; it is downloaded at most every {} h",
-                        age / 60,
-                        self.refresh.as_secs() / 3600
-                    ),
-                })
-            }
-            _ => Ok(()),
+    /// bgp.tools cannot answer `why` before the next download.
+    fn not_before(&self, why: String) -> SourceError {
+        SourceError::Upstream {
+            upstream: "bgp.tools",
+            status: None,
+            message: format!(
+                "{why}; the table is downloaded at most every {} h",
+                self.refresh.as_secs() / 3600
+            ),
         }
     }
 
-    fn write_stamp(&self) {
-        if let Some(path) = &self.stamp {
-            let text = format!("{}\n{}\n", self.url, crate::util::unix_now());
-            if let Err(e) = crate::util::write_atomic(path, text.as_bytes()) {
-                log::warn!("{}: {e}", path.display());
-            }
+    /// What another process (or this one before a restart) found in a download of
+    /// the last `refresh_hours`, from the stamp; `None` when a download is due.
+    fn stamped(&self) -> Option<Stamped> {
+        let stamp = self.stamp.as_ref()?;
+        let text = std::fs::read_to_string(&stamp.path).unwrap_or_default();
+        let mut lines = text.lines();
+        let url = lines.next()?;
+        let at = lines.next()?.parse::<i64>().ok()?;
+        let age = crate::util::unix_now().saturating_sub(at);
+        if url != self.url || !(0..self.refresh.as_secs() as i64).contains(&age) {
+            return None;
+        }
+        let mut asns = || -> Vec<u32> {
+            let line = lines.next().unwrap_or_default();
+            line.split(' ').filter_map(|a| a.parse().ok()).collect()
+        };
+        let (found, wanted) = (asns(), asns());
+        Some(Stamped {
+            minutes: age / 60,
+            found,
+            wanted,
+        })
+    }
+
+    /// Between downloads: an ASN the last table answered keeps its stored values,
+    /// seen again (the table has not changed, as a feed's 304); one the table did
+    /// not have is unknown there; one it was not asked for, or whose values are not
+    /// stored (a database lost since), waits for the next download.
+    fn seen_again(&self, n: u32, seen: &Stamped) -> Result<Fetched, SourceError> {
+        let held = self
+            .stamp
+            .as_ref()
+            .is_some_and(|s| s.held.binary_search(&n).is_ok());
+        if seen.found.contains(&n) && held {
+            let mut f = Fetched::new(Vec::new(), 0);
+            f.not_modified = true;
+            return Ok(f);
+        }
+        if seen.wanted.contains(&n) && !seen.found.contains(&n) {
+            return Err(SourceError::Http { status: 404 });
+        }
+        let why = if seen.found.contains(&n) {
+            "its prefixes are not stored any more"
+        } else {
+            "it was added since"
+        };
+        Err(self.not_before(format!(
+            "AS{n}: the table was downloaded {} min ago and {why}",
+            seen.minutes
+        )))
+    }
+
+    /// Records the download, and which ASNs it looked for and found, for the
+    /// processes that come before the next one is due.
+    fn write_stamp(&self, t: &Table) {
+        let Some(stamp) = &self.stamp else { return };
+        let list = |f: &dyn Fn(usize) -> bool| {
+            let asns = t.wanted.iter().enumerate().filter(|(i, _)| f(*i));
+            asns.map(|(_, a)| a.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let found = list(&|i| t.prefixes[i].is_some());
+        let text = format!(
+            "{}\n{}\n{found}\n{}\n",
+            self.url,
+            crate::util::unix_now(),
+            list(&|_| true)
+        );
+        if let Err(e) = crate::util::write_atomic(&stamp.path, text.as_bytes()) {
+            log::warn!("{}: {e}", stamp.path.display());
         }
     }
 

@@ -87,10 +87,11 @@ pub(crate) fn load(
         .collect())
 }
 
-/// The stored values of a feed that answered 304, merged again as seen now.
-pub(crate) fn stored_values(db: &db::Db, url: &str) -> Result<Values, StoreError> {
+/// The stored values of a source whose upstream has not changed (a feed that
+/// answered 304), merged again as seen now.
+pub(crate) fn stored_values(db: &db::Db, kind: Kind, source: &str) -> Result<Values, StoreError> {
     let mut values = Values::new();
-    for r in db.rows(Kind::Feed, url)? {
+    for r in db.rows(kind, source)? {
         values.push(&r.value);
     }
     Ok(values)

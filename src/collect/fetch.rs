@@ -168,9 +168,12 @@ pub enum SourceError {
         /// The limit.
         limit: usize,
     },
-    /// RIPEstat answered `"status": "error"`.
-    #[error("RIPEstat error{}: {message}", status.map(|s| format!(" (HTTP {s})")).unwrap_or_default())]
+    /// An upstream said no in its own words: RIPEstat answered `"status": "error"`,
+    /// bgp.tools cannot answer before its next download.
+    #[error("{upstream} error{}: {message}", status.map(|s| format!(" (HTTP {s})")).unwrap_or_default())]
     Upstream {
+        /// Who said it (`RIPEstat`, `bgp.tools`).
+        upstream: &'static str,
         /// The HTTP status of the answer, when it was not 200.
         status: Option<u16>,
         /// What RIPEstat said (its `messages`).
@@ -196,6 +199,14 @@ pub enum SourceError {
     /// The source itself is not valid (not an ASN, not a host name).
     #[error("{0}")]
     Invalid(String),
+    /// Every ASN upstream failed: the error kept, with the upstream it came from.
+    #[error("{upstream}: {error}")]
+    Via {
+        /// The upstream (`ripestat`, `bgptools`, `ipverse`).
+        upstream: &'static str,
+        /// Its error.
+        error: Box<SourceError>,
+    },
 }
 
 impl SourceError {
@@ -211,6 +222,7 @@ impl SourceError {
                 status: Some(status),
                 ..
             } => *status == 429 || *status >= 500,
+            SourceError::Via { error, .. } => error.is_transient(),
             _ => false,
         }
     }
@@ -367,6 +379,7 @@ mod tests {
         );
         assert_eq!(
             SourceError::Upstream {
+                upstream: "RIPEstat",
                 status: Some(400),
                 message: "bad".into()
             }
@@ -375,12 +388,19 @@ mod tests {
         );
         assert_eq!(
             SourceError::Upstream {
+                upstream: "bgp.tools",
                 status: None,
                 message: "bad".into()
             }
             .to_string(),
-            "RIPEstat error: bad"
+            "bgp.tools error: bad"
         );
+        let via = SourceError::Via {
+            upstream: "ipverse",
+            error: Box::new(SourceError::Http { status: 503 }),
+        };
+        assert_eq!(via.to_string(), "ipverse: HTTP status 503");
+        assert!(via.is_transient());
         assert!(SourceError::Http { status: 503 }.is_transient());
         assert!(SourceError::Http { status: 429 }.is_transient());
         assert!(!SourceError::Http { status: 404 }.is_transient());

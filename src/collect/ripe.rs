@@ -247,6 +247,7 @@ pub(super) fn judge(
 fn refused(status: Option<u16>, said: &str) -> SourceError {
     log::warn!("RIPEstat refused a query, saying {said:?}");
     SourceError::Upstream {
+        upstream: "RIPEstat",
         status,
         message: "the query was refused (its message is in the log)".into(),
     }

@@ -96,6 +96,7 @@ fn error_status_with_200() {
     assert_eq!(
         e,
         SourceError::Upstream {
+            upstream: "RIPEstat",
             status: Some(400),
             message: "the query was refused (its message is in the log)".into()
         }

@@ -174,7 +174,7 @@ pub fn collect(
     };
     // Open (and, on a first start, migrate) the database before the network work, so
     // that a storage problem is reported without fetching anything.
-    drop(db::open(paths)?);
+    let stamp = bgptools_stamp(paths, cfg, &db::open(paths)?)?;
     phase.store(PHASE_FETCHING, Ordering::SeqCst);
     // The CA bundle is read only when a source that is collected needs https.
     let mut urls = Vec::new();
@@ -204,12 +204,7 @@ pub fn collect(
     let mut feed = FeedClient::new(cfg, &transport);
     feed.since = super::feed_state::load(paths, &feeds)?;
     let clients = Clients {
-        asn: AsnClient::with_stamp(
-            cfg,
-            &transport,
-            ripe,
-            Some(paths.data_dir.join("bgptools.stamp")),
-        ),
+        asn: AsnClient::with_stamp(cfg, &transport, ripe, stamp),
         dns: DnsClient::new(&cfg.dns, &transport),
         feed,
     };
@@ -235,9 +230,36 @@ pub fn collect(
     stored
 }
 
-/// The feeds of `kind` that answered 304, by their index in `wanted`, with their
-/// stored values, to be merged again as seen now (few: a list, not a hash map).
-fn unchanged_feeds(
+/// Where bgp.tools downloads are recorded, with the ASNs whose values are stored
+/// (what may be seen again between downloads); `None` without bgp.tools.
+fn bgptools_stamp(
+    paths: &Paths,
+    cfg: &Config,
+    db: &db::Db,
+) -> Result<Option<super::bgptools::Stamp>, StoreError> {
+    if !cfg
+        .upstreams
+        .asn
+        .contains(&config::upstreams::AsnUpstream::Bgptools)
+    {
+        return Ok(None);
+    }
+    let mut held: Vec<u32> = db
+        .sources(Kind::Asn)?
+        .iter()
+        .filter_map(|s| s.source.parse().ok())
+        .collect();
+    held.sort_unstable();
+    Ok(Some(super::bgptools::Stamp {
+        path: paths.data_dir.join("bgptools.stamp"),
+        held,
+    }))
+}
+
+/// The sources of `kind` whose upstream has not changed (a feed's 304, bgp.tools
+/// between downloads), by their index in `wanted`, with their stored values, to be
+/// merged again as seen now (few: a list, not a hash map).
+fn unchanged_sources(
     db: &db::Db,
     kind: Kind,
     wanted: &[(Kind, String)],
@@ -246,7 +268,7 @@ fn unchanged_feeds(
     let mut unchanged = Vec::new();
     for (i, ((k, s), r)) in wanted.iter().zip(results.iter()).enumerate() {
         if *k == kind && matches!(r, Some(Ok(f)) if f.not_modified) {
-            unchanged.push((i, super::feed_state::stored_values(db, s)?));
+            unchanged.push((i, super::feed_state::stored_values(db, kind, s)?));
         }
     }
     Ok(unchanged)
@@ -270,7 +292,7 @@ fn store(
     let mut warned = false;
     let mut validators = Vec::new();
     for kind in Kind::ALL {
-        let mut unchanged = unchanged_feeds(&db, kind, wanted, &results)?;
+        let mut unchanged = unchanged_sources(&db, kind, wanted, &results)?;
         let tx = db.write()?;
         // Re-read inside the transaction: a source removed while we were fetching is
         // not written back. A config broken meanwhile falls back to the one we ran with.

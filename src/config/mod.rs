@@ -169,6 +169,9 @@ impl Default for MinPrefix {
 pub struct ApiConfig {
     /// Address to listen on, e.g. `127.0.0.1:8080`.
     pub listen: SocketAddr,
+    /// Whether config.json names `api.listen` (the daemon, which serves the API only
+    /// with `--listen`, says it does not serve it).
+    pub listen_set: bool,
     /// When set, mutating requests need `Authorization: Bearer <token>`.
     pub token: Option<String>,
     /// Names and addresses (`api.hosts`) a request's `Host` may give besides
@@ -327,6 +330,7 @@ impl Default for Config {
             upstreams: upstreams::Upstreams::default(),
             api: ApiConfig {
                 listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+                listen_set: false,
                 token: None,
                 hosts: Vec::new(),
             },

@@ -290,6 +290,8 @@ const OUTPUT_KEYS: &[&str] = &[
     "aggregate",
     "table",
     "set",
+    "via",
+    "comment",
     "timeout_seconds",
     "load",
     "group",
@@ -480,9 +482,14 @@ impl Reader<'_> {
         if let Some(g) = self.string(o, prefix, "group")? {
             render.select_group(&g, set.is_some());
         }
+        render.via = self.string(o, prefix, "via")?;
+        render.comment = self.string(o, prefix, "comment")?;
         render
-            .check()
+            .check_names()
             .map_err(|e| self.err(&format!("{prefix}table/set"), e.0))?;
+        render
+            .check_route_options()
+            .map_err(|e| self.err(&format!("{prefix}format"), e.0))?;
         Ok(render)
     }
 }

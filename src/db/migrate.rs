@@ -125,8 +125,47 @@ fn to_v1(tx: &Transaction<'_>, paths: &Paths) -> Result<Vec<PathBuf>, StoreError
             batch.rows.len(),
             names.join(" and ")
         );
+        note_unconfigured(paths, &batch.rows);
     }
     Ok(batch.files)
+}
+
+/// Says which imported sources `config.json` does not name, and what the first run
+/// will do with their values (its sweep of unconfigured sources), so that nothing
+/// goes without a word.
+fn note_unconfigured(paths: &Paths, rows: &[LegacyRow]) {
+    let Ok(loaded) = crate::config::load(&paths.config()) else {
+        return;
+    };
+    let cfg = &loaded.config;
+    let mut missing: Vec<String> = rows
+        .iter()
+        .filter(|r| !cfg.sources(r.kind).contains(&r.source))
+        .map(|r| format!("{} {}", r.kind.as_str(), r.source))
+        .collect();
+    missing.sort();
+    missing.dedup();
+    let n = missing.len();
+    if n == 0 {
+        return;
+    }
+    if n > 10 {
+        missing.truncate(10);
+        missing.push(format!("and {} more", n - 10));
+    }
+    let fate = match cfg.ttl_days {
+        0 => "they are kept (ttl_days 0)".to_string(),
+        d => format!(
+            "each run deletes those not seen for ttl_days ({d}), the first run the \
+             expired ones"
+        ),
+    };
+    log::warn!(
+        "imported {} sources that config.json does not name ({}): {fate}; add them \
+         (asn add, fqdn add) to keep collecting them",
+        n,
+        missing.join(", ")
+    );
 }
 
 /// 1 → 2: adds the `changes` table. Every row of `addresses` stays as it is; a

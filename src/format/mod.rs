@@ -1,13 +1,18 @@
-//! Output formats: plain text, JSON, nftables script, ipset restore file, RouterOS script.
+//! Output formats: plain text, JSON, nftables script, ipset restore file, RouterOS
+//! script, and the lists of other routing stacks (sing-box, mihomo, WireGuard, BIRD,
+//! Keenetic, OpenVPN).
 //!
 //! `mod.rs` holds the options that select and shape a listing, `names` the checks of
 //! table and set names, `values` parsing, ordering and aggregation of stored values,
-//! `write` the five writers; `dnsmasq` the `nftset=`/`ipset=` lines of the dnsmasq
-//! output (host names, not addresses).
+//! `write` the firewall writers, `routeros` the gap-free RouterOS script and its pages,
+//! `stacks` the other routing stacks' writers; `dnsmasq` the `nftset=`/`ipset=` lines
+//! of the dnsmasq output (host names, not addresses).
 
 mod dnsmasq;
 mod exclude;
 mod names;
+mod routeros;
+mod stacks;
 mod values;
 mod write;
 
@@ -17,6 +22,7 @@ pub use dnsmasq::{
 };
 pub use exclude::{subtract, Exclusions};
 pub use names::{check_name, mark_chains, NFT_KEYWORDS, NFT_KEYWORDS_NEWER};
+pub use routeros::{routeros_page, RouterosPage, ROUTEROS_PAGE_MAX};
 pub use values::{parse_value, prepare, union, Collector, Entry, Prepared};
 pub use write::{
     ipset_maxelem, needs_aggregate, render, render_prepared, IPSET_MAXELEM, IPSET_TMP_SUFFIX,
@@ -75,8 +81,29 @@ pub enum Format {
     Nft,
     /// An `ipset restore` file.
     Ipset,
-    /// A MikroTik RouterOS script.
+    /// A MikroTik RouterOS script that updates the address list in place.
     Routeros,
+    /// A sing-box rule-set source (`{"version":2,"rules":[{"ip_cidr":[..]}]}`).
+    Singbox,
+    /// A mihomo (Clash) rule-provider, `ipcidr` behaviour, one prefix per line.
+    Mihomo,
+    /// The same rule-provider in its YAML `payload:` form.
+    MihomoYaml,
+    /// One WireGuard `AllowedIPs = ...` line, aggregated.
+    Wireguard,
+    /// BIRD 2 static routes, `route PREFIX via "IFACE";`, for a `protocol static`.
+    Bird,
+    /// Keenetic CLI routes, `ip route NET MASK IFACE auto !COMMENT` (IPv4).
+    Keenetic,
+    /// OpenVPN server `push "route ..."` / `push "route-ipv6 ..."` lines.
+    Openvpn,
+}
+
+impl Format {
+    /// Whether the format is plain text (every format but `json` and `singbox`).
+    pub fn is_text(self) -> bool {
+        !matches!(self, Format::Json | Format::Singbox)
+    }
 }
 
 /// Keeps one address family only.
@@ -122,7 +149,25 @@ macro_rules! word_enum {
 }
 
 word_enum!(TypeFilter, "type", "all" => All, "cidr" => Cidr, "fqdn" => Fqdn, "asn" => Asn, "feed" => Feed, "country" => Country);
-word_enum!(Format, "format", "text" => Text, "json" => Json, "nft" => Nft, "ipset" => Ipset, "routeros" => Routeros);
+word_enum!(Format, "format", "text" => Text, "json" => Json, "nft" => Nft, "ipset" => Ipset,
+    "routeros" => Routeros, "singbox" => Singbox, "mihomo" => Mihomo, "mihomo-yaml" => MihomoYaml,
+    "wireguard" => Wireguard, "bird" => Bird, "keenetic" => Keenetic, "openvpn" => Openvpn);
+
+/// Every format, in the order `--help` and the errors name them.
+pub const FORMATS: &[Format] = &[
+    Format::Text,
+    Format::Json,
+    Format::Nft,
+    Format::Ipset,
+    Format::Routeros,
+    Format::Singbox,
+    Format::Mihomo,
+    Format::MihomoYaml,
+    Format::Wireguard,
+    Format::Bird,
+    Format::Keenetic,
+    Format::Openvpn,
+];
 word_enum!(Family, "family", "4" => V4, "6" => V6);
 
 /// The group of the top-level sources, listed when no group is asked for.
@@ -176,6 +221,11 @@ pub struct RenderOptions {
     pub set: String,
     /// The group listed: `default`, a group's name, or `*` for every group.
     pub group: String,
+    /// Where `bird` and `keenetic` routes go: an interface name or a gateway address
+    /// (`blackhole` for BIRD's blackhole routes).
+    pub via: Option<String>,
+    /// The comment of `keenetic` routes (default: the set name).
+    pub comment: Option<String>,
 }
 
 impl Default for RenderOptions {
@@ -188,9 +238,13 @@ impl Default for RenderOptions {
             table: DEFAULT_TABLE.into(),
             set: DEFAULT_SET.into(),
             group: DEFAULT_GROUP.into(),
+            via: None,
+            comment: None,
         }
     }
 }
 
+#[cfg(test)]
+mod stacks_tests;
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,6 @@
 //! Table and set names: what nft, ipset and RouterOS accept unquoted.
 
-use super::{BadValue, RenderOptions, MAX_SET_LEN, MAX_TABLE_LEN};
+use super::{BadValue, Family, Format, RenderOptions, MAX_SET_LEN, MAX_TABLE_LEN};
 
 /// The words nft 1.0.6 reads as keywords wherever a table name stands (its scanner's
 /// rules without a start condition). A table named like one of them makes `nft -f`
@@ -79,8 +79,15 @@ pub fn check_name(what: &str, name: &str, max: usize) -> Result<(), BadValue> {
 }
 
 impl RenderOptions {
-    /// Validates the table and set names.
+    /// Validates the table and set names, and the options the format needs (`via`,
+    /// `comment`, `family`).
     pub fn check(&self) -> Result<(), BadValue> {
+        self.check_names()?;
+        self.check_route_options()
+    }
+
+    /// Validates the group, table and set names.
+    pub fn check_names(&self) -> Result<(), BadValue> {
         // The group first: its name is the default set name, and a bad group named as
         // a bad set (`group=Bad!` said `invalid set name "Bad!"`) misleads.
         if self.group != super::ALL_GROUPS {
@@ -91,6 +98,50 @@ impl RenderOptions {
         Ok(())
     }
 
+    /// `via` and `comment` are written unquoted into route lines, so they are plain
+    /// words; `via` is required where a route needs a target, and refused elsewhere
+    /// (a `via` that changes nothing would hide a mistake).
+    pub fn check_route_options(&self) -> Result<(), BadValue> {
+        let f = self.format;
+        let routes = matches!(f, Format::Bird | Format::Keenetic);
+        match (&self.via, routes) {
+            (None, true) => {
+                return Err(BadValue(format!(
+                    "format {f} needs via: the interface (or gateway address) the routes go                      through{}",
+                    if f == Format::Bird { ", or blackhole" } else { "" }
+                )))
+            }
+            (Some(_), false) => {
+                return Err(BadValue(format!(
+                    "via is for the bird and keenetic formats, not {f}"
+                )))
+            }
+            (Some(v), true) => check_word("via", v, b"_.:/-")?,
+            (None, false) => {}
+        }
+        match &self.comment {
+            Some(_) if f != Format::Keenetic => {
+                return Err(BadValue(format!(
+                    "comment is for the keenetic format, not {f}"
+                )))
+            }
+            Some(c) => check_word("comment", c, b"_.-")?,
+            None => {}
+        }
+        // A `protocol static` holds one family (BIRD: "incompatible with channel
+        // type"); Keenetic's `ip route` is IPv4 only.
+        match (f, self.family) {
+            (Format::Bird, None) => Err(BadValue(
+                "format bird needs family 4 or 6: a BIRD protocol static holds one address                  family (make one include per family)"
+                    .into(),
+            )),
+            (Format::Keenetic, Some(Family::V6)) => Err(BadValue(
+                "format keenetic is IPv4 only (Keenetic's ip route): use family 4".into(),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Selects `group`; a group other than `default` (and `*`) names the sets after
     /// itself unless a set name was given (`set_given`).
     pub fn select_group(&mut self, group: &str, set_given: bool) {
@@ -98,6 +149,23 @@ impl RenderOptions {
         if !set_given && group != super::DEFAULT_GROUP && group != super::ALL_GROUPS {
             self.set = group.to_string();
         }
+    }
+}
+
+/// Checks a word written unquoted into a line: 1 to 32 ASCII letters, digits and the
+/// bytes of `extra`.
+fn check_word(what: &str, value: &str, extra: &[u8]) -> Result<(), BadValue> {
+    let ok = (1..=32).contains(&value.len())
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || extra.contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        let extra: String = extra.iter().map(|&b| format!(" '{}'", b as char)).collect();
+        Err(BadValue(format!(
+            "invalid {what} {value:?}: use 1 to 32 ASCII letters, digits or{extra}"
+        )))
     }
 }
 

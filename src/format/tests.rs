@@ -7,7 +7,7 @@ use std::net::Ipv4Addr;
 /// (91.108.4.5 in 91.108.4.0/22, 2001:67c:4e8::1 in 2001:67c:4e8::/48), adjacent
 /// prefixes that merge (91.108.8.0/22 + 91.108.12.0/22, 2001:b28:f23c::/48 +
 /// 2001:b28:f23d::/48) and adjacent ones that cannot (9.0.0.0/8 + 10.0.0.0/8).
-fn sample() -> Vec<String> {
+pub(super) fn sample() -> Vec<String> {
     [
         "91.108.12.0/22",
         "2606:2800::1",
@@ -33,14 +33,14 @@ fn strings(values: &[&str]) -> Vec<String> {
     values.iter().map(|s| s.to_string()).collect()
 }
 
-fn opts(format: Format) -> RenderOptions {
+pub(super) fn opts(format: Format) -> RenderOptions {
     RenderOptions {
         format,
         ..RenderOptions::default()
     }
 }
 
-fn run(values: &[String], o: &RenderOptions) -> String {
+pub(super) fn run(values: &[String], o: &RenderOptions) -> String {
     String::from_utf8(render(values, o)).expect("output is UTF-8")
 }
 
@@ -103,25 +103,6 @@ add ripe_v6_new 2001:b28:f23d::/48
 add ripe_v6_new 2606:2800::1
 swap ripe_v6_new ripe_v6
 destroy ripe_v6_new
-";
-
-const ROUTEROS: &str = "\
-/ip firewall address-list
-remove [find list=ripe]
-add list=ripe address=9.0.0.0/8
-add list=ripe address=10.0.0.0/8
-add list=ripe address=91.108.4.0/22
-add list=ripe address=91.108.4.5
-add list=ripe address=91.108.8.0/22
-add list=ripe address=91.108.12.0/22
-add list=ripe address=93.184.216.34
-/ipv6 firewall address-list
-remove [find list=ripe]
-add list=ripe address=2001:67c:4e8::/48
-add list=ripe address=2001:67c:4e8::1
-add list=ripe address=2001:b28:f23c::/48
-add list=ripe address=2001:b28:f23d::/48
-add list=ripe address=2606:2800::1
 ";
 
 #[test]
@@ -438,33 +419,6 @@ fn ipset_maxelem_steps() {
 }
 
 #[test]
-fn routeros_exact() {
-    assert_eq!(run(&sample(), &opts(Format::Routeros)), ROUTEROS);
-}
-
-#[test]
-fn routeros_empty_still_removes_and_filter_leaves_other_family() {
-    assert_eq!(
-        run(&[], &opts(Format::Routeros)),
-        "/ip firewall address-list\nremove [find list=ripe]\n\
-             /ipv6 firewall address-list\nremove [find list=ripe]\n"
-    );
-    let o = RenderOptions {
-        family: Some(Family::V6),
-        aggregate: true,
-        set: "tg".into(),
-        ..opts(Format::Routeros)
-    };
-    assert_eq!(
-        run(&sample(), &o),
-        "/ipv6 firewall address-list\nremove [find list=tg]\n\
-             add list=tg address=2001:67c:4e8::/48\n\
-             add list=tg address=2001:b28:f23c::/47\n\
-             add list=tg address=2606:2800::1/128\n"
-    );
-}
-
-#[test]
 fn numeric_not_string_order() {
     let values = strings(&[
         "10.0.0.0/16",
@@ -583,14 +537,13 @@ fn large_list_renders_every_format() {
     let p = prepare(&values, None, false);
     assert_eq!(p.v6.len(), 25_000);
     assert!(p.v4.windows(2).all(|w| w[0].net < w[1].net));
-    for format in [
-        Format::Text,
-        Format::Json,
-        Format::Nft,
-        Format::Ipset,
-        Format::Routeros,
-    ] {
-        let out = render(&values, &opts(format));
+    for &format in FORMATS {
+        let o = RenderOptions {
+            via: matches!(format, Format::Bird | Format::Keenetic).then(|| "wg0".into()),
+            family: (format == Format::Bird).then_some(Family::V4),
+            ..opts(format)
+        };
+        let out = render(&values, &o);
         assert!(out.ends_with(b"\n"), "{format}");
     }
     let text = run(&values, &opts(Format::Text));

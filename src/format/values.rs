@@ -41,6 +41,9 @@ pub struct Prepared {
     pub v4: Vec<Entry<Ipv4Net>>,
     /// IPv6 values.
     pub v6: Vec<Entry<Ipv6Net>>,
+    /// Host names of the listed host-name sources, sorted and distinct: filled only
+    /// for the formats that list names as well as addresses (`singbox`).
+    pub names: Vec<String>,
 }
 
 impl Prepared {
@@ -96,12 +99,7 @@ impl Net for Ipv4Net {
     }
     fn write(entry: &Entry<Self>, out: &mut Vec<u8>) {
         // By hand: `fmt` machinery costs several times more than the digits.
-        for (i, octet) in entry.net.addr().octets().into_iter().enumerate() {
-            if i > 0 {
-                out.push(b'.');
-            }
-            push_decimal(out, octet);
-        }
+        push_ipv4(out, entry.net.addr());
         if !entry.bare {
             out.push(b'/');
             push_decimal(out, entry.net.prefix_len());
@@ -137,6 +135,16 @@ impl Net for Ipv6Net {
             out.push(b'/');
             push_decimal(out, entry.net.prefix_len());
         }
+    }
+}
+
+/// Appends an IPv4 address in dotted decimal (by hand, as [`Net::write`] does).
+pub(super) fn push_ipv4(out: &mut Vec<u8>, addr: Ipv4Addr) {
+    for (i, octet) in addr.octets().into_iter().enumerate() {
+        if i > 0 {
+            out.push(b'.');
+        }
+        push_decimal(out, octet);
     }
 }
 
@@ -335,6 +343,7 @@ impl Collector {
                 })
                 .collect(),
             v6: self.v6,
+            names: Vec::new(),
         };
         if aggregate {
             aggregate_family(&mut out.v4);
@@ -370,7 +379,10 @@ pub fn union(parts: Vec<Prepared>, aggregate: bool) -> Prepared {
     for p in parts {
         out.v4.extend(p.v4);
         out.v6.extend(p.v6);
+        out.names.extend(p.names);
     }
+    out.names.sort_unstable();
+    out.names.dedup();
     if aggregate {
         aggregate_family(&mut out.v4);
         aggregate_family(&mut out.v6);

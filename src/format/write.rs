@@ -1,4 +1,4 @@
-//! The writers of the five formats.
+//! The writers of the firewall formats (and the one entry to every writer).
 
 use std::io::Write as _;
 
@@ -54,10 +54,14 @@ pub const IPSET_TMP_SUFFIX: &str = "_new";
 ///   entries). `hash:net` cannot hold a `/0`: a family containing one is written as
 ///   its two `/1` halves, which match exactly the same addresses (every other entry is
 ///   inside them).
-/// * `routeros`: per family, `/ip firewall address-list` (`/ipv6 ...`),
-///   `remove [find list=<set>]`, then `add list=<set> address=...` lines. RouterOS
-///   keeps IPv4 and IPv6 lists apart, so both use the name `<set>`. The `remove` is
-///   written for an empty family too, so that stale entries go away.
+/// * `routeros`: per family, `/ip firewall address-list` (`/ipv6 ...`), then an
+///   update in place of the list `<set>` (see `routeros`): entries that stay are
+///   never removed, those that left are, entries of others are left alone. RouterOS
+///   keeps IPv4 and IPv6 lists apart, so both use the name `<set>`. An empty family
+///   is written too, so that stale entries go away.
+/// * `singbox`, `mihomo`, `mihomo-yaml`, `wireguard`, `bird`, `keenetic`, `openvpn`:
+///   the lists of other routing stacks (see `stacks`), always in prefix notation;
+///   `wireguard` is always aggregated.
 ///
 /// With a `family` filter the scripts leave the other family alone: they neither
 /// create, flush nor remove anything of it.
@@ -77,9 +81,10 @@ pub fn render(values: &[String], opts: &RenderOptions) -> Vec<u8> {
 }
 
 /// Whether `opts` asks for aggregated lists: when requested, and always for `nft`
-/// (interval sets must not overlap).
+/// (interval sets must not overlap) and `wireguard` (one peer's list, as short as
+/// it can be).
 pub fn needs_aggregate(opts: &RenderOptions) -> bool {
-    opts.aggregate || opts.format == Format::Nft
+    opts.aggregate || matches!(opts.format, Format::Nft | Format::Wireguard)
 }
 
 /// [`render`] of lists already prepared (with [`needs_aggregate`] honoured).
@@ -87,7 +92,11 @@ pub fn render_prepared(p: &Prepared, opts: &RenderOptions) -> Vec<u8> {
     let v4 = opts.family != Some(Family::V6);
     let v6 = opts.family != Some(Family::V4);
     // About the longest line per entry, so that the buffer is allocated once.
-    let per_entry = 48 + opts.set.len();
+    let per_entry = match opts.format {
+        Format::Routeros => 200 + 4 * opts.set.len(),
+        Format::Keenetic | Format::Openvpn => 64 + opts.set.len(),
+        _ => 48 + opts.set.len() + opts.via.as_ref().map_or(0, String::len),
+    };
     let mut out = Vec::with_capacity(p.len() * per_entry + 512);
     // Writing to a Vec cannot fail: the `let _ = write!` below ignore nothing real.
     match opts.format {
@@ -137,12 +146,13 @@ pub fn render_prepared(p: &Prepared, opts: &RenderOptions) -> Vec<u8> {
         }
         Format::Routeros => {
             if v4 {
-                routeros_family(&mut out, &opts.set, &p.v4);
+                super::routeros::family(&mut out, &opts.set, &p.v4);
             }
             if v6 {
-                routeros_family(&mut out, &opts.set, &p.v6);
+                super::routeros::family(&mut out, &opts.set, &p.v6);
             }
         }
+        _ => super::stacks::render(&mut out, p, opts, v4, v6),
     }
     out
 }
@@ -212,11 +222,4 @@ pub fn ipset_maxelem(count: usize) -> u64 {
             .unwrap_or(u64::MAX)
             .min(u64::from(u32::MAX))
     }
-}
-
-/// One family of the RouterOS script.
-fn routeros_family<N: Net>(out: &mut Vec<u8>, set: &str, entries: &[Entry<N>]) {
-    let _ = writeln!(out, "{} firewall address-list", N::ROUTEROS_MENU);
-    let _ = writeln!(out, "remove [find list={set}]");
-    lines(out, format!("add list={set} address=").as_bytes(), entries);
 }

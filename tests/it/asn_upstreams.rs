@@ -193,20 +193,47 @@ fn separate_runs_download_the_table_once_per_refresh_hours() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    let seen = |t: &TestDir| {
+        let d = db::open(&t.paths()).unwrap();
+        d.rows(Kind::Asn, "64500").unwrap()[0].last_seen.clone()
+    };
+    let first_seen = seen(&t);
+    std::thread::sleep(Duration::from_millis(1100));
+    // A cron `run` between downloads succeeds: 64500, which the table answered, keeps
+    // its values as seen again (as a feed's 304); 64502 (not in the table) is
+    // answered by the next upstream.
     let out = t.run(&["run"]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("downloaded 0 min ago"), "{err}");
-    let downloads = up
-        .requests()
-        .iter()
-        .filter(|s| s.url.starts_with("/table.jsonl"))
-        .count();
-    assert_eq!(downloads, 1, "{err}");
-    // 64500 is only in the table: it fails this time and keeps its stored values;
-    // 64502 is answered by the next upstream.
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let downloads = |up: &FakeServer| {
+        up.requests()
+            .iter()
+            .filter(|s| s.url.starts_with("/table.jsonl"))
+            .count()
+    };
+    assert_eq!(downloads(&up), 1, "{err}");
     assert_eq!(
         values(&t, "64500"),
         ["198.51.100.0/24", "2001:db8:500::/48"]
     );
+    assert!(seen(&t) > first_seen, "seen again");
     assert_eq!(values(&t, "64502"), ["192.0.2.0/24"]);
+    let st = t.run(&["status", "--json"]);
+    let st: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+    assert_eq!(st["status"]["upstreams"]["AS64500"], "bgptools", "{st}");
+    assert_eq!(st["status"]["failures"], json!({}), "{st}");
+    // An ASN added since the download waits for the next one; the error names
+    // bgp.tools, not RIPEstat.
+    cfg["asns"] = json!(["64500", "64501"]);
+    cfg["asn_upstreams"] = json!(["bgptools"]);
+    t.config(&cfg);
+    let out = t.run(&["run"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("AS64501") && err.contains("bgp.tools error") && err.contains("added since"),
+        "{err}"
+    );
+    assert!(!err.contains("RIPEstat"), "{err}");
+    assert_eq!(downloads(&up), 1, "{err}");
 }

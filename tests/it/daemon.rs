@@ -281,3 +281,40 @@ fn a_source_added_while_stopped_is_collected_at_start() {
     let log = stop(d);
     assert!(log.contains("never collected"), "{log}");
 }
+
+/// `api.listen` in config.json is `serve`'s: a daemon started without `--listen`
+/// serves no API and says so; `--help` does not claim otherwise.
+#[test]
+fn daemon_without_listen_says_api_listen_is_not_served() {
+    let ripe = FakeServer::start(|_| Reply::json(200, AS62041));
+    let t = TestDir::new();
+    let mut cfg = json!({
+        "asns": ["62041"],
+        "ripe": {"url": ripe.url("/data.json"), "retries": 0},
+        "schedule": {"interval_seconds": 3600}
+    });
+    t.config(&cfg);
+    let line = "is not served: the daemon serves the API only with --listen";
+    let d = t.spawn(&["daemon"]);
+    assert!(!stop_when_started(d).contains(line), "api.listen unset");
+    cfg["api"] = json!({"listen": "127.0.0.1:9"});
+    t.config(&cfg);
+    let log = stop_when_started(t.spawn(&["daemon"]));
+    assert!(
+        log.contains(&format!("api.listen 127.0.0.1:9 {line}")),
+        "{log}"
+    );
+    let help = String::from_utf8_lossy(&t.run(&["daemon", "--help"]).stdout).into_owned();
+    assert!(help.contains("daemon: no API without it"), "{help}");
+}
+
+fn stop_when_started(mut d: Proc) -> String {
+    assert!(
+        eventually(Duration::from_secs(10), || d
+            .stderr()
+            .contains("daemon started")),
+        "{}",
+        d.stderr()
+    );
+    stop(d)
+}

@@ -28,6 +28,7 @@ mod explain;
 #[cfg(feature = "collect")]
 mod fetching;
 mod formats_real;
+mod formats_stacks;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod group_marks;
 #[cfg(all(feature = "api", feature = "collect"))]

@@ -43,7 +43,7 @@ fn two_processes_import_once() {
             .expect("second process finished");
         let (ea, eb) = (a.stderr(), b.stderr());
         assert!(sa.success() && sb.success(), "{ea}\n{eb}");
-        let imports = ea.matches("imported ").count() + eb.matches("imported ").count();
+        let imports = ea.matches(" values from ").count() + eb.matches(" values from ").count();
         assert_eq!(imports, 1, "exactly one process imports:\n{ea}\n{eb}");
         let d = db::open(&t.paths()).unwrap();
         assert_eq!(d.count_values(Kind::Asn).unwrap(), 7 + 100 * 200);
@@ -61,6 +61,25 @@ fn two_processes_import_once() {
         assert_eq!(migrated, 2);
         assert!(!ea.contains("could not rename") && !eb.contains("could not rename"));
     }
+}
+
+/// The import names the imported sources config.json does not, and what the runs
+/// will do with their values.
+#[test]
+fn legacy_import_names_the_sources_config_json_does_not() {
+    let t = TestDir::new();
+    copy_legacy(&t, 0);
+    t.config(&serde_json::json!({"asns": ["62041"], "fqdns": ["example.com"], "ttl_days": 5}));
+    let out = t.run(&["status"]);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "imported 2 sources that config.json does not name (asn 13335, fqdn telegram.org): \
+             each run deletes those not seen for ttl_days (5), the first run the expired ones"
+        ),
+        "{err}"
+    );
 }
 
 #[test]

@@ -286,6 +286,62 @@ fn page_shows_each_group_and_adds_to_it() {
     assert_eq!(b.errors, Vec::<String>::new());
 }
 
+#[test]
+fn page_offers_each_groups_list_in_every_format() {
+    let Some(mut b) = browser() else { return };
+    let site = site(&["62041"], &[]);
+    let mut cfg: Value =
+        serde_json::from_slice(&std::fs::read(site.t.file("config.json")).unwrap()).unwrap();
+    cfg["groups"] = json!({"video": {"asns": ["62041"]}});
+    site.t.config(&cfg);
+    let (_serve, addr) = site.t.spawn_listening(&["serve"]);
+    open_page(&mut b, addr);
+    let video = "section.group[data-group=\"video\"] .downloads";
+    let formats = b.eval(&format!(
+        "[...document.querySelectorAll('{video} select[aria-label=format] option')].map(o => o.value)"
+    ));
+    assert_eq!(
+        formats,
+        json!([
+            "text",
+            "json",
+            "nft",
+            "ipset",
+            "routeros",
+            "singbox",
+            "mihomo",
+            "mihomo-yaml",
+            "wireguard",
+            "bird",
+            "keenetic",
+            "openvpn"
+        ])
+    );
+    // Choosing bird asks for the interface and the family, and the link carries them.
+    let href = b.eval(&format!(
+        "{{ const d = document.querySelector('{video}');
+           const s = d.querySelector('select[aria-label=format]'); s.value = 'bird';
+           s.dispatchEvent(new Event('change'));
+           const v = d.querySelector('input[aria-label=via]'); v.value = 'wg0';
+           v.dispatchEvent(new Event('input'));
+           v.hidden ? 'hidden' : d.querySelector('a.dl').getAttribute('href') }}"
+    ));
+    let href = href.as_str().unwrap().to_string();
+    assert_eq!(href, "/addresses?format=bird&group=video&via=wg0&family=4");
+    let (status, body) = http_get(addr, &href);
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.starts_with("route ") && body.contains(" via \"wg0\";"),
+        "{body}"
+    );
+    // The default group's link names no group.
+    let def = b.eval(
+        "document.querySelector('section.group[data-group=\"default\"] a.dl').getAttribute('href')",
+    );
+    assert_eq!(def, json!("/addresses?format=text"));
+    assert_eq!(b.errors, Vec::<String>::new());
+}
+
 /// Regenerates `docs/screenshot-desktop.png` and `docs/screenshot-phone.png` when
 /// `RCC_SCREENSHOTS` names the directory (`docs/screenshots.sh`).
 #[test]

@@ -14,7 +14,7 @@ use super::{word, Context, Reply, RequestInfo};
 use crate::api::error::ApiError;
 use crate::api::headers::{etag, none_match};
 use crate::api::query::{parse_bool, parse_query};
-use crate::format::{Format, RenderOptions};
+use crate::format::{routeros_page, Format, RenderOptions};
 
 /// The query parameters of `GET /addresses`.
 pub(crate) const ADDRESS_PARAMS: &[&str] = &[
@@ -26,19 +26,26 @@ pub(crate) const ADDRESS_PARAMS: &[&str] = &[
     "set",
     "details",
     "group",
+    "via",
+    "comment",
+    "page",
 ];
 
 /// The render options of a `GET /addresses` query (tests).
 #[cfg(test)]
 pub fn render_options(query: Option<&str>) -> Result<RenderOptions, ApiError> {
-    listing_options(query).map(|(o, _)| o)
+    listing_options(query).map(|(o, _, _)| o)
 }
 
 /// The render options of a `GET /addresses` query (the same names and values as the
-/// options of `export`) and whether `details` was asked for (checked against them).
-pub(super) fn listing_options(query: Option<&str>) -> Result<(RenderOptions, bool), ApiError> {
+/// options of `export`), whether `details` was asked for (checked against them), and
+/// the RouterOS page asked for.
+pub(super) fn listing_options(
+    query: Option<&str>,
+) -> Result<(RenderOptions, bool, Option<usize>), ApiError> {
     let mut o = RenderOptions::default();
     let mut details = false;
+    let mut page = None;
     let mut group = None;
     let mut set_given = false;
     for (k, v) in parse_query(query, ADDRESS_PARAMS)? {
@@ -54,6 +61,9 @@ pub(super) fn listing_options(query: Option<&str>) -> Result<(RenderOptions, boo
             }
             "group" => group = Some(v),
             "details" => details = parse_bool(&k, &v)?,
+            "via" => o.via = Some(v),
+            "comment" => o.comment = Some(v),
+            "page" => page = Some(parse_page(&v)?),
             // parse_query let only ADDRESS_PARAMS through.
             _ => {}
         }
@@ -68,16 +78,37 @@ pub(super) fn listing_options(query: Option<&str>) -> Result<(RenderOptions, boo
     if details {
         crate::inspect::details::check(&o, "details=1").map_err(|e| ApiError::BadRequest(e.0))?;
     }
-    Ok((o, details))
+    if page.is_some() && (o.format != Format::Routeros || details) {
+        return Err(ApiError::BadRequest(
+            "page is for format=routeros (RouterOS's /tool fetch keeps 64 KiB)".into(),
+        ));
+    }
+    Ok((o, details, page))
+}
+
+/// A page number: 1, 2, ...
+fn parse_page(v: &str) -> Result<usize, ApiError> {
+    v.parse::<usize>()
+        .ok()
+        .filter(|&n| n >= 1 && v.bytes().all(|b| b.is_ascii_digit()))
+        .ok_or_else(|| ApiError::BadRequest(format!("invalid page {v:?}: expected 1, 2, 3, ...")))
 }
 
 pub(super) fn addresses(
     opts: &RenderOptions,
     details: bool,
+    page: Option<usize>,
     req: &RequestInfo,
     ctx: &Context,
 ) -> Result<Reply, ApiError> {
-    let (body, tag) = listing(opts, details, ctx)?;
+    let (mut body, mut tag) = listing(opts, details, ctx)?;
+    let mut headers = Vec::new();
+    if opts.format == Format::Routeros {
+        let pages;
+        ((body, tag), pages) = routeros(body, tag, page)?;
+        headers.push(("X-Pages", pages.to_string()));
+    }
+    headers.insert(0, ("ETag", tag.clone()));
     let content_type = content_type(opts.format);
     if req
         .if_none_match
@@ -87,7 +118,7 @@ pub(super) fn addresses(
         return Ok(Reply {
             status: 304,
             content_type,
-            headers: vec![("ETag", tag)],
+            headers,
             length_without_body: Some(body.len()),
             body: Vec::new(),
             shared: None,
@@ -96,11 +127,29 @@ pub(super) fn addresses(
     Ok(Reply {
         status: 200,
         content_type,
-        headers: vec![("ETag", tag)],
+        headers,
         body: Vec::new(),
         length_without_body: None,
         shared: Some(body),
     })
+}
+
+/// The number of pages of a RouterOS script, and the page asked for (with its own
+/// ETag) in place of the whole script.
+fn routeros(
+    body: Arc<Vec<u8>>,
+    tag: String,
+    page: Option<usize>,
+) -> Result<(Listing, usize), ApiError> {
+    let pages = routeros_page(&body, 1).map_or(1, |p| p.pages);
+    let Some(page) = page else {
+        return Ok(((body, tag), pages));
+    };
+    let p = routeros_page(&body, page).ok_or_else(|| {
+        ApiError::NotFound(format!("no page {page}: the script has {pages} page(s)"))
+    })?;
+    let tag = etag(&p.body);
+    Ok(((Arc::new(p.body), tag), pages))
 }
 
 /// Most bytes of listing bodies kept for clients at once (16 MiB): past it, a
@@ -190,11 +239,10 @@ fn listing(opts: &RenderOptions, details: bool, ctx: &Context) -> Result<Listing
 
 /// The HTTP `Content-Type` of a format.
 fn content_type(format: Format) -> &'static str {
-    match format {
-        Format::Json => "application/json",
-        Format::Text | Format::Nft | Format::Ipset | Format::Routeros => {
-            "text/plain; charset=utf-8"
-        }
+    if format.is_text() {
+        "text/plain; charset=utf-8"
+    } else {
+        "application/json"
     }
 }
 
@@ -205,7 +253,14 @@ mod tests {
     #[test]
     fn content_types() {
         assert_eq!(content_type(Format::Json), "application/json");
-        for f in [Format::Text, Format::Nft, Format::Ipset, Format::Routeros] {
+        assert_eq!(content_type(Format::Singbox), "application/json");
+        for f in [
+            Format::Text,
+            Format::Nft,
+            Format::Ipset,
+            Format::Routeros,
+            Format::Bird,
+        ] {
             assert_eq!(content_type(f), "text/plain; charset=utf-8");
         }
     }

@@ -270,9 +270,9 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
             status(ctx)
         }
         (Route::Addresses, _) if read_only => {
-            let (opts, details) = listing_options(query)?;
+            let (opts, details, page) = listing_options(query)?;
             let _p = permit();
-            addresses(&opts, details, req, ctx)
+            addresses(&opts, details, page, req, ctx)
         }
         (Route::Lookup, _) if read_only => {
             let q = lookup_query(query)?;

@@ -17,6 +17,7 @@ impl Reader<'_> {
     pub(super) fn api(&self, o: &Map, c: &mut ApiConfig) -> Result<(), ConfigError> {
         if let Some(l) = self.string(o, "api.", "listen")? {
             c.listen = parse_listen(&l).map_err(|m| self.err("api.listen", m))?;
+            c.listen_set = true;
         }
         c.token = self.string(o, "api.", "token")?;
         if c.token.as_deref() == Some("") {
