@@ -22,7 +22,10 @@ NFT_STATE="$tmp/nft"
 FW4_LOCK="$tmp/fw4.lock"
 FW4_INCLUDES="$include"
 RIPE_CIDR_BIN="$tmp/ripe-cidr-collector"
-export PATH STUB_LOG NFT_STATE FW4_LOCK FW4_INCLUDES RIPE_CIDR_BIN
+# Where the include may find nft files besides /tmp, /var, ...: here (TMPDIR may be
+# elsewhere).
+RIPE_CIDR_ROOT="$tmp"
+export PATH STUB_LOG NFT_STATE FW4_LOCK FW4_INCLUDES RIPE_CIDR_BIN RIPE_CIDR_ROOT
 
 # The stub binary: `render --load-only` loads table inet ripe_cidr after a second (a
 # large list takes a moment; the firewall start must not wait for it); a plain
@@ -137,6 +140,16 @@ setup
 UCI_main_enabled=0
 fw4_then_wait start
 check "disabled: only the nft files" "!^bin " "^nft -f $tmp/list.nft$"
+
+# An nft_file the init script would refuse (UCI written by a non-root LuCI user) is
+# never run by root's `nft -f`.
+setup
+cp /etc/passwd "$tmp/passwd"
+UCI_main_nft_file="/etc/passwd $tmp/passwd $tmp/../x.nft $tmp/list.nft"
+fw4_then_wait start
+check "nft_file outside the allowed places: refused, logged" "!^nft -f /etc/passwd" \
+	"!^nft -f $tmp/passwd" "!^nft -f $tmp/\.\./x.nft" "^nft -f $tmp/list.nft$" \
+	"^logger -t ripe-cidr-collector -p daemon.err firewall include: nft_file /etc/passwd refused"
 
 # A failing load is logged as an error.
 setup

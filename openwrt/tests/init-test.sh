@@ -16,7 +16,8 @@ failed=0
 # /var/lib/ripe-cidr-collector: point those at the temporary directory (the only change
 # made to the script under test; a case without data_dir must not touch the host's).
 sed -e "s|^CONF_DIR=.*|CONF_DIR=$tmp/etc|" -e "s|^DATA_DIR=.*|DATA_DIR=$tmp/var-lib|" \
-	-e "s|^UJAIL=.*|UJAIL=$tmp/ujail|" -e "s|^PASSWD=.*|PASSWD=$tmp/passwd|" "$init" > "$tmp/init"
+	-e "s|^UJAIL=.*|UJAIL=$tmp/ujail|" -e "s|^PASSWD=.*|PASSWD=$tmp/passwd|" \
+	-e "s|^PATH_ROOTS=\"|PATH_ROOTS=\"$tmp |" "$init" > "$tmp/init"
 # Every other absolute path the script names is only read or logged, never written.
 # A user for the jail cases (one that exists here, for chown).
 echo 'daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin' > "$tmp/passwd"
@@ -68,8 +69,8 @@ reset_uci() {
 		UCI_main_snapshot UCI_main_trigger_interface UCI_main_log_level UCI_main_syslog \
 		UCI_main_user STUB_RUNNING
 	rm -f "$tmp/ujail"
-	rm -rf "${tmp:?}/data" "${tmp:?}/etc" "${tmp:?}/ram" "${tmp:?}/var-lib"
-	d="$tmp/data"
+	rm -rf "${tmp:?}/ripe-cidr-data" "${tmp:?}/etc" "${tmp:?}/ram" "${tmp:?}/var-lib"
+	d="$tmp/ripe-cidr-data"
 }
 P=/usr/bin/ripe-cidr-collector
 
@@ -223,6 +224,41 @@ UCI_main_enabled=1 UCI_main_data_dir="$d"
 IPKG_INSTROOT=/build/root run start_service collect
 absent "IPKG_INSTROOT: nothing started or signalled" '^instance\|^signal'
 [ -e "$d" ] && { echo "FAIL IPKG_INSTROOT: created $d"; failed=1; }
+
+# Path options a UCI writer (the LuCI app's grant, not root) could turn against the
+# system: refused with a logged error, nothing started, made or given away.
+for bad in "data_dir:/etc:only under" "data_dir:/tmp:only under" \
+	"data_dir:$tmp/x:its name must contain ripe-cidr" "db:/etc/shadow:only under" \
+	"db:$tmp/passwd:must end in .db" "snapshot:/etc/passwd:only under" \
+	"snapshot:$tmp/passwd.db:not a database or snapshot of ours" \
+	"db:$tmp/ripe-cidr-data/../x.db:use an absolute path" "nft_file:/etc/passwd:only under" \
+	"nft_file:$tmp/x.sh:must end in .nft" "data_dir:$tmp/a ripe-cidr:use an absolute path"; do
+	reset_uci
+	opt=${bad%%:*} rest=${bad#*:}
+	val=${rest%:*} why=${rest##*:}
+	UCI_main_enabled=1 UCI_main_data_dir="$d"
+	eval "UCI_main_$opt=\$val"
+	cp "$tmp/passwd" "$tmp/passwd.db"
+	run start_service
+	absent "$opt=$val: not started" '^instance'
+	if grep -q "^logger -t ripe-cidr-collector -p daemon.err not started: option $opt '$val' refused: .*$why" "$tmp/log" \
+		&& [ ! -e "$d" ] && [ "$(head -c 6 "$tmp/passwd.db")" = daemon ]; then
+		echo "ok   $opt=$val: refused, logged, nothing made"
+	else
+		echo "FAIL $opt=$val: $(cat "$tmp/log"; ls -d "$d" 2>&1)"
+		failed=1
+	fi
+done
+# What the package ships and documents is accepted: its own directories, RAM, mounted
+# storage, an existing snapshot and database of ours, the own-chain recipe's file.
+reset_uci
+mkdir -p "$d"
+printf 'SQLite format 3\000rest' > "$d/ripe.db"
+printf 'RIPESNAP rest' > "$tmp/ripe.snapshot"
+UCI_main_enabled=1 UCI_main_data_dir="$d" UCI_main_snapshot="$tmp/ripe.snapshot"
+UCI_main_nft_file="/etc/ripe-cidr-mark.nft $tmp/ripe-cidr.nft"
+run start_service
+check "our own files and the recipe's nft file: started" "instance collector"
 
 [ "$failed" = 0 ] && echo "init-test: all passed"
 exit "$failed"

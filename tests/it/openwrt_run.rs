@@ -107,7 +107,8 @@ fn init(dir: &Path, conf: &Path, uci: &[(&str, String)], funcs: &str) -> String 
         .replace(
             "DATA_DIR=/var/lib/ripe-cidr-collector",
             &format!("DATA_DIR={}", dir.join("var-lib").display()),
-        );
+        )
+        .replace("PATH_ROOTS=\"", &format!("PATH_ROOTS=\"{} ", dir.display()));
     let init = dir.join("init");
     fs::write(&init, script).unwrap();
     let log = dir.join("stub.log");
@@ -146,7 +147,7 @@ fn first_use_asn_add_before_the_first_start_is_collected() {
     }
     let ripe = FakeServer::start(|_| Reply::json(200, ripe_body(&["192.0.2.0/24".into()])));
     let t = TestDir::new();
-    let (conf, data) = (t.file("etc"), t.file("data"));
+    let (conf, data) = (t.file("etc"), t.file("ripe-cidr-data"));
     let out = t.file("out.txt");
     // `opkg install`: the shipped config.json on flash, then the post-install's
     // `start` with the service not enabled yet.
@@ -532,6 +533,7 @@ add rule inet ripe_cidr mark_listed ip daddr @ripe_v4 meta mark set meta mark & 
         .env("UCI_main_data_dir", t.path())
         .env("UCI_main_db", &db)
         .env("UCI_main_nft_file", &chain)
+        .env("RIPE_CIDR_ROOT", t.path())
         .status()
         .unwrap();
     let flushed = eventually(Duration::from_secs(10), || marks(&nft));
@@ -547,7 +549,7 @@ add rule inet ripe_cidr mark_listed ip daddr @ripe_v4 meta mark set meta mark & 
 #[test]
 fn a_config_json_written_before_the_link_gives_its_sources_to_the_flash_one() {
     let t = TestDir::new();
-    let (conf, data) = (t.file("etc"), t.file("data"));
+    let (conf, data) = (t.file("etc"), t.file("ripe-cidr-data"));
     fs::create_dir_all(&conf).unwrap();
     fs::copy(files().join("config.json"), conf.join("config.json")).unwrap();
     let cli = |args: &[&str]| {

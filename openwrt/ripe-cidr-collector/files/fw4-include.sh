@@ -45,6 +45,21 @@ ripe_cidr_include() {
 				|| logger -t ripe-cidr-collector -p daemon.err "firewall include: render --load-only failed"
 		fi
 		for ripe_cidr_f in $ripe_cidr_files; do
+			# Run as root: only an nft script where the init script allows one (UCI
+			# may be written by the LuCI app, which is not root). RIPE_CIDR_ROOT: the
+			# off-router tests' directory.
+			case "$ripe_cidr_f" in
+			*..* | *[!A-Za-z0-9._/-]*) ripe_cidr_ok= ;;
+			/etc/ripe-cidr-*.nft | /tmp/?*.nft | /var/?*.nft \
+				| /mnt/?*.nft | /overlay/?*.nft | "${RIPE_CIDR_ROOT:-/nonexistent}"/?*.nft)
+				ripe_cidr_ok=1 ;;
+			*) ripe_cidr_ok= ;;
+			esac
+			if [ -z "$ripe_cidr_ok" ] || [ -L "$ripe_cidr_f" ]; then
+				logger -t ripe-cidr-collector -p daemon.err \
+					"firewall include: nft_file $ripe_cidr_f refused: not an .nft file where allowed"
+				continue
+			fi
 			[ -s "$ripe_cidr_f" ] || continue
 			nft -f "$ripe_cidr_f" \
 				|| logger -t ripe-cidr-collector -p daemon.err "firewall include: nft -f $ripe_cidr_f failed"
@@ -53,5 +68,5 @@ ripe_cidr_include() {
 }
 ripe_cidr_include
 unset -f ripe_cidr_include
-unset ripe_cidr_bin ripe_cidr_dir ripe_cidr_db ripe_cidr_files ripe_cidr_load
+unset ripe_cidr_bin ripe_cidr_dir ripe_cidr_db ripe_cidr_files ripe_cidr_load ripe_cidr_ok
 true

@@ -6,7 +6,38 @@
 // /etc/config/ripe-cidr-collector (the procd service reloads when they change). The
 // sources and outputs live in config.json (the Sources tab, the CLI, the API).
 
+// The rules of the init script's path_ok (files/ripe-cidr-collector.init), which
+// refuses to start otherwise: whoever edits this form need not be root, and these
+// paths are given to the daemon's user or written and run by root.
+var own = [ '/etc/ripe-cidr-collector/', '/var/lib/ripe-cidr-collector/' ],
+	roots = [ '/tmp/', '/var/', '/mnt/', '/overlay/' ];
+
+function pathCheck(kind) {
+	return function(sid, v) {
+		if (v == null || v === '')
+			return true;
+		if (!/^\/[A-Za-z0-9._\/-]+$/.test(v) || /\.\.|\/\/|\/$/.test(v))
+			return _('Use an absolute path of letters, digits and ._-/');
+		var base = v.replace(/.*\//, ''), p = v + '/';
+		var mine = own.some(function(d) { return p.indexOf(d) === 0; }) ||
+			(kind === 'nft' && /^\/etc\/ripe-cidr-.*\.nft$/.test(v));
+		if (!mine && !roots.some(function(d) { return v.indexOf(d) === 0 && v.length > d.length; }))
+			return _('Only under /etc/ripe-cidr-collector, /var/lib/ripe-cidr-collector, /tmp, /var, /mnt or /overlay');
+		if (kind === 'dir' && !mine && base.indexOf('ripe-cidr') < 0)
+			return _('The directory\'s name must contain ripe-cidr (it is given to the daemon\'s user)');
+		if (kind === 'nft' && !/\.nft$/.test(base))
+			return _('The file name must end in .nft');
+		if (kind === 'db' && !/\.db$/.test(base))
+			return _('The file name must end in .db');
+		if (kind === 'snapshot' && !/\.(db|snapshot)$/.test(base))
+			return _('The file name must end in .snapshot or .db');
+		return true;
+	};
+}
+
 return view.extend({
+	pathCheck: pathCheck,
+
 	render: function() {
 		var m, s, o;
 
@@ -26,12 +57,15 @@ return view.extend({
 
 		o = s.option(form.Value, 'data_dir', _('Data directory'), _('status.json and the CLI\'s default directory; /var is in RAM.'));
 		o.placeholder = '/var/lib/ripe-cidr-collector';
+		o.validate = pathCheck('dir');
 
 		o = s.option(form.Value, 'db', _('Database'), _('In RAM by default: no flash wear from the runs.'));
 		o.placeholder = '/var/lib/ripe-cidr-collector/ripe.db';
+		o.validate = pathCheck('db');
 
 		o = s.option(form.Value, 'snapshot', _('Snapshot on flash'), _('Restored after a reboot. Empty: no snapshot.'));
 		o.placeholder = '/etc/ripe-cidr-collector/ripe.db.snapshot';
+		o.validate = pathCheck('snapshot');
 
 		o = s.option(form.DynamicList, 'trigger_interface', _('Collect when up'), _('When one of these interfaces comes up, the daemon collects at once.'));
 		o.datatype = 'network';
@@ -53,6 +87,7 @@ return view.extend({
 
 		o = s.option(form.DynamicList, 'nft_file', _('nft files for the firewall'),
 			_('nft scripts the firewall include loads with nft -f after fw4 flush deleted the table, once the sets are loaded again: rendered scripts of outputs without "load", your own chain.'));
+		o.validate = pathCheck('nft');
 
 		return m.render();
 	}
