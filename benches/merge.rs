@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use ripe_cidr_collector::config::Paths;
 use ripe_cidr_collector::db;
+use ripe_cidr_collector::db::trust::Gate;
 use ripe_cidr_collector::source::Kind;
 
 const N: usize = 100_000;
@@ -71,6 +72,7 @@ fn main() {
     let n = shuffled.len();
     let (mut ours_empty, mut ours_full) = (Vec::new(), Vec::new());
     let (mut py_empty, mut py_full) = (Vec::new(), Vec::new());
+    let (mut gated_empty, mut gated_full) = (Vec::new(), Vec::new());
     let dir = tempfile::tempdir().unwrap();
     let values_file = dir.path().join("values.txt");
     std::fs::write(&values_file, shuffled.join("\n")).unwrap();
@@ -85,6 +87,37 @@ fn main() {
         d.merge_source(Kind::Asn, "62041", &shuffled, 1_800_021_600, 7)
             .unwrap();
         ours_full.push(t.elapsed());
+        // The same two merges through the trust gate, recording each fetch, as a run
+        // merges (issue 28: under 5 % more).
+        let paths = Paths::new(dir.path().join(format!("gated{round}")), None);
+        let mut d = db::open(&paths).unwrap();
+        let gate = Gate {
+            max_shrink_percent: 30,
+            confirm_after: 6 * 3600,
+        };
+        for (now, times) in [
+            (1_800_000_000, &mut gated_empty),
+            (1_800_021_600, &mut gated_full),
+        ] {
+            let t = Instant::now();
+            // Timed from the texts, as `merge_source` above is.
+            let mut values: db::Values = shuffled.iter().collect();
+            let tx = d.write().unwrap();
+            let m = tx
+                .merge_answer(
+                    Kind::Asn,
+                    "62041",
+                    &mut values,
+                    (now, 7),
+                    Some("ripestat"),
+                    &gate,
+                    None,
+                )
+                .unwrap();
+            tx.commit().unwrap();
+            times.push(t.elapsed());
+            assert!(!m.held());
+        }
 
         let py_db = dir.path().join(format!("py{round}.db"));
         let out = Command::new("python3")
@@ -128,4 +161,15 @@ fn main() {
     };
     row("into empty database", &ours_empty, &py_empty);
     row("all values present", &ours_full, &py_full);
+    let gated = |name: &str, plain: &[Duration], gated: &[Duration]| {
+        let (p, g) = (median(plain.to_vec()), median(gated.to_vec()));
+        println!(
+            "{name:<22} gated {:>7.1} ms   ungated {:>8.1} ms   gate and fetch log {:+.1} %",
+            g.as_secs_f64() * 1e3,
+            p.as_secs_f64() * 1e3,
+            (g.as_secs_f64() / p.as_secs_f64() - 1.0) * 100.0
+        );
+    };
+    gated("into empty database", &ours_empty, &gated_empty);
+    gated("all values present", &ours_full, &gated_full);
 }

@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 
 use crate::config::{self, Config};
+use crate::db::trust::{self, Fetch, FetchLog};
 use crate::db::{self, SourceSummary};
 use crate::source::{self, Kind};
 use crate::status::{self, Status};
@@ -37,6 +38,40 @@ pub struct SourceLine {
     /// The ASN upstream that last answered for it (`ripestat`, `bgptools`,
     /// `ipverse`); left out for other kinds and before any answer.
     pub upstream: Option<String>,
+    /// Its last answer, when the gate holds it (both counts, since when).
+    pub held: Option<Fetch>,
+    /// Its last fetches, oldest first (at most 30; left out when there are none, and
+    /// beyond [`MAX_HISTORY`] rows in one overview).
+    pub history: Vec<Fetch>,
+}
+
+/// Most fetch rows in one overview: a configuration of thousands of sources gets
+/// the history of the first ones only, so that `/status` stays small.
+pub const MAX_HISTORY: usize = 6_000;
+
+/// A fetch as JSON: `{"time", "upstream", "values", "stored", "added", "removed",
+/// "state"[, "confirmed_by"][, "since"]}`.
+struct FetchJson<'a>(&'a Fetch);
+
+impl ToJson for FetchJson<'_> {
+    fn write_json(&self, w: &mut Writer<'_>) {
+        let f = self.0;
+        w.begin_object();
+        w.field("time", &util::iso(f.time));
+        w.field("upstream", &f.upstream);
+        w.field("values", &f.answer);
+        w.field("stored", &f.stored);
+        w.field("added", &f.added);
+        w.field("removed", &f.removed);
+        w.field("state", trust::state_word(f.state));
+        if let Some(n) = &f.note {
+            w.field("confirmed_by", n);
+        }
+        if let Some(t) = f.since {
+            w.field("since", &util::iso(t));
+        }
+        w.end_object();
+    }
 }
 
 /// One group: its sources and their stored values per kind.
@@ -94,6 +129,18 @@ impl ToJson for SourceLine {
         w.field("failure", &self.failure);
         if let Some(u) = &self.upstream {
             w.field("upstream", u);
+        }
+        if let Some(h) = &self.held {
+            w.key("held");
+            FetchJson(h).write_json(w);
+        }
+        if !self.history.is_empty() {
+            w.key("history");
+            w.begin_array();
+            for f in &self.history {
+                FetchJson(f).write_json(w);
+            }
+            w.end_array();
         }
         w.end_object();
     }
@@ -153,27 +200,34 @@ pub fn build(pool: &db::Pool) -> Overview {
         .flatten()
         .unwrap_or_default();
     let stored = read_db(pool).map_err(|e| errors.push(format!("database: {e}")));
-    let (journal_mode, stored) = match stored {
+    let (journal_mode, from_db) = match stored {
         Ok((mode, s)) => (Some(mode), Some(s)),
         Err(()) => (st.journal_mode.clone(), None),
     };
+    let stored = from_db.as_ref().map(|d| &d.stored);
     // Filled by inserts: collecting into a map would sort, and a sort costs flash.
     let counts = stored.as_ref().map(|s| {
         let mut c = Counts::new();
-        for (k, list) in s {
+        for (k, list) in s.iter() {
             c.insert(k.as_str(), list.iter().map(|x| x.count).sum());
         }
         c
     });
-    let summaries: &[Stored] = stored.as_deref().unwrap_or_default();
-    let groups = cfg
+    let summaries: &[Stored] = stored.map(|s| &s[..]).unwrap_or_default();
+    let mut groups = cfg
         .as_ref()
         .map(|c| group_lines(c, summaries, &st))
         .unwrap_or_default();
-    let unconfigured = match &cfg {
+    let mut unconfigured = match &cfg {
         Some(c) => unconfigured(c, summaries),
         None => Vec::new(),
     };
+    if let Some(d) = &from_db {
+        for g in &mut groups {
+            with_trust(&mut g.sources, d);
+        }
+        with_trust(&mut unconfigured, d);
+    }
     Overview {
         journal_mode,
         last_snapshot: db::snapshot::last_written(paths)
@@ -191,15 +245,34 @@ pub fn build(pool: &db::Pool) -> Overview {
 /// The stored sources of one kind.
 type Stored = (Kind, Vec<SourceSummary>);
 
+/// What the database says: the stored sources of every kind, the fetch logs and the
+/// held sources.
+struct FromDb {
+    stored: Vec<Stored>,
+    logs: Vec<FetchLog>,
+    held: Vec<FetchLog>,
+}
+
 /// The stored sources of every kind, and the journal mode, with one connection.
-fn read_db(pool: &db::Pool) -> Result<(String, Vec<Stored>), db::StoreError> {
+fn read_db(pool: &db::Pool) -> Result<(String, FromDb), db::StoreError> {
     pool.with(|db| {
-        let mut out = Vec::new();
+        let mut stored = Vec::new();
         for k in Kind::ALL {
-            out.push((k, db.sources(k)?));
+            stored.push((k, db.sources(k)?));
         }
-        Ok((db.journal_mode().as_str().to_string(), out))
+        let logs = db.fetch_logs(MAX_HISTORY)?;
+        let held = db.held()?;
+        let mode = db.journal_mode().as_str().to_string();
+        Ok((mode, FromDb { stored, logs, held }))
     })
+}
+
+/// The fetch log (or held fetch) of a source in `logs` (sorted by kind, name).
+fn log_of<'a>(logs: &'a [FetchLog], kind: Kind, source: &str) -> Option<&'a [Fetch]> {
+    let i = logs
+        .binary_search_by(|(k, s, _)| (k.as_str(), s.as_str()).cmp(&(kind.as_str(), source)))
+        .ok()?;
+    Some(&logs[i].2)
 }
 
 fn line(kind: Kind, source: &str, stored: Option<&SourceSummary>, st: &Status) -> SourceLine {
@@ -210,6 +283,21 @@ fn line(kind: Kind, source: &str, stored: Option<&SourceSummary>, st: &Status) -
         last_seen: stored.map(|s| s.last_seen.clone()),
         failure: st.failures.get(&source::display(kind, source)).cloned(),
         upstream: st.upstreams.get(&source::display(kind, source)).cloned(),
+        held: None,
+        history: Vec::new(),
+    }
+}
+
+/// Fills in the fetch log and held answer of each line.
+fn with_trust(lines: &mut [SourceLine], d: &FromDb) {
+    for l in lines {
+        let Some(kind) = Kind::from_word(l.kind) else {
+            continue;
+        };
+        l.history = log_of(&d.logs, kind, &l.source)
+            .unwrap_or_default()
+            .to_vec();
+        l.held = log_of(&d.held, kind, &l.source).and_then(|f| f.first().cloned());
     }
 }
 

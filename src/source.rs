@@ -302,9 +302,99 @@ pub fn normalize_value(kind: Kind, s: &str) -> Result<String, String> {
     }
 }
 
+/// The ranges that would capture the router's own or its LAN's traffic, as
+/// (first address, prefix length, name): "this network", RFC 1918, shared address
+/// space, loopback, link-local, multicast, reserved; `::`, `::1`, unique local,
+/// link-local and multicast for IPv6. Documentation and benchmarking ranges are not
+/// here: they route nowhere, and tests and examples use them.
+const SPECIAL_V4: [(u32, u8, &str); 9] = [
+    (0, 8, "this network"),
+    (0x0a00_0000, 8, "private"),
+    (0x6440_0000, 10, "shared address space"),
+    (0x7f00_0000, 8, "loopback"),
+    (0xa9fe_0000, 16, "link-local"),
+    (0xac10_0000, 12, "private"),
+    (0xc0a8_0000, 16, "private"),
+    (0xe000_0000, 4, "multicast"),
+    (0xf000_0000, 4, "reserved"),
+];
+const SPECIAL_V6: [(u128, u8, &str); 5] = [
+    (0, 128, "unspecified"),
+    (1, 128, "loopback"),
+    (0xfc00 << 112, 7, "unique local"),
+    (0xfe80 << 112, 10, "link-local"),
+    (0xff00 << 112, 8, "multicast"),
+];
+
+/// The name of the special range `net` overlaps (it lies in one, or holds one), if
+/// any: such a prefix from an ASN or a country would send the LAN's own traffic
+/// where the list's traffic goes.
+pub fn special_range(net: &IpNet) -> Option<&'static str> {
+    // Two prefixes overlap when the shorter one's bits agree with the other's start.
+    fn overlaps(a: u128, alen: u8, b: u128, blen: u8, bits: u8) -> bool {
+        let len = alen.min(blen);
+        let shift = bits - len;
+        len == 0 || (a >> shift) == (b >> shift)
+    }
+    match net {
+        IpNet::V4(n) => {
+            let a = u128::from(u32::from(n.network()));
+            SPECIAL_V4
+                .iter()
+                .find(|(b, l, _)| overlaps(a, n.prefix_len(), u128::from(*b), *l, 32))
+                .map(|s| s.2)
+        }
+        IpNet::V6(n) => {
+            let a = u128::from(n.network());
+            SPECIAL_V6
+                .iter()
+                .find(|(b, l, _)| overlaps(a, n.prefix_len(), *b, *l, 128))
+                .map(|s| s.2)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn special_ranges() {
+        let sp = |s: &str| special_range(&s.parse().unwrap());
+        for (p, name) in [
+            ("10.0.0.0/8", "private"),
+            ("10.1.2.0/24", "private"),
+            ("127.0.0.1/32", "loopback"),
+            ("100.64.0.0/10", "shared address space"),
+            ("100.100.0.0/16", "shared address space"),
+            ("224.0.0.0/4", "multicast"),
+            ("172.0.0.0/8", "private"),
+            ("255.255.255.255/32", "reserved"),
+            ("0.0.0.0/8", "this network"),
+            ("169.254.1.0/24", "link-local"),
+            ("fd00::/8", "unique local"),
+            ("fe80::/10", "link-local"),
+            ("::/128", "unspecified"),
+            ("::1/128", "loopback"),
+            ("ff02::/16", "multicast"),
+        ] {
+            assert_eq!(sp(p), Some(name), "{p}");
+        }
+        for p in [
+            "192.0.2.0/24",
+            "198.51.100.0/24",
+            "203.0.113.0/24",
+            "198.18.0.0/15",
+            "100.128.0.0/10",
+            "11.0.0.0/8",
+            "172.32.0.0/11",
+            "2001:db8::/32",
+            "2001:67c:4e8::/48",
+            "::2/128",
+        ] {
+            assert_eq!(sp(p), None, "{p}");
+        }
+    }
 
     fn json(text: &str) -> Value {
         crate::util::json::parse(text).unwrap()

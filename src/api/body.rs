@@ -40,6 +40,9 @@ pub struct Counts {
     pub asn: u64,
     /// Rows of FQDN sources.
     pub fqdn: u64,
+    /// Sources whose last answer the gate holds (`"held"`, left out when none: the
+    /// lists are the last good ones, so still `ok`).
+    pub held: u64,
 }
 
 /// The source named in an answer, under its kind's word: `"asn":"62041"`,
@@ -90,6 +93,9 @@ impl ToJson for Health {
             w.field("asn", &c.asn);
             w.field("fqdn", &c.fqdn);
             w.end_object();
+            if c.held > 0 {
+                w.field("held", &c.held);
+            }
         }
         w.field("last_success", &self.last_success);
         w.field("last_error", &self.last_error);

@@ -148,6 +148,7 @@ fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Comman
             | Cmd::Fqdn
             | Cmd::Feed
             | Cmd::Country
+            | Cmd::Confirm
             | Cmd::Group
             | Cmd::Exclude
     ) {
@@ -182,6 +183,14 @@ fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Comman
             load_only: a.load_only,
         },
         Cmd::CollectNow => Command::CollectNow,
+        Cmd::Confirm => match rest {
+            [s] => Command::Confirm(s.clone()),
+            _ => {
+                return Err(UsageError(
+                    "`confirm` needs one source, such as AS62041".into(),
+                ))
+            }
+        },
         Cmd::Snapshot => {
             if paths.snapshot.is_none() {
                 return Err(UsageError(

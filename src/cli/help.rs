@@ -25,6 +25,7 @@ pub enum Cmd {
     Lookup,
     Explain,
     Changes,
+    Confirm,
     Group,
     Exclude,
     Check,
@@ -44,7 +45,7 @@ struct Text {
 
 impl Cmd {
     /// Every command, in the order of the overview.
-    pub const ALL: [Cmd; 19] = [
+    pub const ALL: [Cmd; 20] = [
         Cmd::Run,
         Cmd::Daemon,
         Cmd::Serve,
@@ -64,6 +65,7 @@ impl Cmd {
         Cmd::Explain,
         Cmd::Changes,
         Cmd::Check,
+        Cmd::Confirm,
     ];
 
     /// The command a word names.
@@ -280,6 +282,14 @@ static TEXTS: &[Text] = &[
                  (YYYY-MM-DDTHH:MM:SSZ, default 24 hours ago)",
         about: "Lists the values added, expired, swept or purged, oldest first (kept\n\
                  for history_days).",
+    },
+    Text {
+        cmd: Cmd::Confirm,
+        name: "confirm",
+        synopsis: "SOURCE",
+        summary: "apply the held answer of a source (AS62041, a feed URL, NL)",
+        about: "An answer that would drop more than trust.max_shrink_percent of a\n\
+                 source's values is held until confirmed; this applies it now.",
     },
 ];
 

@@ -193,6 +193,8 @@ pub enum Command {
     },
     /// Signal the running daemon to collect now.
     CollectNow,
+    /// Apply the held answer of a source.
+    Confirm(String),
 }
 
 /// Commands that only read refuse a data directory (or database directory) that does
@@ -234,6 +236,7 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
             | Command::Lookup { .. }
             | Command::Explain { .. }
             | Command::Changes { .. }
+            | Command::Confirm(_)
     ) {
         require_existing(paths)?;
     }
@@ -281,6 +284,11 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
         Command::Snapshot => snapshot::run(paths),
         Command::Render { load_only } => render::run(paths, *load_only),
         Command::CollectNow => daemon::collect_now(paths),
+        Command::Confirm(text) => {
+            let (kind, source) = crate::sources::parse_any(text).map_err(CliError::Usage)?;
+            crate::sources::confirm(paths, kind, &source)?;
+            Ok(Outcome::Success)
+        }
     }
 }
 

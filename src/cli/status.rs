@@ -21,6 +21,8 @@ struct Report {
     last_snapshot: Option<String>,
     /// Per group: name, configured sources, stored rows of those sources.
     groups: Vec<(String, usize, u64)>,
+    /// The sources the gate holds, with their held answer.
+    held: Vec<db::trust::FetchLog>,
     problems: Vec<String>,
 }
 
@@ -50,7 +52,15 @@ fn gather(paths: &Paths) -> Report {
         .ok()
         .flatten();
     let opened = db::open(paths)
-        .and_then(|db| Ok((db.counts()?, db.journal_mode(), stored_per_source(&db)?)))
+        .and_then(|db| {
+            let held = db.held()?;
+            Ok((
+                db.counts()?,
+                db.journal_mode(),
+                stored_per_source(&db)?,
+                held,
+            ))
+        })
         .map_err(|e| problems.push(format!("database: {e}")))
         .ok();
     let groups = match (&cfg, &opened) {
@@ -58,6 +68,7 @@ fn gather(paths: &Paths) -> Report {
         _ => Vec::new(),
     };
     let counts = opened.as_ref().map(|o| o.0);
+    let held = opened.as_ref().map(|o| o.3.clone()).unwrap_or_default();
     // What this open found, else what the last run recorded.
     let journal_mode = opened
         .as_ref()
@@ -74,6 +85,7 @@ fn gather(paths: &Paths) -> Report {
         journal_mode,
         last_snapshot,
         groups,
+        held,
         problems,
     }
 }
@@ -238,6 +250,18 @@ fn as_text(r: &Report, paths: &Paths) -> String {
         let _ = writeln!(out, "journal mode:  {m}");
     }
     snapshot_lines(&mut out, r, &st, paths);
+    for (kind, source, f) in &r.held {
+        let Some(f) = f.first() else { continue };
+        let _ = writeln!(
+            out,
+            "held:          {}: answer has {} of {} stored values, since {}; held until \
+             confirmed (`confirm {source}`)",
+            crate::source::display(*kind, source),
+            f.answer,
+            f.stored,
+            util::iso(f.since.unwrap_or(f.time))
+        );
+    }
     for (source, why) in &st.failures {
         let _ = writeln!(out, "failed:        {source}: {why}");
     }

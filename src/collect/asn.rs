@@ -38,10 +38,19 @@ impl AsnClient {
     ) -> AsnClient {
         let order = cfg.upstreams.asn.clone();
         let timeout = Duration::from_secs(cfg.ripe.timeout_seconds);
-        let ipverse = order.contains(&AsnUpstream::Ipverse).then(|| {
+        // An upstream asked only for second opinions (`trust.confirm_with`) too.
+        let used = |u: AsnUpstream| {
+            order.contains(&u)
+                || cfg
+                    .trust
+                    .confirm_with
+                    .as_ref()
+                    .is_some_and(|c| c.contains(&u.as_str()))
+        };
+        let ipverse = used(AsnUpstream::Ipverse).then(|| {
             IpverseClient::new(&cfg.upstreams.ipverse, timeout, cfg.min_prefix, transport)
         });
-        let bgptools = order.contains(&AsnUpstream::Bgptools).then(|| {
+        let bgptools = used(AsnUpstream::Bgptools).then(|| {
             BgptoolsClient::new(
                 &cfg.upstreams.bgptools,
                 timeout,
@@ -80,12 +89,7 @@ impl AsnClient {
     pub fn fetch(&self, asn: &str) -> Result<Fetched, SourceError> {
         let mut kept: Option<SourceError> = None;
         for (i, up) in self.order.iter().enumerate() {
-            let r = match up {
-                AsnUpstream::Ripestat => self.ripe.fetch(asn),
-                AsnUpstream::Ipverse => self.ipverse.as_ref().map_or_else(none, |c| c.fetch(asn)),
-                AsnUpstream::Bgptools => self.bgptools.as_ref().map_or_else(none, |c| c.fetch(asn)),
-            };
-            match r {
+            match self.fetch_from(*up, asn) {
                 Ok(mut f) => {
                     f.upstream = Some(up.as_str());
                     return Ok(f);
@@ -113,6 +117,17 @@ impl AsnClient {
             }
         }
         Err(kept.unwrap_or_else(|| SourceError::Invalid("no ASN upstream configured".into())))
+    }
+}
+
+impl AsnClient {
+    /// The prefixes of `asn` from upstream `up` alone.
+    pub fn fetch_from(&self, up: AsnUpstream, asn: &str) -> Result<Fetched, SourceError> {
+        match up {
+            AsnUpstream::Ripestat => self.ripe.fetch(asn),
+            AsnUpstream::Ipverse => self.ipverse.as_ref().map_or_else(none, |c| c.fetch(asn)),
+            AsnUpstream::Bgptools => self.bgptools.as_ref().map_or_else(none, |c| c.fetch(asn)),
+        }
     }
 }
 

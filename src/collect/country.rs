@@ -78,6 +78,11 @@ pub(crate) fn data(sc: &mut Scanner, keep: &mut Keep, min: MinPrefix) -> Result<
     sc.begin_object()?;
     let mut listed = false;
     while let Some(key) = sc.next_key()? {
+        if let t @ ("latest_time" | "query_time") = key {
+            let latest = t == "latest_time";
+            sc.note_time(latest)?;
+            continue;
+        }
         if key != "resources" || sc.peek()? != Next::Object {
             sc.skip()?;
             continue;
@@ -132,7 +137,12 @@ pub fn parse_answer(mut body: &[u8]) -> Result<Fetched, SourceError> {
     let mut keep = Keep::new("country".into());
     let min = MinPrefix::default();
     let head = super::ripe::read_data(&mut body, &mut |sc| data(sc, &mut keep, min));
-    super::ripe::judge(200, head, keep, "data.resources")
+    super::ripe::judge(
+        200,
+        head,
+        keep,
+        ("data.resources", "country-resource-list", 48),
+    )
 }
 
 #[cfg(test)]

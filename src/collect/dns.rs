@@ -172,7 +172,13 @@ fn record(sc: &mut Scanner, keep: &mut Keep) -> Result<(), ScanError> {
             _ => sc.skip()?,
         }
     }
-    if matches!(rtype, Some(1 | 28)) {
+    // A record without a type is no DNS record (`{}`): the answer is broken, not empty.
+    let Some(rtype) = rtype else {
+        return Err(ScanError::Shape(
+            "an Answer record without a numeric type".into(),
+        ));
+    };
+    if matches!(rtype, 1 | 28) {
         let address = data.map_err(String::from).and_then(|d| address(&d));
         keep.push(address).map_err(ScanError::Failed)?;
     }
@@ -482,6 +488,14 @@ mod tests {
         let f = doh(&s).resolve("x.example").unwrap();
         assert_eq!(texts(&f), ["192.0.2.1"]);
         assert_eq!(f.skipped, 3);
+    }
+
+    #[test]
+    fn doh_records_without_a_type_fail() {
+        let body = r#"{"Status":0,"Answer":[{},{}]}"#.to_string();
+        let s = by_type(body.clone(), body);
+        let e = doh(&s).resolve("x.example").unwrap_err();
+        assert!(e.to_string().contains("without a numeric type"), "{e}");
     }
 
     #[test]

@@ -84,6 +84,7 @@ fn read_lines_as(
     let mut r = BufReader::with_capacity(READ_BUFFER, body);
     let mut line: Vec<u8> = Vec::with_capacity(256);
     let (mut too_long, mut number) = (false, 0usize);
+    let mut first = true;
     loop {
         let buf = r.fill_buf().map_err(from_io)?;
         if buf.is_empty() {
@@ -103,15 +104,51 @@ fn read_lines_as(
         r.consume(used);
         if newline {
             number += 1;
+            not_a_list(&line, &mut first)?;
             one_line(&line, too_long, number, parse, sink)?;
             line.clear();
             too_long = false;
         }
     }
     if !line.is_empty() || too_long {
+        not_a_list(&line, &mut first)?;
         one_line(&line, too_long, number + 1, parse, sink)?;
     }
     Ok(())
+}
+
+/// Fails on a first line (the first that is not blank; `first` says whether it is
+/// still to come) that shows the body is no list at all: an HTML page (a mirror's
+/// error page) or a gzip stream nobody asked for. Either would otherwise be a list of
+/// invalid lines, stored as nothing.
+fn not_a_list(line: &[u8], first: &mut bool) -> Result<(), SourceError> {
+    let t = line
+        .strip_prefix("\u{feff}".as_bytes())
+        .unwrap_or(line)
+        .trim_ascii_start();
+    if !*first || t.is_empty() {
+        return Ok(());
+    }
+    *first = false;
+    let what = match t {
+        [0x1f, 0x8b, ..] => "a gzip-compressed body, which was not asked for",
+        [b'<', ..] => "an HTML page, not a list",
+        _ => return Ok(()),
+    };
+    Err(SourceError::BadBody(what.into()))
+}
+
+/// An answer with lines but not one valid value is a failure, not an empty list:
+/// a broken or hostile body (random bytes from a `fetch.command`) must not look like
+/// a source that emptied.
+pub(super) fn some_valid(f: Fetched) -> Result<Fetched, SourceError> {
+    if f.values.is_empty() && f.skipped > 0 {
+        return Err(SourceError::BadBody(format!(
+            "no valid line: {} lines are not an address or prefix",
+            f.skipped
+        )));
+    }
+    Ok(f)
 }
 
 /// One line of [`read_lines`].
@@ -204,7 +241,7 @@ impl FeedClient {
             }
             let mut keep = Keep::new(format!("{url}: skipped from the feed"));
             read_lines(answer.body, &mut |v| keep.push(value(v, min)))?;
-            let mut f = keep.finish();
+            let mut f = some_valid(keep.finish())?;
             f.validators = Some(answer.validators).filter(|v| !v.is_empty());
             Ok(f)
         })

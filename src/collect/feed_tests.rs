@@ -82,3 +82,20 @@ fn lines_split_across_reads() {
     .unwrap();
     assert_eq!(n, 3);
 }
+
+/// Issue 27 item 13 and issue 28: a gzip body nobody asked for, an HTML page and
+/// random bytes are failures, not empty lists.
+#[test]
+fn bodies_that_are_no_list_fail() {
+    let gz: &[u8] = &[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, b'\n', 0xff, 0x10];
+    let e = parse_feed(gz).unwrap_err();
+    assert!(e.to_string().contains("gzip-compressed"), "{e}");
+    let e = parse_feed(b"\n\n  <html><head>").unwrap_err();
+    assert!(e.to_string().contains("an HTML page"), "{e}");
+    let random: Vec<u8> = (0..4096u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let f = parse_feed(&random).and_then(some_valid);
+    assert!(matches!(f, Err(SourceError::BadBody(_))), "{f:?}");
+    assert!(some_valid(parse_feed(b"# only comments\n").unwrap()).is_ok());
+}

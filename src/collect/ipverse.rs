@@ -49,7 +49,7 @@ impl IpverseClient {
         if !found {
             return Err(SourceError::Http { status: 404 });
         }
-        Ok(keep.finish())
+        super::feed::some_valid(keep.finish())
     }
 
     /// One list into `keep`; `false` when it is not there (404).

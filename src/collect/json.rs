@@ -71,6 +71,9 @@ pub(crate) struct Scanner<'r> {
     text: Vec<u8>,
     /// Per open container: whether its first member is still to come.
     first: Vec<bool>,
+    /// The time a RIPEstat `data` says its data is of (`latest_time`, else
+    /// `query_time`), noted by the data readers with [`Scanner::note_time`].
+    pub(crate) data_time: Option<String>,
 }
 
 type Result<T> = std::result::Result<T, ScanError>;
@@ -87,6 +90,7 @@ impl<'r> Scanner<'r> {
             start: Vec::new(),
             text: Vec::new(),
             first: Vec::new(),
+            data_time: None,
         }
     }
 
@@ -310,6 +314,19 @@ impl<'r> Scanner<'r> {
                 self.number()?;
             }
             Next::Bool | Next::Null => self.literal()?,
+        }
+        Ok(())
+    }
+
+    /// Reads the value of `data.latest_time` or `data.query_time` (`key`) into
+    /// `data_time`, `latest_time` first; anything but a string is skipped.
+    pub(crate) fn note_time(&mut self, key_is_latest: bool) -> Result<()> {
+        if self.peek()? != Next::String {
+            return self.skip();
+        }
+        let t = self.string()?.map(str::to_string);
+        if key_is_latest || self.data_time.is_none() {
+            self.data_time = t;
         }
         Ok(())
     }

@@ -17,6 +17,7 @@ pub mod ripe;
 pub mod run;
 #[cfg(feature = "tls")]
 mod tls;
+pub mod trust;
 mod url;
 
 pub use fetch::{Fetched, SourceError};

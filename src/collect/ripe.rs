@@ -33,8 +33,8 @@ const MAX_MESSAGE: usize = 300;
 #[derive(Debug)]
 pub struct RipeClient {
     fetcher: Fetcher,
-    url: String,
-    sourceapp: String,
+    pub(super) url: String,
+    pub(super) sourceapp: String,
     min_peers_seeing: Option<u64>,
     /// Shorter prefixes are skipped as invalid.
     pub min_prefix: MinPrefix,
@@ -49,6 +49,8 @@ pub struct RipeClient {
     pub max_retry_after: Duration,
     /// Largest answer accepted, in bytes.
     pub body_limit: u64,
+    /// Data older than this before the answer's time fails (`trust.max_age_hours`).
+    pub max_age_hours: u32,
 }
 
 impl RipeClient {
@@ -66,6 +68,7 @@ impl RipeClient {
             backoff: Duration::from_secs(1),
             max_retry_after: Duration::from_secs(10),
             body_limit: DEFAULT_BODY_LIMIT,
+            max_age_hours: 48,
         }
     }
 
@@ -91,7 +94,8 @@ impl RipeClient {
                 ("sourceapp", self.sourceapp.as_str()),
             ];
             let context = format!("country {cc}: skipped from RIPEstat");
-            self.get_data(&url, &query, context, "data.resources", &mut |sc, keep| {
+            let what = ("data.resources", "country-resource-list");
+            self.get_data(&url, &query, context, what, &mut |sc, keep| {
                 super::country::data(sc, keep, min)
             })
         })
@@ -99,7 +103,7 @@ impl RipeClient {
 
     /// Runs `once` until it succeeds, fails for good or the retries are used up
     /// (`name` in the log lines).
-    fn retrying(
+    pub(super) fn retrying(
         &self,
         name: &str,
         once: impl Fn() -> Result<Fetched, (SourceError, Option<Duration>)>,
@@ -160,7 +164,7 @@ impl RipeClient {
             &self.url,
             &query,
             context,
-            "data.prefixes",
+            ("data.prefixes", "announced-prefixes"),
             &mut |sc, keep| {
                 data(sc, &mut |p| {
                     keep.push(p.map_err(String::from).and_then(|p| prefix(p, min)))
@@ -171,12 +175,12 @@ impl RipeClient {
 
     /// One request to a RIPEstat data call at `url`, whose `data` is read by `data`
     /// into the values kept; `list` names them in errors (`data.prefixes`).
-    fn get_data(
+    pub(super) fn get_data(
         &self,
         url: &str,
         query: &[(&str, &str)],
         context: String,
-        list: &str,
+        (list, call): (&str, &str),
         data: &mut dyn FnMut(&mut Scanner, &mut Keep) -> Result<bool, ScanError>,
     ) -> Result<Fetched, (SourceError, Option<Duration>)> {
         let rq = Request {
@@ -191,7 +195,7 @@ impl RipeClient {
                 wait.set(answer.retry_after);
                 let mut keep = Keep::new(context);
                 let read = read_data(answer.body, &mut |sc| data(sc, &mut keep));
-                judge(answer.status, read, keep, list)
+                judge(answer.status, read, keep, (list, call, self.max_age_hours))
             })
             .map_err(|e| (e, wait.get()))
     }
@@ -208,6 +212,69 @@ pub(super) struct Head {
     message: String,
     /// Whether `data.prefixes` (or the list the data call has) was there.
     pub(super) listed: bool,
+    /// The envelope: `data_call_name`, `data_call_status`, `version`, `time`, and
+    /// the time of the data (`data.latest_time`, else `data.query_time`).
+    call: Option<String>,
+    call_status: Option<String>,
+    version: Option<String>,
+    time: Option<String>,
+    data_time: Option<String>,
+}
+
+/// The data calls read, with the newest major `version` whose shape this program
+/// knows: a newer major may have moved what is read, so it fails instead of being
+/// misread.
+const CALLS: [(&str, u32); 3] = [
+    ("announced-prefixes", 1),
+    ("country-resource-list", 0),
+    ("routing-status", 3),
+];
+
+/// Checks the envelope of a successful answer of data call `call`: its status says
+/// supported, its major version is known, and its data is at most `max_age_hours`
+/// older than the answer. A field the answer lacks is not checked.
+pub(super) fn check_envelope(
+    head: &Head,
+    call: &str,
+    max_age_hours: u32,
+) -> Result<(), SourceError> {
+    let bad = |m: String| Err(SourceError::BadBody(m));
+    if let Some(name) = head.call.as_deref().filter(|n| *n != call) {
+        return bad(format!("the answer is of data call {name:?}, not {call}"));
+    }
+    if let Some(st) = head
+        .call_status
+        .as_deref()
+        .filter(|s| !s.starts_with("supported"))
+    {
+        return bad(format!(
+            "RIPEstat says data call {call} is {st:?}, not supported"
+        ));
+    }
+    let known = CALLS.iter().find(|c| c.0 == call).map_or(0, |c| c.1);
+    if let Some(v) = &head.version {
+        let major = v.split('.').next().and_then(|m| m.parse::<u32>().ok());
+        match major {
+            Some(m) if m <= known => {}
+            _ => {
+                return bad(format!(
+                    "data call {call} answered version {v:?}; this program reads version {known}.x"
+                ))
+            }
+        }
+    }
+    if let (Some(t), Some(d)) = (&head.time, &head.data_time) {
+        let (Some(at), Some(data)) = (crate::util::parse_iso(t), crate::util::parse_iso(d)) else {
+            return bad(format!("unreadable time {t:?} or data time {d:?}"));
+        };
+        let age = (at - data) / 3600;
+        if age > i64::from(max_age_hours) {
+            return bad(format!(
+                "stale data: of {d}, {age} hours before the answer's time {t} (trust.max_age_hours {max_age_hours})"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The outcome of an answer with HTTP `status`, read into `read`, its prefixes in
@@ -216,7 +283,7 @@ pub(super) fn judge(
     status: u16,
     read: Result<Head, SourceError>,
     keep: Keep,
-    list: &str,
+    (list, call, max_age): (&str, &str, u32),
 ) -> Result<Fetched, SourceError> {
     if !(200..300).contains(&status) {
         // RIPEstat explains a refused query in a JSON body (400 "The parameter
@@ -229,6 +296,9 @@ pub(super) fn judge(
         });
     }
     let head = read?;
+    if head.status.as_deref().is_none_or(|s| s == "ok") {
+        check_envelope(&head, call, max_age)?;
+    }
     match head.status.as_deref() {
         Some("ok") | None if head.listed => Ok(keep.finish()),
         Some("ok") | None => Err(SourceError::BadBody(format!(
@@ -291,7 +361,9 @@ pub(super) fn read_data(
 ) -> Result<Head, SourceError> {
     let mut sc = Scanner::new(body);
     let read = walk(&mut sc, data).and_then(|head| sc.end().map(|_| head));
-    read.map_err(|e| bad_body(e, "RIPEstat", sc.start()))
+    let mut head = read.map_err(|e| bad_body(e, "RIPEstat", sc.start()))?;
+    head.data_time = sc.data_time.take();
+    Ok(head)
 }
 
 /// The keys of the answer that are read.
@@ -300,6 +372,7 @@ enum Key {
     StatusCode,
     Messages,
     Data,
+    Envelope(usize),
     Other,
 }
 
@@ -316,6 +389,10 @@ fn walk(
             "status_code" => Key::StatusCode,
             "messages" => Key::Messages,
             "data" => Key::Data,
+            "data_call_name" => Key::Envelope(0),
+            "data_call_status" => Key::Envelope(1),
+            "version" => Key::Envelope(2),
+            "time" => Key::Envelope(3),
             _ => Key::Other,
         };
         match key {
@@ -326,7 +403,16 @@ fn walk(
             }
             Key::Messages => head.message = messages(sc)?,
             Key::Data => head.listed = data(sc)?,
-            Key::StatusCode | Key::Other => sc.skip()?,
+            Key::Envelope(i) if sc.peek()? == Next::String => {
+                let v = Some(sc.string()?.unwrap_or("(too long)").to_string());
+                match i {
+                    0 => head.call = v,
+                    1 => head.call_status = v,
+                    2 => head.version = v,
+                    _ => head.time = v,
+                }
+            }
+            Key::StatusCode | Key::Envelope(_) | Key::Other => sc.skip()?,
         }
     }
     Ok(head)
@@ -343,6 +429,11 @@ fn data(
     sc.begin_object()?;
     let mut listed = false;
     while let Some(key) = sc.next_key()? {
+        if let t @ ("latest_time" | "query_time") = key {
+            let latest = t == "latest_time";
+            sc.note_time(latest)?;
+            continue;
+        }
         if key != "prefixes" || sc.null()? {
             sc.skip()?;
             continue;

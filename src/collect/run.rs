@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use std::thread;
 
 use crate::config::{self, Config, Paths};
+use crate::db::trust::{Fetch, Gate};
 use crate::db::{self, MergeStats, StoreError};
 use crate::source::{self, Kind};
 use crate::util;
@@ -42,6 +43,8 @@ pub struct SourceReport {
     pub skipped: usize,
     /// The ASN upstream that answered (`ripestat`, `bgptools`, `ipverse`).
     pub upstream: Option<&'static str>,
+    /// The fetch recorded for it (held, applied or confirmed, with the counts).
+    pub fetch: Option<Fetch>,
     /// What the merge did, or why the source failed (its rows were left untouched).
     /// The error stays typed so that the daemon can tell transient failures (retried
     /// early) from permanent ones.
@@ -53,7 +56,39 @@ impl SourceReport {
     pub fn name(&self) -> String {
         source::display(self.kind, &self.source)
     }
+    /// Whether its answer was held by the gate.
+    pub fn held(&self) -> bool {
+        self.fetch
+            .as_ref()
+            .is_some_and(|f| f.state == db::trust::HELD)
+    }
 }
+
+/// The gate of a kind: host names' answers change too often to hold.
+fn gate(cfg: &Config, kind: Kind) -> Gate {
+    match kind {
+        Kind::Fqdn => Gate::OFF,
+        _ => Gate {
+            max_shrink_percent: cfg.trust.max_shrink_percent,
+            confirm_after: i64::from(cfg.trust.confirm_after_hours) * 3600,
+        },
+    }
+}
+
+/// The upstream recorded for an answer of `kind`.
+fn upstream_of(cfg: &Config, kind: Kind, answered: Option<&'static str>) -> &'static str {
+    match kind {
+        Kind::Asn => answered.unwrap_or("ripestat"),
+        Kind::Country => "ripestat",
+        Kind::Feed => "feed",
+        Kind::Fqdn if cfg.dns.resolver == config::Resolver::Doh => "doh",
+        Kind::Fqdn => "dns",
+    }
+}
+
+/// A held ASN answer kept for a second opinion: its index in the report, and its
+/// values.
+type Pending = (usize, db::Values);
 
 /// What a run did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -196,6 +231,7 @@ pub fn collect(
     let transport = Transport::new(&cfg.fetch, &urls);
     let mut ripe = RipeClient::new(&cfg.ripe, &transport);
     ripe.min_prefix = cfg.min_prefix;
+    ripe.max_age_hours = cfg.trust.max_age_hours;
     let feeds: Vec<&str> = wanted
         .iter()
         .filter(|(k, _)| *k == Kind::Feed)
@@ -209,7 +245,12 @@ pub fn collect(
         feed,
     };
     let results = parallel(&wanted, stop, |(kind, source)| {
-        let r = fetch_one(&clients, *kind, source);
+        let mut r = fetch_one(&clients, *kind, source);
+        if let (Ok(f), Kind::Asn | Kind::Country) = (&mut r, kind) {
+            if !cfg.allows_special(*kind, source) {
+                super::trust::drop_special(f, &source::display(*kind, source));
+            }
+        }
         match &r {
             Ok(f) => log::debug!(
                 "{}: fetched {} values",
@@ -226,8 +267,73 @@ pub fn collect(
     }
     phase.store(PHASE_WRITING, Ordering::SeqCst);
     let stored = store(paths, cfg, only.is_none(), &wanted, results, started);
+    let stored = match stored {
+        Ok((report, pending)) if !pending.is_empty() => {
+            confirm_held(paths, cfg, &clients.asn, report, pending, stop, phase)
+        }
+        other => other.map(|(report, _)| report),
+    };
     phase.store(PHASE_IDLE, Ordering::SeqCst);
     stored
+}
+
+/// Asks for a second opinion on each held ASN (network work, outside any
+/// transaction) and applies the answers it confirms: another upstream giving about
+/// as many prefixes as the held answer.
+fn confirm_held(
+    paths: &Paths,
+    cfg: &Config,
+    asn: &AsnClient,
+    mut report: RunReport,
+    pending: Vec<Pending>,
+    stop: &AtomicBool,
+    phase: &AtomicU8,
+) -> Result<RunReport, RunError> {
+    phase.store(PHASE_FETCHING, Ordering::SeqCst);
+    let gate = gate(cfg, Kind::Asn);
+    let asked = parallel(&pending, stop, |(i, _)| {
+        let s = &report.sources[*i];
+        let words = super::trust::opinions(cfg, s.upstream);
+        let held = s.fetch.as_ref().map_or(0, |f| f.answer);
+        let (word, n) = super::trust::second_opinion(
+            asn,
+            &words,
+            &s.source,
+            cfg.allows_special(Kind::Asn, &s.source),
+        )?;
+        let agrees = gate.agree(n, held);
+        log::info!(
+            "{}: {word} gives {n} prefixes for the held answer of {held}: {}",
+            s.name(),
+            if agrees { "confirmed" } else { "still held" }
+        );
+        agrees.then_some(word)
+    });
+    phase.store(PHASE_WRITING, Ordering::SeqCst);
+    if stop.load(Ordering::SeqCst) || asked.iter().all(|a| !matches!(a, Some(Some(_)))) {
+        return Ok(report);
+    }
+    let mut db = db::open(paths)?;
+    db.set_history_days(cfg.history_days);
+    let tx = db.write()?;
+    let now = util::unix_now();
+    for ((i, mut values), word) in pending.into_iter().zip(asked) {
+        let Some(Some(word)) = word else { continue };
+        let s = &mut report.sources[i];
+        let m = tx.merge_answer(
+            Kind::Asn,
+            &s.source,
+            &mut values,
+            (now, cfg.ttl_days),
+            s.upstream,
+            &gate,
+            Some(word),
+        )?;
+        s.outcome = Ok(m.stats);
+        s.fetch = Some(m.fetch);
+    }
+    tx.commit()?;
+    Ok(report)
 }
 
 /// Where bgp.tools downloads are recorded, with the ASNs whose values are stored
@@ -282,7 +388,8 @@ fn store(
     wanted: &[(Kind, String)],
     mut results: Vec<Option<Result<Fetched, SourceError>>>,
     started: i64,
-) -> Result<RunReport, RunError> {
+) -> Result<(RunReport, Vec<Pending>), RunError> {
+    let mut pending = Vec::new();
     let mut report = RunReport {
         started: util::iso(started),
         ..RunReport::default()
@@ -326,20 +433,27 @@ fn store(
                     // One source at a time goes into the store's compact form, its
                     // own dropped first: a big source is held once, never as text.
                     let (skipped, upstream) = (f.skipped, f.upstream);
-                    let values = match unchanged.iter().position(|(u, _)| *u == i) {
+                    let mut values = match unchanged.iter().position(|(u, _)| *u == i) {
                         Some(at) => unchanged.swap_remove(at).1,
                         None => f.to_values(kind),
                     };
                     drop(f);
                     let fetched = values.len();
-                    let stats = tx.merge_values(kind, source, values, now, now_cfg.ttl_days)?;
+                    let up = upstream_of(&now_cfg, kind, upstream);
+                    let g = gate(&now_cfg, kind);
+                    let when = (now, now_cfg.ttl_days);
+                    let m = tx.merge_answer(kind, source, &mut values, when, Some(up), &g, None)?;
+                    if m.held() && kind == Kind::Asn {
+                        pending.push((report.sources.len(), values));
+                    }
                     SourceReport {
                         kind,
                         source: source.clone(),
                         fetched,
                         skipped,
-                        upstream,
-                        outcome: Ok(stats),
+                        upstream: upstream.or((kind == Kind::Asn).then_some(up)),
+                        fetch: Some(m.fetch),
+                        outcome: Ok(m.stats),
                     }
                 }
                 Err(e) => SourceReport {
@@ -348,6 +462,7 @@ fn store(
                     fetched: 0,
                     skipped: 0,
                     upstream: None,
+                    fetch: None,
                     outcome: Err(e),
                 },
             };
@@ -367,15 +482,26 @@ fn store(
         }
     }
     report.finished = util::now_iso();
-    Ok(report)
+    Ok((report, pending))
 }
 
 /// Logs one line per source and a summary line.
 pub fn log_report(report: &RunReport) {
     for s in &report.sources {
         let name = s.name();
-        match &s.outcome {
-            Ok(m) => {
+        let held = s.fetch.as_ref().filter(|f| f.state == db::trust::HELD);
+        match (&s.outcome, held) {
+            (Ok(_), Some(f)) => {
+                log::warn!(
+                    "{name}: answer has {} of {} stored values; held until confirmed (since {}; \
+                     `confirm {}` applies it)",
+                    f.answer,
+                    f.stored,
+                    util::iso(f.since.unwrap_or(f.time)),
+                    s.source
+                );
+            }
+            (Ok(m), None) => {
                 let skipped = if s.skipped > 0 {
                     format!(", {} invalid skipped", s.skipped)
                 } else {
@@ -388,7 +514,7 @@ pub fn log_report(report: &RunReport) {
                     m.removed
                 );
             }
-            Err(e) => log::warn!("{name}: failed, stored values kept: {e}"),
+            (Err(e), _) => log::warn!("{name}: failed, stored values kept: {e}"),
         }
     }
     let failed = report.failures().count();

@@ -36,6 +36,9 @@ pub struct Group {
     pub exclude: Vec<IpNet>,
     /// The routing mark of its traffic, set by the `load` output's chain.
     pub mark: Option<Mark>,
+    /// Its ASNs and countries keep the ranges that are otherwise skipped as special
+    /// (`"allow_special": true`; see `source::special_range`).
+    pub allow_special: bool,
     /// Host names of one label (`com`, `localhost`) are taken
     /// (`"allow_single_label": true`).
     pub allow_single_label: bool,
@@ -52,6 +55,7 @@ impl Group {
             countries: Vec::new(),
             exclude: Vec::new(),
             mark: None,
+            allow_special: false,
             allow_single_label: false,
         }
     }

@@ -187,6 +187,40 @@ pub struct StorageConfig {
     pub snapshot_interval_hours: u32,
 }
 
+/// `trust`: the checks an answer passes before it changes a source (see
+/// `db::trust`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrustConfig {
+    /// An answer that would drop more than this share of a source's values, or all
+    /// of them, is held (`trust.max_shrink_percent`, default 30; 100 turns it off).
+    pub max_shrink_percent: u32,
+    /// A RIPEstat answer whose data is older than this before the answer's own time
+    /// fails (`trust.max_age_hours`, default 48).
+    pub max_age_hours: u32,
+    /// The same held answer again after this many hours applies it
+    /// (`trust.confirm_after_hours`, default 6).
+    pub confirm_after_hours: u32,
+    /// The upstreams asked for a second opinion on a held ASN (`trust.confirm_with`);
+    /// `None`: those after the one that answered in `asn_upstreams`, then RIPEstat's
+    /// `routing-status`.
+    pub confirm_with: Option<Vec<&'static str>>,
+}
+
+impl Default for TrustConfig {
+    fn default() -> Self {
+        TrustConfig {
+            max_shrink_percent: 30,
+            max_age_hours: 48,
+            confirm_after_hours: 6,
+            confirm_with: None,
+        }
+    }
+}
+
+/// The words of `trust.confirm_with`: the ASN upstreams and RIPEstat's cheap
+/// `routing-status` (an ASN's prefix count in a few hundred bytes).
+pub const OPINIONS: [&str; 4] = ["ripestat", "bgptools", "ipverse", "routing-status"];
+
 /// What an output loads itself (`outputs[].load`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LoadKind {
@@ -292,6 +326,8 @@ pub struct Config {
     pub outputs: Vec<OutputConfig>,
     /// Storage settings.
     pub storage: StorageConfig,
+    /// The checks answers pass.
+    pub trust: TrustConfig,
     /// The groups, `default` (the top-level sources) first, then `groups` by name.
     /// `asns` and `fqdns` above are the sources of all of them, collected once.
     pub groups: Vec<Group>,
@@ -338,6 +374,7 @@ impl Default for Config {
             storage: StorageConfig {
                 snapshot_interval_hours: 24,
             },
+            trust: TrustConfig::default(),
             groups: vec![Group::new(crate::format::DEFAULT_GROUP)],
             exclude: Vec::new(),
         }
@@ -362,6 +399,13 @@ impl Config {
             Kind::Feed => &mut self.feeds,
             Kind::Country => &mut self.countries,
         }
+    }
+    /// Whether a group naming `source` takes special ranges from it
+    /// (`"allow_special": true`).
+    pub fn allows_special(&self, kind: Kind, source: &str) -> bool {
+        self.groups
+            .iter()
+            .any(|g| g.allow_special && g.has(kind, source))
     }
     /// Whether no source of any kind is configured.
     pub fn has_no_sources(&self) -> bool {

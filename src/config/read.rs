@@ -101,6 +101,18 @@ impl Reader<'_> {
         }
     }
 
+    /// A `true`/`false` key, `false` when absent.
+    fn flag(&self, obj: &Map, prefix: &str, key: &str) -> Result<bool, ConfigError> {
+        match obj.get(key) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(v) => Err(self.err(
+                &format!("{prefix}{key}"),
+                format!("expected true or false, got {}", short(v)),
+            )),
+        }
+    }
+
     fn string(&self, obj: &Map, prefix: &str, key: &str) -> Result<Option<String>, ConfigError> {
         match obj.get(key) {
             None | Some(Value::Null) => Ok(None),
@@ -218,6 +230,8 @@ const ROOT_KEYS: &[&str] = &[
     "groups",
     "fetch",
     "min_prefix",
+    "trust",
+    "allow_special",
     "allow_single_label",
 ];
 
@@ -264,6 +278,7 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
     r.resolve_output_groups(&mut c)?;
     r.upstream_keys(root, &mut c)?;
     r.upstreams(root, &mut c.upstreams)?;
+    r.trust(root, &mut c)?;
     dnsmasq::resolve(&r, &mut c)?;
     Ok(Loaded {
         config: c,
@@ -495,6 +510,12 @@ impl Reader<'_> {
 }
 
 const FETCH_KEYS: &[&str] = &["command"];
+const TRUST_KEYS: &[&str] = &[
+    "max_shrink_percent",
+    "max_age_hours",
+    "confirm_after_hours",
+    "confirm_with",
+];
 const MIN_PREFIX_KEYS: &[&str] = &["ipv4", "ipv6"];
 
 /// How upstreams are asked, and what is taken from them.
@@ -512,6 +533,55 @@ impl Reader<'_> {
                 c.min_prefix.ipv6 = n as u8;
             }
         }
+        Ok(())
+    }
+
+    /// `trust`; `bgptools` in `trust.confirm_with` needs `bgptools.user_agent` as in
+    /// `asn_upstreams`.
+    fn trust(&mut self, root: &Map, c: &mut Config) -> Result<(), ConfigError> {
+        let Some(o) = self.section(root, "trust", TRUST_KEYS)? else {
+            return Ok(());
+        };
+        let t = &mut c.trust;
+        if let Some(n) = self.uint(o, "trust.", "max_shrink_percent", 0, 100)? {
+            t.max_shrink_percent = n as u32;
+        }
+        if let Some(n) = self.uint(o, "trust.", "max_age_hours", 1, 87_600)? {
+            t.max_age_hours = n as u32;
+        }
+        if let Some(n) = self.uint(o, "trust.", "confirm_after_hours", 0, 87_600)? {
+            t.confirm_after_hours = n as u32;
+        }
+        let list = match o.get("confirm_with") {
+            None | Some(Value::Null) => return Ok(()),
+            Some(Value::Array(a)) => a,
+            Some(v) => {
+                return Err(self.err(
+                    "trust.confirm_with",
+                    format!("expected a list, got {}", short(v)),
+                ))
+            }
+        };
+        let mut words = Vec::new();
+        for (i, v) in list.iter().enumerate() {
+            let w = v
+                .as_str()
+                .and_then(|w| super::OPINIONS.iter().find(|o| **o == w));
+            match w {
+                Some(w) if !words.contains(w) => words.push(*w),
+                Some(_) => {}
+                None => {
+                    return Err(self.err(
+                        &format!("trust.confirm_with[{i}]"),
+                        format!("unknown upstream {}: expected ripestat, bgptools, ipverse or routing-status", short(v)),
+                    ))
+                }
+            }
+        }
+        if words.contains(&"bgptools") && c.upstreams.bgptools.user_agent.is_none() {
+            return Err(self.err("bgptools.user_agent", "bgptools is in trust.confirm_with, and bgp.tools refuses anonymous clients: set a User-Agent naming a contact"));
+        }
+        c.trust.confirm_with = Some(words);
         Ok(())
     }
 

@@ -4,7 +4,7 @@
 //! compression library: sorted IPv4 values differ by small integers, the times of a
 //! source are mostly the same, and IPv6 text shares its start with the value before.
 //!
-//! Layout: `RIPESNAP`, a version byte (1), then for each table of [`TABLES`] the number
+//! Layout: `RIPESNAP`, a version byte (2), then for each table of [`TABLES`] the number
 //! of rows (varint) and each column as a varint byte length and its items; last the
 //! CRC-32 (IEEE) of everything before, 4 bytes little-endian.
 //!
@@ -21,7 +21,7 @@ use rusqlite::types::Value;
 use rusqlite::Connection;
 
 /// Each table with the columns written, in key order.
-pub(super) const TABLES: [(&str, &str, &str); 4] = [
+pub(super) const TABLES: [(&str, &str, &str); 5] = [
     ("meta", "key, value", "key"),
     ("sources", "id, kind, name", "id"),
     (
@@ -34,10 +34,17 @@ pub(super) const TABLES: [(&str, &str, &str); 4] = [
         "time, seq, source, value, change, first_seen",
         "time, seq",
     ),
+    (
+        "fetches",
+        "source, seq, time, upstream, answer, stored, added, removed, state, note, since, base",
+        "source, seq",
+    ),
 ];
 
 const MAGIC: &[u8; 8] = b"RIPESNAP";
-const VERSION: u8 = 1;
+/// 2 adds `fetches` (schema version 4); a snapshot of version 1 has the first four
+/// tables and still restores.
+const VERSION: u8 = 2;
 
 /// Whether `head` starts a snapshot of this format.
 pub(super) fn is_dump(head: &[u8]) -> bool {
@@ -346,13 +353,15 @@ pub(super) fn read(bytes: &[u8], c: &Connection) -> Result<u64, Bad> {
     if crc32(body).to_le_bytes() != crc {
         return Err("checksum mismatch".into());
     }
-    if body[MAGIC.len()] != VERSION {
-        return Err(format!("format version {} unknown", body[MAGIC.len()]));
-    }
+    let tables = match body[MAGIC.len()] {
+        1 => &TABLES[..4],
+        VERSION => &TABLES[..],
+        v => return Err(format!("format version {v} unknown")),
+    };
     let mut input = Input(&body[MAGIC.len() + 1..]);
     let mut entries = 0;
     let mut work = work_allowed(bytes.len());
-    for (table, cols, _) in TABLES {
+    for &(table, cols, _) in tables {
         let n = cols.split(',').count();
         let rows = input.varint()?;
         let mut columns = Vec::new();

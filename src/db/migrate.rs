@@ -66,6 +66,7 @@ fn steps(db: &mut Db, paths: &Paths) -> Result<(), StoreError> {
                 super::schema::to_v3(&tx)?;
                 compacted = true;
             }
+            4 => tx.execute_batch(super::trust::SCHEMA_V4)?,
             _ => unreachable_step(next)?,
         }
         tx.pragma_update(None, "user_version", next)?;

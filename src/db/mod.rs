@@ -27,6 +27,7 @@ mod select;
 pub mod snapshot;
 #[cfg(test)]
 mod tests;
+pub mod trust;
 mod values;
 mod write;
 
@@ -41,7 +42,7 @@ pub use write::{MergeStats, WriteTx};
 static LEGACY_WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The schema version this binary writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Page cache per connection, in KiB: small, because a router has little memory (a
 /// connection kept by a [`Pool`] releases its cache between uses).

@@ -155,6 +155,7 @@ fn views() -> String {
 /// load: the restore of a snapshot).
 pub(super) fn create_empty(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     tx.execute_batch(TABLES)?;
+    tx.execute_batch(super::trust::SCHEMA_V4)?;
     tx.execute_batch(&views())
 }
 

@@ -52,17 +52,21 @@ pub struct WriteTx<'a> {
 }
 
 /// How the stored rows of a source compare with an answer (see [`WriteTx::join`]).
-struct Join {
+pub(super) struct Join {
     /// For each value of the answer, in order: stored already.
     known: Vec<bool>,
     /// How many are.
-    seen: usize,
+    pub(super) seen: usize,
     /// The stored rows not in the answer: value and `last_seen`.
     unseen: Vec<(Value, Value)>,
+    /// Stored rows seen at or after the base time (see `trust`), and how many of
+    /// them the answer has.
+    pub(super) base_total: usize,
+    pub(super) base_seen: usize,
 }
 
 impl WriteTx<'_> {
-    fn fail(&self, e: rusqlite::Error) -> StoreError {
+    pub(super) fn fail_sql(&self, e: rusqlite::Error) -> StoreError {
         fail(self.path, e)
     }
 
@@ -78,7 +82,7 @@ impl WriteTx<'_> {
         self.tx.commit().map_err(|e| fail(path, e))
     }
 
-    fn at(&self, now: i64) {
+    pub(super) fn at_time(&self, now: i64) {
         self.time
             .set(Some(self.time.get().map_or(now, |t| t.max(now))));
     }
@@ -91,7 +95,7 @@ impl WriteTx<'_> {
             .optional()
     }
 
-    fn ensure_source(&self, kind: Kind, source: &str) -> rusqlite::Result<i64> {
+    pub(super) fn ensure_source(&self, kind: Kind, source: &str) -> rusqlite::Result<i64> {
         if let Some(id) = self.source_id(kind, source)? {
             return Ok(id);
         }
@@ -124,42 +128,65 @@ impl WriteTx<'_> {
         now: i64,
         ttl_days: u32,
     ) -> Result<MergeStats, StoreError> {
-        self.at(now);
+        self.at_time(now);
         values.finish();
         let run = || -> rusqlite::Result<MergeStats> {
             let id = self.ensure_source(kind, source)?;
-            let join = self.join(id, &values)?;
-            self.refresh(id, &values, &join, now)?;
-            let added = self.insert_fresh(id, &values, &join.known, now)?;
-            let mut removed = 0;
-            // Only values known before this merge can have expired: new ones are `now`.
-            if let Some(cut) = cutoff(now, ttl_days).filter(|_| !join.unseen.is_empty()) {
-                removed = self.remove(id, Some(cut), Change::Expired, now)?;
-            }
-            let stats = MergeStats {
-                added,
-                refreshed: join.seen,
-                removed,
-            };
-            // A refresh alone (last_seen moved) is not worth a snapshot on flash: the
-            // next run after a restore refreshes again.
-            if added > 0 {
-                self.changed.set(true);
-            }
-            Ok(stats)
+            let join = self.join(id, &values, i64::MIN)?;
+            self.apply(id, &values, &join, now, ttl_days)
         };
-        run().map_err(|e| self.fail(e))
+        run().map_err(|e| self.fail_sql(e))
+    }
+
+    /// The merge proper of an answer joined with the stored rows: refresh, insert,
+    /// expire.
+    pub(super) fn apply(
+        &self,
+        id: i64,
+        values: &Values,
+        join: &Join,
+        now: i64,
+        ttl_days: u32,
+    ) -> rusqlite::Result<MergeStats> {
+        self.refresh(id, values, join, now)?;
+        let added = self.insert_fresh(id, values, &join.known, now)?;
+        // Only values known before this merge can have expired: new ones are `now`.
+        let removed = if join.unseen.is_empty() {
+            0
+        } else {
+            self.expire(id, now, ttl_days)?
+        };
+        // A refresh alone (last_seen moved) is not worth a snapshot on flash: the
+        // next run after a restore refreshes again.
+        if added > 0 {
+            self.changed.set(true);
+        }
+        Ok(MergeStats {
+            added,
+            refreshed: join.seen,
+            removed,
+        })
+    }
+
+    /// Deletes the values of source `id` not seen for `ttl_days`; how many.
+    pub(super) fn expire(&self, id: i64, now: i64, ttl_days: u32) -> rusqlite::Result<usize> {
+        match cutoff(now, ttl_days) {
+            Some(cut) => self.remove(id, Some(cut), Change::Expired, now),
+            None => Ok(0),
+        }
     }
 
     /// Reads the source's rows in key order beside the sorted answer: which values are
     /// known, and the stored rows the answer lacks. The stored rows are never all in
     /// memory at once.
-    fn join(&self, id: i64, values: &Values) -> rusqlite::Result<Join> {
+    pub(super) fn join(&self, id: i64, values: &Values, base: i64) -> rusqlite::Result<Join> {
         let (v4, text) = (&values.v4, &values.text);
         let mut join = Join {
             known: vec![false; values.len()],
             seen: 0,
             unseen: Vec::new(),
+            base_total: 0,
+            base_seen: 0,
         };
         let mut st = self
             .tx
@@ -183,9 +210,13 @@ impl WriteTx<'_> {
                 }
                 _ => false,
             };
+            // A time kept as text (legacy) predates every fetch: it counts.
+            let in_base = !matches!(r.get_ref(1)?, ValueRef::Integer(t) if t < base);
+            join.base_total += usize::from(in_base);
             if found {
                 join.known[i] = true;
                 join.seen += 1;
+                join.base_seen += usize::from(in_base);
                 i += 1;
             } else {
                 join.unseen.push((r.get(0)?, r.get(1)?));
@@ -195,7 +226,13 @@ impl WriteTx<'_> {
     }
 
     /// Moves `last_seen` of the values seen again to `now`.
-    fn refresh(&self, id: i64, values: &Values, join: &Join, now: i64) -> rusqlite::Result<()> {
+    pub(super) fn refresh(
+        &self,
+        id: i64,
+        values: &Values,
+        join: &Join,
+        now: i64,
+    ) -> rusqlite::Result<()> {
         if join.seen == 0 {
             return Ok(());
         }
@@ -309,7 +346,7 @@ impl WriteTx<'_> {
         now: i64,
         ttl_days: u32,
     ) -> Result<usize, StoreError> {
-        self.at(now);
+        self.at_time(now);
         let Some(cut) = cutoff(now, ttl_days) else {
             return Ok(0);
         };
@@ -324,23 +361,27 @@ impl WriteTx<'_> {
             let mut n = 0;
             for (id, _) in stored.iter().filter(|(_, s)| !configured.contains(s)) {
                 n += self.remove(*id, Some(cut), Change::Swept, now)?;
+                self.forget_fetches(*id, true)?;
             }
             Ok(n)
         };
-        run().map_err(|e| self.fail(e))
+        run().map_err(|e| self.fail_sql(e))
     }
 
     /// Deletes every row of one source now; returns how many.
     pub fn purge_source(&self, kind: Kind, source: &str) -> Result<usize, StoreError> {
         let now = util::unix_now();
-        self.at(now);
+        self.at_time(now);
         let run = || -> rusqlite::Result<usize> {
             match self.source_id(kind, source)? {
-                Some(id) => self.remove(id, None, Change::Purged, now),
+                Some(id) => {
+                    self.forget_fetches(id, false)?;
+                    self.remove(id, None, Change::Purged, now)
+                }
                 None => Ok(0),
             }
         };
-        run().map_err(|e| self.fail(e))
+        run().map_err(|e| self.fail_sql(e))
     }
 }
 

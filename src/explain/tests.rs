@@ -89,6 +89,7 @@ fn run(addr: &str, rows: Vec<Row>, k: &Fake, openwrt: bool) -> Explained {
     let found = lookup::Found {
         rows,
         truncated: false,
+        ..Default::default()
     };
     explain(&parse_address(addr).unwrap(), &found, &input, k).unwrap()
 }
@@ -261,6 +262,7 @@ fn without_kernel_reads_the_stored_step_still_answers() {
     let found = lookup::Found {
         rows: vec![row("149.154.160.0/20")],
         truncated: false,
+        ..Default::default()
     };
     let e = explain(&parse_address(A).unwrap(), &found, &input, &NoKernel).unwrap();
     assert_eq!(e.steps[0].state, State::Ok);

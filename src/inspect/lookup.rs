@@ -81,6 +81,22 @@ pub struct Found {
     pub rows: Vec<Row>,
     /// More than [`MAX_ROWS`] rows matched; the rest were left out.
     pub truncated: bool,
+    /// The upstream that last answered for each matching source (of the first
+    /// [`MAX_UPSTREAMS`]), sorted by kind and source.
+    pub upstreams: Vec<((crate::source::Kind, String), String)>,
+}
+
+/// Most sources whose last upstream a lookup names (one query each).
+pub const MAX_UPSTREAMS: usize = 100;
+
+impl Found {
+    fn upstream(&self, kind: crate::source::Kind, source: &str) -> Option<&str> {
+        let i = self
+            .upstreams
+            .binary_search_by(|((k, s), _)| (k.as_str(), s.as_str()).cmp(&(kind.as_str(), source)))
+            .ok()?;
+        Some(&self.upstreams[i].1)
+    }
 }
 
 /// Finds the stored rows that contain or overlap `q`.
@@ -106,6 +122,18 @@ pub fn find(db: &Db, q: &Query) -> Result<Found, StoreError> {
         })?;
     }
     rows.truncate(MAX_ROWS);
+    let mut upstreams: Vec<((crate::source::Kind, String), String)> = Vec::new();
+    let mut sources: Vec<(&str, &str, crate::source::Kind)> = rows
+        .iter()
+        .map(|r| (r.kind.as_str(), r.source.as_str(), r.kind))
+        .collect();
+    sources.sort_unstable();
+    sources.dedup();
+    for (_, s, k) in sources.into_iter().take(MAX_UPSTREAMS) {
+        if let Some(u) = db.last_upstream(k, s)? {
+            upstreams.push(((k, s.to_string()), u));
+        }
+    }
     let order = super::order(rows.iter().map(|r| r.value.as_str()));
     let mut slots: Vec<Option<Row>> = rows.into_iter().map(Some).collect();
     Ok(Found {
@@ -114,6 +142,7 @@ pub fn find(db: &Db, q: &Query) -> Result<Found, StoreError> {
             .filter_map(|i| slots[i as usize].take())
             .collect(),
         truncated,
+        upstreams,
     })
 }
 
@@ -150,7 +179,8 @@ impl Hidden {
 /// The answer of `GET /lookup` and `lookup --json` (`json`), or the text of `lookup`.
 ///
 /// JSON: `{"query":"..","matches":[{"value":..,"kind":..,"source":..,"first_seen":..,
-/// "last_seen":..,"configured":true}]}` and a newline; `"truncated":true` after the
+/// "last_seen":..,"configured":true[,"upstream":"ripestat"]}]}` (the upstream that
+/// last answered for the source) and a newline; `"truncated":true` after the
 /// matches when [`MAX_ROWS`] were not enough. `configured` says whether the source is
 /// in `cfg`; `"excluded":true` (text: a last column `excluded`) marks a match whose
 /// groups' exclusions cut the queried address out of their lists. Text: one line per
@@ -214,6 +244,10 @@ pub fn render_noted(q: &Query, found: &Found, cfg: &Config, json: bool) -> (Vec<
         } else {
             b",\"configured\":false"
         });
+        if let Some(u) = found.upstream(r.kind, &r.source) {
+            out.push(b',');
+            push_field(&mut out, "upstream", u);
+        }
         out.extend_from_slice(if excluded {
             &b",\"excluded\":true}"[..]
         } else {
@@ -229,6 +263,10 @@ pub fn render_noted(q: &Query, found: &Found, cfg: &Config, json: bool) -> (Vec<
     } else {
         if found.rows.is_empty() {
             notes.push(format!("{}: not stored", q.text()));
+        }
+        // For a person, on stderr: the tab-separated lines keep their columns.
+        for ((k, s), u) in &found.upstreams {
+            notes.push(format!("{}: last answered by {u}", source::display(*k, s)));
         }
         if found.truncated {
             notes.push(format!("more than {MAX_ROWS} matches; the rest left out"));

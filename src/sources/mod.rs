@@ -4,11 +4,14 @@
 
 use crate::config::{self, ConfigError, Paths};
 
+mod confirm;
 pub mod groups;
 use crate::db::{self, StoreError};
 use crate::source::{self, Kind};
 
 pub mod listed;
+
+pub use confirm::{confirm, parse_any};
 
 /// Why a change to the sources failed.
 #[derive(Debug, thiserror::Error)]

@@ -242,7 +242,7 @@ fn run_of_100000_prefixes_is_lean() {
     // answer streams into compact values and the store; the run's peak above that
     // of a run with nothing to do stays a few MB (release binary: docs/size.md).
     let prefixes: Vec<String> = (0..100_000u32)
-        .map(|n| format!("{}.{}.{}.0/24", 10 + (n >> 16), (n >> 8) & 255, n & 255))
+        .map(|n| format!("{}.{}.{}.0/24", 11 + (n >> 16), (n >> 8) & 255, n & 255))
         .collect();
     let body = Arc::new(ripe_body(&prefixes).into_bytes());
     let server = FakeServer::start(move |_| Reply::json(200, body.to_vec()));

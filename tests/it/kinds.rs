@@ -21,7 +21,7 @@ const FEED: &str = "\u{feff}; Spamhaus DROP List\r\n\
 
 const COUNTRY: &str = r#"{"status":"ok","status_code":200,"messages":[],"data":{
     "resources":{"asn":["1103"],
-      "ipv4":["10.0.0.0-10.0.2.255","192.0.2.1-192.0.2.12","10.8.0.1-10.9.0.0","198.51.100.0/24"],
+      "ipv4":["11.0.0.0-11.0.2.255","192.0.2.1-192.0.2.12","11.8.0.1-11.9.0.0","198.51.100.0/24"],
       "ipv6":["2001:db8::/32"]}}}"#;
 
 fn values(t: &TestDir, kind: Kind, source: &str) -> Vec<String> {
@@ -157,7 +157,7 @@ fn run_collects_feeds_and_countries() {
     assert!(err.contains("not-an-address"), "{err}");
     let nl = values(&t, Kind::Country, "NL");
     assert_eq!(nl.len(), 2 + 5 + 17 + 1 + 1, "{nl:?}");
-    assert!(nl.contains(&"10.0.2.0/24".to_string()));
+    assert!(nl.contains(&"11.0.2.0/24".to_string()));
     // The feed is fetched once although two groups name it.
     let fetched = up
         .requests()

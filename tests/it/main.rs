@@ -61,6 +61,8 @@ mod review;
 mod service_user;
 mod snapshot;
 mod storage;
+#[cfg(all(feature = "api", feature = "collect"))]
+mod trust;
 mod upstream;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod web;

@@ -301,10 +301,12 @@ fn reboot_serves_the_snapshot_when_the_upstream_fails() {
 fn run_snapshots_at_most_every_interval() {
     let n = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let n2 = n.clone();
-    // Every answer is different, so every run changes something.
+    // Every answer has one prefix more, so every run changes something (and none
+    // drops what the last one had, which the trust gate would hold).
     let ripe = FakeServer::start(move |_| {
         let i = n2.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Reply::json(200, ripe_body(&[format!("10.0.{i}.0/24")]))
+        let list: Vec<String> = (0..=i).map(|j| format!("11.0.{j}.0/24")).collect();
+        Reply::json(200, ripe_body(&list))
     });
     let s = RamSetup::new();
     s.t.config(&ripe_config(&ripe, &["64496"]));
@@ -315,7 +317,7 @@ fn run_snapshots_at_most_every_interval() {
     // The second run's change waits (default: once a day) and says so.
     assert_eq!(
         snapshot_values(&s.snap(), "64496").unwrap(),
-        ["10.0.0.0/24"]
+        ["11.0.0.0/24"]
     );
     let st: serde_json::Value =
         serde_json::from_slice(&fs::read(s.t.file("status.json")).unwrap()).unwrap();
@@ -328,7 +330,7 @@ fn run_snapshots_at_most_every_interval() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
         snapshot_values(&s.snap(), "64496").unwrap(),
-        ["10.0.0.0/24", "10.0.1.0/24", "10.0.2.0/24"]
+        ["11.0.0.0/24", "11.0.1.0/24", "11.0.2.0/24"]
     );
     let st: serde_json::Value =
         serde_json::from_slice(&fs::read(s.t.file("status.json")).unwrap()).unwrap();

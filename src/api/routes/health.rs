@@ -23,7 +23,7 @@ pub(super) fn health(ctx: &Context) -> Result<Reply, ApiError> {
             None
         })
         .unwrap_or_default();
-    let counts = cached_counts(&ctx.db).map(|(asn, fqdn)| Counts { asn, fqdn });
+    let counts = cached_counts(&ctx.db).map(|(asn, fqdn, held)| Counts { asn, fqdn, held });
     // A broken config.json leaves the daemon on its last good configuration (or on
     // none, collecting nothing): the lists go stale while everything else looks fine,
     // which a monitor must see (contract, "HTTP API").
@@ -86,7 +86,7 @@ fn config_problem(paths: &Paths) -> Option<String> {
 }
 
 /// Counts taken from the database at `PathBuf` while its files had `FileKey`.
-type Cached = (PathBuf, FileKey, (u64, u64));
+type Cached = (PathBuf, FileKey, (u64, u64, u64));
 
 /// The last counts kept.
 static CACHE: Mutex<Option<Cached>> = Mutex::new(None);
@@ -97,7 +97,7 @@ static CACHE: Mutex<Option<Cached>> = Mutex::new(None);
 /// write the main file's, a replaced or rewritten file its inode, size or time.
 /// Then the next request reads the database as before (through the handlers' kept
 /// connection), and so still notices a damaged one at once.
-fn cached_counts(pool: &Pool) -> Result<(u64, u64), StoreError> {
+fn cached_counts(pool: &Pool) -> Result<(u64, u64, u64), StoreError> {
     let paths = pool.paths();
     let before = file_key(&paths.db);
     if let Some(key) = &before {
@@ -108,7 +108,10 @@ fn cached_counts(pool: &Pool) -> Result<(u64, u64), StoreError> {
             }
         }
     }
-    let counts = pool.with(Db::counts)?;
+    let counts = pool.with(|db: &Db| -> Result<_, StoreError> {
+        let (asn, fqdn) = db.counts()?;
+        Ok((asn, fqdn, db.held()?.len() as u64))
+    })?;
     let quiet = |t: SystemTime| t.elapsed().is_ok_and(|d| d >= QUIET);
     let keep = before.filter(|k| quiet(k.main.3) && k.wal.as_ref().is_none_or(|w| quiet(w.3)));
     *CACHE.lock().unwrap_or_else(PoisonError::into_inner) =

@@ -193,6 +193,7 @@ enum Route {
     Explain,
     Sources(Kind),
     Source(Kind, String),
+    Confirm,
     Groups,
 }
 
@@ -235,6 +236,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         ["lookup"] => (Route::Lookup, "GET, HEAD"),
         ["explain"] => (Route::Explain, "GET, HEAD"),
         ["changes"] => (Route::Changes, "GET, HEAD"),
+        ["confirm"] => (Route::Confirm, "POST"),
         ["asns"] => (Route::Sources(Kind::Asn), "GET, HEAD, POST"),
         ["fqdns"] => (Route::Sources(Kind::Fqdn), "GET, HEAD, POST"),
         ["feeds"] => (Route::Sources(Kind::Feed), "GET, HEAD, POST"),
@@ -248,7 +250,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         }
         _ => {
             return Err(ApiError::NotFound(format!(
-            "no such path {}; the API has /, /status, /addresses, /health, /lookup, /explain, /changes, /asns, /fqdns, /feeds, /countries and /groups",
+            "no such path {}; the API has /, /status, /addresses, /health, /lookup, /explain, /changes, /confirm, /asns, /fqdns, /feeds, /countries and /groups",
             quoted(path)
         )))
         }
@@ -325,6 +327,12 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
                 }
             }
             remove(kind, &source, purge, group.as_deref(), ctx)
+        }
+        (Route::Confirm, "POST") => {
+            let _p = permit();
+            authorize(req, ctx)?;
+            parse_query(query, &[])?;
+            sources::confirm(body, ctx)
         }
         _ => Err(ApiError::MethodNotAllowed(allow)),
     }

@@ -10,6 +10,33 @@ use crate::api::query::quoted;
 use crate::source::Kind;
 use crate::sources;
 
+/// `POST /confirm` `{"source": "AS62041"}`: applies the source's held answer; 404
+/// when it is not held.
+pub(super) fn confirm(body: &[u8], ctx: &Context) -> Result<Reply, ApiError> {
+    let bad = |why: &str| {
+        ApiError::BadRequest(format!(
+            "{why}; expected a JSON body such as {{\"source\": \"AS62041\"}}"
+        ))
+    };
+    let v = json::parse_with_depth(body, 2).map_err(|_| bad("invalid JSON body"))?;
+    let text = v
+        .get("source")
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad("no \"source\""))?;
+    let (kind, source) =
+        sources::parse_any(text).map_err(|e| ApiError::BadRequest(format!("source: {e}")))?;
+    let m = sources::confirm(&ctx.paths, kind, &source)?;
+    let mut out = Vec::new();
+    let mut w = json::Writer::new(&mut out, false);
+    w.begin_object();
+    w.field("confirmed", &crate::source::display(kind, &source));
+    w.field("answer", &m.fetch.answer);
+    w.field("removed", &(m.stats.removed as u64));
+    w.end_object();
+    out.push(b'\n');
+    Ok(Reply::json(200, out))
+}
+
 pub(super) fn list(kind: Kind, group: Option<&str>, ctx: &Context) -> Result<Reply, ApiError> {
     let cfg = ctx.config()?;
     let body = sources::listed::sources_json(&cfg, kind, group).map_err(ApiError::BadRequest)?;

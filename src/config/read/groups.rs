@@ -10,7 +10,13 @@ use crate::format::{check_group_name, DEFAULT_GROUP};
 use crate::source::Kind;
 
 /// The keys of a group besides its source lists (one per kind).
-const GROUP_KEYS: &[&str] = &["exclude", "mark", "mark_mask", "allow_single_label"];
+const GROUP_KEYS: &[&str] = &[
+    "exclude",
+    "mark",
+    "mark_mask",
+    "allow_single_label",
+    "allow_special",
+];
 
 impl Reader<'_> {
     /// `exclude` of `obj` (`prefix` names it in errors, `whose` in messages).
@@ -43,6 +49,7 @@ impl Reader<'_> {
             *default.sources_mut(kind) = c.sources(kind).to_vec();
         }
         default.exclude = Vec::new();
+        default.allow_special = self.flag(root, "", "allow_special")?;
         default.allow_single_label = self.single_label(root, "")?;
         let mut groups = vec![default];
         match root.get("groups") {
@@ -104,6 +111,7 @@ impl Reader<'_> {
         }
         g.exclude = self.exclusions(o, &prefix, &format!("group {name}"))?;
         g.mark = self.mark(o, &prefix)?;
+        g.allow_special = self.flag(o, &prefix, "allow_special")?;
         g.allow_single_label = self.single_label(o, &prefix)?;
         Ok(g)
     }

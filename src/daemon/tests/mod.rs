@@ -53,6 +53,7 @@ fn ok(name: &str, added: usize) -> SourceReport {
     let (kind, source) = source(name);
     SourceReport {
         upstream: None,
+        fetch: None,
         kind,
         source,
         fetched: added,
@@ -68,6 +69,7 @@ fn failed(name: &str, e: SourceError) -> SourceReport {
     let (kind, source) = source(name);
     SourceReport {
         upstream: None,
+        fetch: None,
         kind,
         source,
         fetched: 0,

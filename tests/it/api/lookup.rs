@@ -314,15 +314,36 @@ fn details_list_sources_and_times() {
 #[cfg(feature = "collect")]
 #[test]
 fn run_records_added_and_removed_in_status() {
-    let ripe = FakeServer::start(|_| Reply::json(200, ripe_body(&["203.0.113.0/24".into()])));
+    let ripe = FakeServer::start(|_| {
+        Reply::json(
+            200,
+            ripe_body(&["192.0.2.0/24".into(), "203.0.113.0/24".into()]),
+        )
+    });
     let t = TestDir::new();
     t.config(&json!({"asns": ["64500"], "ttl_days": 7,
         "ripe": {"url": ripe.url("/data.json"), "timeout_seconds": 2, "retries": 0}}));
     {
+        // The value of 10 days ago left an earlier answer; yesterday's answer had
+        // 192.0.2.0/24, which the new one keeps (the trust gate compares with it).
         let mut d = db::open(&t.paths()).unwrap();
-        let old = ripe_cidr_collector::util::unix_now() - 10 * 86_400;
-        d.merge_source(Kind::Asn, "64500", &strings(&["198.51.100.0/24"]), old, 7)
-            .unwrap();
+        let now = ripe_cidr_collector::util::unix_now();
+        d.merge_source(
+            Kind::Asn,
+            "64500",
+            &strings(&["198.51.100.0/24"]),
+            now - 10 * 86_400,
+            0,
+        )
+        .unwrap();
+        d.merge_source(
+            Kind::Asn,
+            "64500",
+            &strings(&["192.0.2.0/24"]),
+            now - 86_400,
+            0,
+        )
+        .unwrap();
     }
     let out = t.run(&["run"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");

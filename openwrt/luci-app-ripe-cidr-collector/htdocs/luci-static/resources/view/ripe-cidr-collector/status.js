@@ -94,6 +94,12 @@ function factsTable(o) {
 	}));
 }
 
+// One sentence for a held source (docs/trust.md): why its list did not change.
+function heldText(h) {
+	return _('Held since %s: the answer has %d of %d stored values, so the last good list stays until a second upstream, the same answer after some hours, or "confirm" applies it.')
+		.format(when(h.since), h.values, h.stored);
+}
+
 function groupSection(g, many) {
 	var rows = g.sources.map(function(s) {
 		return E('tr', { 'class': 'tr', 'data-source': s.source }, [
@@ -101,7 +107,8 @@ function groupSection(g, many) {
 			E('td', { 'class': 'td', 'data-title': _('Values') }, [ String(s.values) ]),
 			E('td', { 'class': 'td', 'data-title': _('Last seen') }, [ when(s.last_seen, '-') ]),
 			E('td', { 'class': 'td', 'data-title': _('Last run') }, [
-				s.failure ? E('span', { 'style': 'color:#c44' }, [ s.failure ])
+				s.held ? E('span', { 'style': 'color:#c80', 'class': 'rcc-held' }, [ heldText(s.held) ])
+				: s.failure ? E('span', { 'style': 'color:#c44' }, [ s.failure ])
 					: (s.values ? _('ok') : _('not collected yet'))
 			])
 		]);

@@ -1,0 +1,319 @@
+//! Trust (issue 28): an answer that drops most of a source's values is held until a
+//! second upstream, time or a person confirms it; envelope checks fail a source with
+//! its values kept; special ranges are skipped in ASN and country answers; the fetch
+//! log stays bounded.
+
+use std::sync::atomic::{AtomicBool, AtomicU8};
+use std::sync::{Arc, Mutex};
+
+use ripe_cidr_collector::collect::run::{collect, RunReport};
+use ripe_cidr_collector::config;
+use ripe_cidr_collector::db;
+use ripe_cidr_collector::source::Kind;
+use serde_json::json;
+
+use crate::common::{http_get, resource_of, ripe_body, FakeServer, Reply, TestDir};
+
+/// `n` distinct prefixes from the benchmarking range (never special).
+fn prefixes(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("198.18.{}.0/24", i)).collect()
+}
+
+/// What the fake upstreams answer now: RIPEstat's prefixes for AS64500 (or a whole
+/// body), ipverse's list, and routing-status's count.
+#[derive(Default)]
+struct Answers {
+    ripe: Vec<String>,
+    ripe_body: Option<String>,
+    ipverse: Option<Vec<String>>,
+    routing: Option<u64>,
+    feed: String,
+}
+
+fn fake(a: Arc<Mutex<Answers>>) -> FakeServer {
+    FakeServer::start(move |rq| {
+        let a = a.lock().unwrap();
+        if rq.url.starts_with("/ipverse/64500/ipv4") {
+            return match &a.ipverse {
+                Some(l) => Reply::json(200, l.join("\n")),
+                None => Reply::json(500, "down"),
+            };
+        }
+        if rq.url.starts_with("/ipverse/") {
+            return Reply::json(404, "no");
+        }
+        if rq.url.starts_with("/feed") {
+            return Reply::json(200, a.feed.clone());
+        }
+        if rq.url.starts_with("/data/routing-status/") {
+            return match a.routing {
+                Some(n) => Reply::json(
+                    200,
+                    format!(
+                        r#"{{"status":"ok","data_call_name":"routing-status","data_call_status":"supported","version":"3.3","data":{{"announced_space":{{"v4":{{"prefixes":{n},"ips":1}},"v6":{{"prefixes":0}}}}}}}}"#
+                    ),
+                ),
+                None => Reply::json(500, "down"),
+            };
+        }
+        match resource_of(&rq.url).as_deref() {
+            Some("64500") => Reply::json(
+                200,
+                a.ripe_body.clone().unwrap_or_else(|| ripe_body(&a.ripe)),
+            ),
+            _ => Reply::json(404, "{}"),
+        }
+    })
+}
+
+fn setup(
+    a: &Arc<Mutex<Answers>>,
+    order: &[&str],
+    extra: serde_json::Value,
+) -> (TestDir, FakeServer) {
+    let up = fake(a.clone());
+    let t = TestDir::new();
+    let mut cfg = json!({
+        "asns": ["64500"],
+        "asn_upstreams": order,
+        "ripe": {"url": up.url("/data/announced-prefixes/data.json"), "timeout_seconds": 2, "retries": 0},
+        "ipverse": {"url": up.url("/ipverse/{asn}/ipv{family}.txt")},
+        "ttl_days": 7
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        cfg[k] = v.clone();
+    }
+    t.config(&cfg);
+    (t, up)
+}
+
+fn run(t: &TestDir) -> RunReport {
+    let cfg = config::load(&t.paths().config()).unwrap().config;
+    collect(
+        &t.paths(),
+        &cfg,
+        None,
+        &AtomicBool::new(false),
+        &AtomicU8::new(0),
+    )
+    .unwrap()
+}
+
+fn stored(t: &TestDir, kind: Kind, source: &str) -> Vec<String> {
+    let d = db::open(&t.paths()).unwrap();
+    d.rows(kind, source)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.value)
+        .collect()
+}
+
+/// Moves everything stored 30 days back, as if the last run was then: an answer
+/// that lacks the values and is applied expires them (ttl_days 7), one that is held
+/// keeps them.
+fn age(t: &TestDir) {
+    let c = rusqlite::Connection::open(&t.paths().db).unwrap();
+    c.execute_batch(
+        "UPDATE entries SET last_seen = last_seen - 30 * 86400;
+         UPDATE fetches SET time = time - 30 * 86400, base = base - 30 * 86400;",
+    )
+    .unwrap();
+}
+
+fn held(t: &TestDir) -> usize {
+    db::open(&t.paths()).unwrap().held().unwrap().len()
+}
+
+#[test]
+fn a_shrunken_answer_is_held_until_a_second_upstream_agrees() {
+    let a = Arc::new(Mutex::new(Answers::default()));
+    a.lock().unwrap().ripe = prefixes(100);
+    let (t, _up) = setup(&a, &["ripestat", "ipverse"], json!({}));
+    run(&t);
+    assert_eq!(stored(&t, Kind::Asn, "64500").len(), 100);
+    age(&t);
+    {
+        let mut a = a.lock().unwrap();
+        a.ripe = prefixes(20);
+        a.ipverse = Some(prefixes(100));
+    }
+    let r = run(&t);
+    assert!(r.sources[0].held(), "{r:?}");
+    let f = r.sources[0].fetch.as_ref().unwrap();
+    assert_eq!((f.answer, f.stored), (20, 100));
+    assert_eq!(stored(&t, Kind::Asn, "64500").len(), 100, "the 80 stay");
+    assert_eq!(held(&t), 1);
+    // A second upstream giving the 100 does not confirm it: still held, values stay.
+    let r = run(&t);
+    assert!(r.sources[0].held());
+    assert_eq!(stored(&t, Kind::Asn, "64500").len(), 100);
+    // One giving the same 20 applies it: the 80 unseen for 30 days expire.
+    a.lock().unwrap().ipverse = Some(prefixes(20));
+    let r = run(&t);
+    assert!(!r.sources[0].held(), "{r:?}");
+    assert_eq!(
+        r.sources[0].fetch.as_ref().unwrap().note.as_deref(),
+        Some("ipverse")
+    );
+    assert_eq!(stored(&t, Kind::Asn, "64500").len(), 20);
+    assert_eq!(held(&t), 0);
+    // The log tells the story, newest last, in the overview of `GET /status`.
+    let o = ripe_cidr_collector::overview::build(&db::Pool::new(t.paths(), 0));
+    let states: Vec<u8> = o.groups[0].sources[0]
+        .history
+        .iter()
+        .map(|f| f.state)
+        .collect();
+    assert_eq!(states, [0, 1, 1, 1, 2]);
+}
+
+#[test]
+fn routing_status_and_a_person_confirm_through_the_binary() {
+    let a = Arc::new(Mutex::new(Answers::default()));
+    a.lock().unwrap().ripe = prefixes(100);
+    let (t, _up) = setup(&a, &["ripestat"], json!({}));
+    assert!(t.run(&["run"]).status.success());
+    age(&t);
+    {
+        let mut a = a.lock().unwrap();
+        a.ripe = prefixes(20);
+        a.routing = Some(100);
+    }
+    let o = t.run(&["run"]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        log.contains("WARN")
+            && log.contains("AS64500: answer has 20 of 100 stored values; held until confirmed"),
+        "{log}"
+    );
+    assert_eq!(stored(&t, Kind::Asn, "64500").len(), 100);
+    let o = t.run(&["status"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("held:") && l.contains("AS64500: answer has 20 of 100")),
+        "{text}"
+    );
+    let (p, addr) = t.spawn_listening(&["serve"]);
+    let (code, body) = http_get(addr, "/health");
+    assert_eq!(code, 200, "{body}");
+    let h: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (h["status"].as_str(), h["held"].as_u64()),
+        (Some("ok"), Some(1)),
+        "{h}"
+    );
+    let (_, body) = http_get(addr, "/status");
+    let s: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let src = &s["groups"][0]["sources"][0];
+    assert_eq!(src["held"]["values"], 20, "{src}");
+    assert_eq!(src["held"]["stored"], 100, "{src}");
+    assert!(src["held"]["since"].is_string(), "{src}");
+    // By hand: applied, the 80 unseen for 30 days expire now.
+    let o = t.run(&["confirm", "AS64500"]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(stored(&t, Kind::Asn, "64500").len(), 20);
+    let (_, body) = http_get(addr, "/health");
+    assert!(!body.contains("held"), "{body}");
+    let o = t.run(&["confirm", "AS64500"]);
+    assert_eq!(o.status.code(), Some(1), "not held any more: {o:?}");
+    drop(p);
+}
+
+#[test]
+fn an_empty_or_unsupported_answer_removes_nothing() {
+    let a = Arc::new(Mutex::new(Answers::default()));
+    a.lock().unwrap().ripe = prefixes(10);
+    let (t, _up) = setup(&a, &["ripestat"], json!({}));
+    run(&t);
+    age(&t);
+    a.lock().unwrap().ripe = Vec::new();
+    let r = run(&t);
+    assert!(r.sources[0].held(), "empty: {r:?}");
+    assert_eq!(stored(&t, Kind::Asn, "64500").len(), 10);
+    a.lock().unwrap().ripe_body = Some(
+        r#"{"status":"ok","data_call_name":"announced-prefixes","data_call_status":"maintenance","version":"1.2","data":{"prefixes":[]}}"#.into(),
+    );
+    let r = run(&t);
+    let e = r.sources[0].outcome.as_ref().unwrap_err().to_string();
+    assert!(e.contains("\"maintenance\", not supported"), "{e}");
+    a.lock().unwrap().ripe_body = Some(
+        r#"{"status":"ok","version":"2.0","data":{"prefixes":[{"prefix":"192.0.2.0/24"}]}}"#.into(),
+    );
+    let e = run(&t).sources[0].outcome.clone().unwrap_err().to_string();
+    assert!(
+        e.contains("version \"2.0\"; this program reads version 1"),
+        "{e}"
+    );
+    a.lock().unwrap().ripe_body = Some(
+        r#"{"status":"ok","time":"2026-11-27T19:20:20.32","data":{"prefixes":[],"latest_time":"2026-11-20T08:00:00"}}"#.into(),
+    );
+    let e = run(&t).sources[0].outcome.clone().unwrap_err().to_string();
+    assert!(
+        e.contains("stale data") && e.contains("max_age_hours 48"),
+        "{e}"
+    );
+    assert_eq!(stored(&t, Kind::Asn, "64500").len(), 10, "nothing removed");
+}
+
+#[test]
+fn special_ranges_are_skipped_in_asn_answers_only() {
+    let a = Arc::new(Mutex::new(Answers::default()));
+    let special = [
+        "10.0.0.0/8",
+        "127.0.0.1/32",
+        "100.64.0.0/10",
+        "224.0.0.0/4",
+        "fd00::/8",
+        "fe80::/10",
+    ];
+    let good = ["192.0.2.0/24", "198.51.100.0/24", "2001:db8::/32"];
+    a.lock().unwrap().ripe = special.iter().chain(&good).map(|s| s.to_string()).collect();
+    a.lock().unwrap().feed = "10.0.0.0/8\n192.0.2.0/24\n".into();
+    let (t, up) = setup(&a, &["ripestat"], json!({"feeds": []}));
+    let feed = up.url("/feed.txt");
+    let mut cfg: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(t.paths().config()).unwrap()).unwrap();
+    cfg["feeds"] = json!([feed]);
+    t.config(&cfg);
+    let r = run(&t);
+    let asn = r.sources.iter().find(|s| s.kind == Kind::Asn).unwrap();
+    assert_eq!(asn.skipped, 6, "{r:?}");
+    let mut want: Vec<String> = good.iter().map(|s| s.to_string()).collect();
+    want.sort();
+    let mut got = stored(&t, Kind::Asn, "64500");
+    got.sort();
+    assert_eq!(got, want);
+    assert!(stored(&t, Kind::Feed, &feed).contains(&"10.0.0.0/8".to_string()));
+    // A group that asks for them keeps its ASN's special ranges.
+    cfg["asns"] = json!([]);
+    cfg["groups"] = json!({"lan": {"asns": ["64500"], "allow_special": true}});
+    t.config(&cfg);
+    run(&t);
+    assert!(stored(&t, Kind::Asn, "64500").contains(&"10.0.0.0/8".to_string()));
+}
+
+#[test]
+fn a_feed_turning_into_an_html_page_fails_with_its_values_kept() {
+    let a = Arc::new(Mutex::new(Answers::default()));
+    a.lock().unwrap().feed = "192.0.2.0/24\n198.51.100.0/24\n".into();
+    let (t, up) = setup(&a, &["ripestat"], json!({"asns": []}));
+    let feed = up.url("/feed.txt");
+    let mut cfg: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(t.paths().config()).unwrap()).unwrap();
+    cfg["feeds"] = json!([feed]);
+    t.config(&cfg);
+    run(&t);
+    age(&t);
+    a.lock().unwrap().feed = "<!DOCTYPE html>\n<html><body>502 Bad Gateway</body></html>\n".into();
+    let r = run(&t);
+    let e = r.sources[0].outcome.clone().unwrap_err().to_string();
+    assert!(e.contains("an HTML page, not a list"), "{e}");
+    assert_eq!(stored(&t, Kind::Feed, &feed).len(), 2);
+    // Lines that are none of them a value: a failure too, not an empty list.
+    a.lock().unwrap().feed = "garbage\n\u{1}\u{2}\n".into();
+    let e = run(&t).sources[0].outcome.clone().unwrap_err().to_string();
+    assert!(e.contains("no valid line"), "{e}");
+    assert_eq!(stored(&t, Kind::Feed, &feed).len(), 2);
+}
