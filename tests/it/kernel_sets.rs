@@ -247,7 +247,9 @@ fn status_shows_each_groups_elements_and_estimate() {
     if let Err(why) = loopback(&[]) {
         return cannot_run(&why);
     }
-    let body = ripe_body(&blocks(1, 0, 4));
+    // Public prefixes: collection keeps special ranges (10/8) out.
+    let prefixes: Vec<String> = (0..4).map(|i| format!("1.0.{}.0/24", 2 * i)).collect();
+    let body = ripe_body(&prefixes);
     let server = FakeServer::start(move |_| Reply::json(200, body.clone()));
     let dir = TestDir::new();
     dir.config(&serde_json::json!({
