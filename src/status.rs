@@ -158,11 +158,18 @@ pub fn read(path: &Path) -> Result<Option<Status>, String> {
     }
 }
 
-/// Writes `status.json` atomically.
+/// Writes `status.json` atomically; on a full file system, over the old file: the
+/// copy beside it finds no room, and the failure that filled the disk must still be
+/// recorded (a torn file after a power cut then is a new status, nothing worse).
 pub fn write(path: &Path, status: &Status) -> io::Result<()> {
     let mut text = json::to_vec_pretty(status);
     text.push(b'\n');
-    crate::util::write_atomic(path, &text)
+    match crate::util::write_atomic(path, &text) {
+        Err(e) if e.kind() == io::ErrorKind::StorageFull && path.is_file() => {
+            fs::write(path, &text)
+        }
+        other => other,
+    }
 }
 
 /// Reads `status.json` (a missing or unreadable one counts as empty), lets `change`

@@ -50,6 +50,20 @@ mod imp {
         }
     }
 
+    /// Records a run that failed as a whole (storage: a full disk, a read-only file
+    /// system) as the daemon does, so that `status`, `/health` and the page show it.
+    fn record_failure(paths: &Paths, started: i64, e: &collect::run::RunError) {
+        let now = util::iso(util::unix_now());
+        let result = status::update(&paths.status(), |st| {
+            st.last_run_started = Some(util::iso(started));
+            st.last_run_finished = Some(now.clone());
+            st.last_error = Some(format!("{now}: collection failed: {e}"));
+        });
+        if let Err(e) = result {
+            log::warn!("{}: {e}", paths.status().display());
+        }
+    }
+
     /// Records the outputs' result as the daemon does: `output_failures` and, when one
     /// failed, `last_error`.
     fn record_outputs(paths: &Paths, failed: &[(String, String)], sets: Vec<outputs::Loaded>) {
@@ -106,6 +120,7 @@ mod imp {
                 paths.config().display()
             );
         }
+        let started = util::unix_now();
         let report = collect::run::collect(
             paths,
             &cfg,
@@ -113,9 +128,12 @@ mod imp {
             &AtomicBool::new(false),
             &AtomicU8::new(0),
         )
-        .map_err(|e| match e {
-            collect::run::RunError::Store(s) => CliError::Store(s),
-            other => CliError::Run(other),
+        .map_err(|e| {
+            record_failure(paths, started, &e);
+            match e {
+                collect::run::RunError::Store(s) => CliError::Store(s),
+                other => CliError::Run(other),
+            }
         })?;
         collect::run::log_report(&report);
         record(paths, &report);

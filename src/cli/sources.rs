@@ -53,22 +53,18 @@ fn listed<'c>(cfg: &'c Config, kind: Kind, group: Option<&str>) -> Result<&'c [S
 fn list(paths: &Paths, kind: Kind, group: Option<&str>) -> Result<(), CliError> {
     let cfg = config::load_logged(&paths.config())?;
     let names = listed(&cfg, kind, group)?;
-    // Counts are a bonus: a storage problem must not hide the configured list.
-    let stored = db::open(paths)
-        .and_then(|db| db.sources(kind))
-        .unwrap_or_else(|e| {
-            log::warn!("{e}");
-            Vec::new()
-        });
+    // A storage problem must not hide the configured list, nor pass for "nothing
+    // stored": the counts are `?` then, and the command fails naming the problem.
+    let stored = db::open(paths).and_then(|db| db.sources(kind));
+    let held = stored.as_deref().unwrap_or_default();
     let mut out = String::new();
     for s in names {
-        match stored.binary_search_by(|x| x.source.as_str().cmp(s)) {
-            Ok(i) => out.push_str(&format!(
-                "{s}\t{}\t{}\n",
-                stored[i].count, stored[i].last_seen
-            )),
-            Err(_) => out.push_str(&format!("{s}\t0\t-\n")),
-        }
+        out.push_str(&match held.binary_search_by(|x| x.source.as_str().cmp(s)) {
+            Ok(i) => format!("{s}\t{}\t{}\n", held[i].count, held[i].last_seen),
+            Err(_) if stored.is_err() => format!("{s}\t?\t-\n"),
+            Err(_) => format!("{s}\t0\t-\n"),
+        });
     }
-    print(out.as_bytes())
+    print(out.as_bytes())?;
+    stored.map(drop).map_err(CliError::Store)
 }

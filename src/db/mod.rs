@@ -16,6 +16,7 @@ use crate::util;
 
 mod codec;
 mod dump;
+mod fault;
 mod history;
 mod journal;
 mod lookup;
@@ -79,9 +80,21 @@ pub enum StoreError {
     /// A legacy JSON file could not be read; nothing was imported or changed.
     #[error("legacy import: {0}")]
     Legacy(#[from] crate::legacy::LegacyError),
-    /// Any other SQLite failure (full disk, permissions, a constraint).
+    /// Any other SQLite failure (a constraint, a limit).
     #[error("database error: {0}")]
     Sql(#[source] Box<rusqlite::Error>),
+    /// The database could not be written for a reason of its file system (full,
+    /// read-only, permissions, an I/O error).
+    #[error("{}: {why} ({cause})", path.display())]
+    Write {
+        /// The database file.
+        path: PathBuf,
+        /// The cause in a person's words: "disk full", "read-only file system".
+        why: String,
+        /// What SQLite said.
+        #[source]
+        cause: Box<rusqlite::Error>,
+    },
     /// A file of the store (directory, snapshot) could not be read or written.
     #[error("{}: {cause}", path.display())]
     Io {
@@ -200,6 +213,14 @@ pub(crate) fn fail(db: &Path, e: impl Into<StoreError>) -> StoreError {
             };
             StoreError::Corrupt { cause, moved_to }
         }
+        StoreError::Sql(cause) => match fault::write_failure(db, &cause) {
+            Some(why) => StoreError::Write {
+                path: db.to_path_buf(),
+                why,
+                cause,
+            },
+            None => StoreError::Sql(cause),
+        },
         other => other,
     }
 }

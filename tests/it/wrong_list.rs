@@ -161,9 +161,10 @@ fn source_lists_and_changes_default_to_the_group_default() {
     };
     assert_eq!(sources("/changes"), ["1", "1"]);
     assert_eq!(sources("/changes?group=*").len(), 3);
-    let json = t.run(&["changes", "--json"]);
+    // (One `since` for both: the default, 24 hours ago, may tick between them.)
+    let json = t.run(&["changes", "--json", "--since", "2000-01-01T00:00:00Z"]);
     assert_eq!(
         String::from_utf8_lossy(&json.stdout),
-        http_get(addr, "/changes").1
+        http_get(addr, "/changes?since=2000-01-01T00:00:00Z").1
     );
 }
