@@ -73,6 +73,11 @@ impl Walk<'_> {
     }
 }
 
+/// The fix for a group without a `load` output.
+fn add_load(g: &str) -> String {
+    format!("add {{\"load\": \"nft\", \"group\": \"{g}\"}} to the \"outputs\" of config.json")
+}
+
 /// The mark as `ip rule` writes it: `0x100`, `0x100/0xff00`.
 fn mark_text(value: u32, mask: u32) -> String {
     if mask == u32::MAX {
@@ -285,9 +290,7 @@ fn sets_hold(w: &mut Walk<'_>, sets: &[SetRef], load: Option<&OutputConfig>) -> 
         return w.broken(
             "kernel",
             format!("no output loads group {g}'s sets"),
-            format!(
-                "add {{\"load\": \"nft\", \"group\": \"{g}\"}} to the \"outputs\" of config.json"
-            ),
+            add_load(&g),
         );
     }
     let mut lines = Vec::new();
@@ -331,9 +334,7 @@ fn marked(w: &mut Walk<'_>, load: Option<&OutputConfig>) -> Option<Mark> {
         w.broken(
             "mark",
             format!("no load output keeps group {g}'s mark chain"),
-            format!(
-                "add {{\"load\": \"nft\", \"group\": \"{g}\"}} to the \"outputs\" of config.json"
-            ),
+            add_load(&g),
         );
         return None;
     };

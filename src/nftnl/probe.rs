@@ -10,7 +10,7 @@ use std::io;
 use std::net::IpAddr;
 
 use super::msg::{read_mark_rule, Batch, MarkSet};
-use super::read::{attrs, exchange, ne_u32};
+use super::read::{attr, attr_u32, exchange, ne_u32};
 
 const AF_INET: u8 = 2;
 const AF_INET6: u8 = 10;
@@ -104,7 +104,7 @@ pub fn rule_for_mark(v6: bool, mark: u32) -> io::Result<Option<IpRule>> {
         if hdr[7] != FR_ACT_TO_TBL || ne_u32(&hdr[8..]).unwrap_or(0) & FIB_RULE_INVERT != 0 {
             continue;
         }
-        let get = |k: u16| attrs(rest).find(|a| a.0 == k).and_then(|a| ne_u32(a.1));
+        let get = |k: u16| attr_u32(rest, k);
         let Some(fwmark) = get(FRA_FWMARK) else {
             continue;
         };
@@ -143,7 +143,7 @@ pub fn route(addr: IpAddr, mark: u32) -> io::Result<Route> {
     let (Some(hdr), Some(rest)) = (r.get(..12), r.get(12..)) else {
         return Err(io::Error::other("short route answer"));
     };
-    let get = |k: u16| attrs(rest).find(|a| a.0 == k).map(|a| a.1);
+    let get = |k: u16| attr(rest, k);
     let gateway = get(RTA_GATEWAY).and_then(|g| match g.len() {
         4 => <[u8; 4]>::try_from(g).ok().map(IpAddr::from),
         16 => <[u8; 16]>::try_from(g).ok().map(IpAddr::from),
@@ -177,10 +177,9 @@ pub fn link(index: u32) -> io::Result<Option<Link>> {
     };
     let r = answer.first().map_or(&[][..], |r| &r[..]);
     let flags = r.get(8..12).and_then(ne_u32).unwrap_or(0);
-    let name = attrs(r.get(16..).unwrap_or(&[]))
-        .find(|a| a.0 == IFLA_IFNAME)
+    let name = attr(r.get(16..).unwrap_or(&[]), IFLA_IFNAME)
         .map(|a| {
-            String::from_utf8_lossy(a.1)
+            String::from_utf8_lossy(a)
                 .trim_end_matches('\0')
                 .to_string()
         })

@@ -67,6 +67,17 @@ pub fn attrs(mut b: &[u8]) -> impl Iterator<Item = (u16, &[u8])> {
     })
 }
 
+/// The payload of the first attribute of type `kind` in `b` (one function, not a
+/// `find` per caller: each closure would be a copy of the loop in the binary).
+pub fn attr(b: &[u8], kind: u16) -> Option<&[u8]> {
+    attrs(b).find(|a| a.0 == kind).map(|a| a.1)
+}
+
+/// The `u32` (host order) attribute `kind` of `b`.
+pub fn attr_u32(b: &[u8], kind: u16) -> Option<u32> {
+    attr(b, kind).and_then(ne_u32)
+}
+
 /// A host-order `u32` (netlink headers, rtnetlink attributes, nf_tables registers).
 pub fn ne_u32(b: &[u8]) -> Option<u32> {
     Some(u32::from_ne_bytes(b.get(..4)?.try_into().ok()?))

@@ -242,23 +242,15 @@ pub struct MarkSet {
 /// Reads the expressions of one rule (the attributes after its nfgenmsg): the mark
 /// it sets and its counter. `None` when it sets no mark.
 pub fn read_mark_rule(rule: &[u8]) -> Option<MarkSet> {
-    use crate::nftnl::read::{attrs, be_u64, ne_u32};
-    let list = attrs(rule).find(|a| a.0 == NFTA_RULE_EXPRESSIONS)?.1;
+    use crate::nftnl::read::{attr, attr_u32, attrs, be_u64};
+    let list = attr(rule, NFTA_RULE_EXPRESSIONS)?;
     let mut out = MarkSet::default();
     let mut sets = false;
-    let value = |b: &[u8]| {
-        attrs(b)
-            .find(|a| a.0 == NFTA_DATA_VALUE)
-            .and_then(|a| ne_u32(a.1))
-    };
+    let value = |b: &[u8]| attr_u32(b, NFTA_DATA_VALUE);
     for (_, e) in attrs(list) {
-        let name = attrs(e)
-            .find(|a| a.0 == NFTA_EXPR_NAME)
-            .map_or(&[][..], |a| a.1);
-        let data = attrs(e)
-            .find(|a| a.0 == NFTA_EXPR_DATA)
-            .map_or(&[][..], |a| a.1);
-        let get = |k: u16| attrs(data).find(|a| a.0 == k).map(|a| a.1);
+        let name = attr(e, NFTA_EXPR_NAME).unwrap_or(&[]);
+        let data = attr(e, NFTA_EXPR_DATA).unwrap_or(&[]);
+        let get = |k: u16| attr(data, k);
         match name {
             b"counter\0" => out.packets = get(NFTA_COUNTER_PACKETS).and_then(be_u64),
             b"immediate\0" => {
