@@ -44,7 +44,7 @@ pub struct Batch {
 #[derive(Debug, thiserror::Error)]
 pub enum LegacyError {
     /// The file exists but could not be read.
-    #[error("{}: {source}", .path.display())]
+    #[error("{}: {}", .path.display(), crate::util::io_reason(.source))]
     Read {
         /// The file.
         path: PathBuf,

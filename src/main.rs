@@ -6,14 +6,16 @@ use std::process::ExitCode;
 use ripe_cidr_collector::cli;
 
 fn main() -> ExitCode {
-    let parsed = cli::parse(std::env::args_os().skip(1), |k| std::env::var_os(k));
-    let cli = match parsed {
+    let args: Vec<_> = std::env::args_os().skip(1).collect();
+    let cli = match cli::parse(args.iter().cloned(), |k| std::env::var_os(k)) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("ripe-cidr-collector: {e}\n{}", cli::USAGE_HINT);
+            // The usage of the command named, else of the program.
+            let hint = cli::usage_hint(cli::command_word(&args));
+            eprintln!("ripe-cidr-collector: {e}\n{hint}");
             return ExitCode::from(cli::USAGE_EXIT);
         }
     };
     cli::init_logging(&cli);
-    ExitCode::from(cli::finish(cli::execute(&cli)))
+    ExitCode::from(cli::finish(&cli, cli::execute(&cli)))
 }

@@ -91,6 +91,15 @@ pub fn duration(secs: u64) -> String {
     }
 }
 
+/// "value" or "values" for a count: never "1 values".
+pub fn values(n: usize) -> &'static str {
+    if n == 1 {
+        "value"
+    } else {
+        "values"
+    }
+}
+
 /// [`iso`] of the current time.
 pub fn now_iso() -> String {
     iso(unix_now())

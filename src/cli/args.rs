@@ -41,14 +41,6 @@ pub fn parse(
     let paths = paths(&mut a, env)?;
     let verbosity = a.verbosity.unwrap_or(Verbosity::Normal);
     let syslog = a.syslog;
-    let done = |command| {
-        Ok(Cli {
-            paths: paths.clone(),
-            verbosity,
-            syslog,
-            command,
-        })
-    };
     let mut words = std::mem::take(&mut a.words).into_iter();
     let cmd = match words.next() {
         Some(w) => Some(Cmd::from_name(&w).ok_or_else(|| {
@@ -56,6 +48,15 @@ pub fn parse(
             UsageError(format!("unknown command {w:?}{hint}"))
         })?),
         None => None,
+    };
+    let done = |command| {
+        Ok(Cli {
+            paths: paths.clone(),
+            verbosity,
+            syslog,
+            command,
+            cmd,
+        })
     };
     if a.help {
         return done(Command::Help(cmd));
@@ -75,6 +76,30 @@ pub fn parse(
     }
     let rest: Vec<String> = words.collect();
     done(command(cmd, a, &rest, &paths)?)
+}
+
+/// The command a command line names, for the usage that its usage error prints: the
+/// first word that is not an option or an option's value (read as [`parse`] reads
+/// them, from the flag table).
+pub fn command_word(args: &[OsString]) -> Option<Cmd> {
+    let takes_value = |f: Option<&Flag>| f.is_some_and(|f| matches!(f.action, Action::Value(..)));
+    let mut args = args.iter().map(|a| a.to_str().unwrap_or(""));
+    while let Some(a) = args.next() {
+        if a == "--" {
+            return args.next().and_then(Cmd::from_name);
+        }
+        let value_follows = if let Some(long) = a.strip_prefix("--") {
+            !long.contains('=') && takes_value(Flag::by_long(long))
+        } else if let Some(short) = a.strip_prefix('-').filter(|s| !s.is_empty()) {
+            short.len() == 1 && takes_value(short.chars().next().and_then(Flag::by_short))
+        } else {
+            return Cmd::from_name(a);
+        };
+        if value_follows {
+            args.next();
+        }
+    }
+    None
 }
 
 /// Runs lexopt over the arguments, each flag stored by its one definition.
@@ -103,6 +128,9 @@ fn read_flags(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, UsageE
             Action::Value(_, set) => set(&mut a, p.value()?)?,
         }
         a.seen.push(flag);
+    }
+    if let Some(why) = a.conflict {
+        return Err(UsageError(why.into()));
     }
     Ok(a)
 }
@@ -151,12 +179,22 @@ fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Comman
             | Cmd::Confirm
             | Cmd::Group
             | Cmd::Exclude
+            | Cmd::Completions
     ) {
         no_more(cmd, rest)?;
     }
     Ok(match cmd {
         Cmd::Run => Command::Run,
         Cmd::Check => Command::Check,
+        Cmd::Manpage => Command::Manpage,
+        Cmd::Completions => match rest {
+            [s] if ["bash", "zsh", "fish"].contains(&s.as_str()) => Command::Completions(s.clone()),
+            _ => {
+                return Err(UsageError(
+                    "`completions` needs one shell: bash, zsh or fish".into(),
+                ))
+            }
+        },
         Cmd::Daemon => Command::Daemon { listen: a.listen },
         Cmd::Serve => Command::Serve { listen: a.listen },
         Cmd::Export => export(a)?,

@@ -29,7 +29,7 @@ pub enum CliError {
     #[error("standard output closed")]
     ClosedStdout,
     /// An I/O error, with what was being done.
-    #[error("{what}: {source}")]
+    #[error("{what}: {}", crate::util::io_reason(.source))]
     Io {
         /// What failed (`writing output`, a file name).
         what: String,

@@ -34,6 +34,8 @@ pub(super) struct Parsed {
     pub group: Option<String>,
     /// Whether `--set` was given (else a group names its sets).
     pub set_given: bool,
+    /// Two flags that cannot go together, found while reading them.
+    pub conflict: Option<&'static str>,
     /// `--mark` of `group add`.
     pub mark: Option<crate::config::Mark>,
     pub load_only: bool,
@@ -42,6 +44,16 @@ pub(super) struct Parsed {
     pub words: Vec<String>,
     /// The flags given, for the check that each goes with the command.
     pub seen: Vec<&'static Flag>,
+}
+
+impl Parsed {
+    /// `-v` or `-q`; both given is a contradiction, refused once the flags are read.
+    fn set_verbosity(&mut self, v: Verbosity) {
+        if self.verbosity.is_some_and(|old| old != v) {
+            self.conflict = Some("-v (--verbose) and -q (--quiet) contradict each other: give one");
+        }
+        self.verbosity = Some(v);
+    }
 }
 
 /// Which commands a flag goes with.
@@ -186,7 +198,7 @@ pub(super) static FLAGS: &[Flag] = &[
         long: "verbose",
         short: Some('v'),
         scope: Scope::Global,
-        action: Switch(|a| a.verbosity = Some(Verbosity::Verbose)),
+        action: Switch(|a| a.set_verbosity(Verbosity::Verbose)),
         help: "more log output (debug; release builds keep info\n\
                and above)",
     },
@@ -194,7 +206,7 @@ pub(super) static FLAGS: &[Flag] = &[
         long: "quiet",
         short: Some('q'),
         scope: Scope::Global,
-        action: Switch(|a| a.verbosity = Some(Verbosity::Quiet)),
+        action: Switch(|a| a.set_verbosity(Verbosity::Quiet)),
         help: "only warnings and errors",
     },
     Flag {

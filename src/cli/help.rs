@@ -29,6 +29,8 @@ pub enum Cmd {
     Group,
     Exclude,
     Check,
+    Completions,
+    Manpage,
 }
 
 /// How a command is shown in the help.
@@ -45,7 +47,7 @@ struct Text {
 
 impl Cmd {
     /// Every command, in the order of the overview.
-    pub const ALL: [Cmd; 20] = [
+    pub const ALL: [Cmd; 22] = [
         Cmd::Run,
         Cmd::Daemon,
         Cmd::Serve,
@@ -66,6 +68,8 @@ impl Cmd {
         Cmd::Changes,
         Cmd::Check,
         Cmd::Confirm,
+        Cmd::Completions,
+        Cmd::Manpage,
     ];
 
     /// The command a word names.
@@ -76,6 +80,24 @@ impl Cmd {
     /// The word that names it.
     pub fn name(self) -> &'static str {
         self.text().name
+    }
+
+    /// Its arguments, as in the overview (may span lines).
+    #[cfg(feature = "completions")]
+    pub(super) fn synopsis(self) -> &'static str {
+        self.text().synopsis
+    }
+
+    /// The overview's lines about it.
+    #[cfg(feature = "completions")]
+    pub(super) fn summary(self) -> &'static str {
+        self.text().summary
+    }
+
+    /// What `COMMAND --help` says beyond the summary.
+    #[cfg(feature = "completions")]
+    pub(super) fn about(self) -> &'static str {
+        self.text().about
     }
 
     fn text(self) -> &'static Text {
@@ -170,6 +192,23 @@ static TEXTS: &[Text] = &[
                  lists for the country)",
         about: "Edits the \"countries\" list of config.json (locked, atomic rewrite).\n\
                  Codes are two letters (ISO 3166 alpha-2), upper-cased.",
+    },
+    Text {
+        cmd: Cmd::Completions,
+        name: "completions",
+        synopsis: "bash|zsh|fish",
+        summary: "print the shell completion script",
+        about: "bash: source it, or put it in /usr/share/bash-completion/completions/;\n\
+                 zsh: save it as _ripe-cidr-collector in $fpath; fish: in\n\
+                 ~/.config/fish/completions/ripe-cidr-collector.fish.",
+    },
+    Text {
+        cmd: Cmd::Manpage,
+        name: "manpage",
+        synopsis: "",
+        summary: "print the man page (troff)",
+        about: "Every command and option, from the same table as --help:\n\
+                 ripe-cidr-collector manpage > ripe-cidr-collector.1; man -l it.",
     },
     Text {
         cmd: Cmd::Check,
@@ -293,7 +332,7 @@ static TEXTS: &[Text] = &[
     },
 ];
 
-const HEADER: &str = "\
+pub(super) const HEADER: &str = "\
 ripe-cidr-collector: keeps lists of IP prefixes announced by autonomous systems and
 of addresses of host names, for policy routing and firewalls.
 ";
@@ -302,10 +341,10 @@ of addresses of host names, for policy routing and firewalls.
 pub const USAGE_LINE: &str =
     "Usage: ripe-cidr-collector [--data-dir DIR] [--db FILE] [--snapshot FILE] [-v | -q] COMMAND";
 
-const EXIT_CODES: &str = "\
+pub(super) const EXIT_CODES: &str = "\
 Exit codes: 0 success, 1 error (config, storage, I/O; unhealthy for healthcheck;
-a broken link for explain), 2 usage error, 3 `run` finished but at least one source
-failed.
+a broken link for explain; nothing stored for lookup), 2 usage error, 3 `run`
+finished but at least one source failed.
 ";
 
 /// Column where descriptions start.
@@ -365,6 +404,20 @@ pub fn overview() -> String {
     out
 }
 
+/// What a usage error of `cmd` (or of the command line, for `None`) prints after its
+/// message: the usage of that command, and where its help is.
+pub fn usage_hint(cmd: Option<Cmd>) -> String {
+    let Some(cmd) = cmd else {
+        return super::USAGE_HINT.to_string();
+    };
+    let text = command(cmd);
+    let usage = text.split("\n\n").next().unwrap_or("");
+    format!(
+        "{usage}\nRun `ripe-cidr-collector {} --help` for its options.",
+        cmd.name()
+    )
+}
+
 /// The text of `COMMAND --help`: its synopsis, what it does and its own options.
 pub fn command(cmd: Cmd) -> String {
     let t = cmd.text();
@@ -372,7 +425,8 @@ pub fn command(cmd: Cmd) -> String {
     let synopsis = t
         .synopsis
         .replace('\n', &format!("\n{:width$}", "", width = head.len()));
-    let mut out = format!("{head}{synopsis}\n\n{}\n\n{}\n", t.summary, t.about);
+    let usage = format!("{head}{synopsis}");
+    let mut out = format!("{}\n\n{}\n\n{}\n", usage.trim_end(), t.summary, t.about);
     let own: Vec<&'static Flag> = FLAGS
         .iter()
         .filter(|f| matches!(f.scope, Scope::Only(_)) && f.goes_with(cmd))

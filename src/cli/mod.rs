@@ -4,6 +4,8 @@
 mod args;
 mod changes;
 mod check;
+#[cfg(feature = "completions")]
+mod complete;
 mod daemon;
 mod error;
 mod explain;
@@ -27,8 +29,9 @@ mod syslog;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-pub use args::{parse, UsageError, USAGE_HINT};
+pub use args::{command_word, parse, UsageError, USAGE_HINT};
 pub use error::{CliError, Outcome};
+pub use help::usage_hint;
 pub use help::Cmd;
 
 use crate::config::Paths;
@@ -82,6 +85,8 @@ pub struct Cli {
     pub syslog: bool,
     /// What to do.
     pub command: Command,
+    /// The command named, if any (its usage follows a usage error).
+    pub cmd: Option<Cmd>,
 }
 
 /// What to do with a source list.
@@ -173,6 +178,10 @@ pub enum Command {
     Sources(Kind, SourceAction),
     /// Check `config.json` and print the configuration in effect.
     Check,
+    /// Print a shell's completion script (`bash`, `zsh`, `fish`).
+    Completions(String),
+    /// Print the man page.
+    Manpage,
     /// Manage the groups.
     Group(groups::GroupAction),
     /// Manage the exclusions.
@@ -274,6 +283,28 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
         ),
         Command::Sources(kind, action) => sources::run(paths, *kind, action),
         Command::Check => check::run(paths),
+        #[cfg(feature = "completions")]
+        Command::Completions(shell) => {
+            let text = match shell.as_str() {
+                "bash" => complete::bash(),
+                "zsh" => complete::zsh(),
+                _ => complete::fish(),
+            };
+            output::print(text.as_bytes()).map(|()| Outcome::Success)
+        }
+        #[cfg(feature = "completions")]
+        Command::Manpage => {
+            output::print(complete::manpage().as_bytes()).map(|()| Outcome::Success)
+        }
+        #[cfg(not(feature = "completions"))]
+        Command::Completions(_) | Command::Manpage => Err(missing(
+            if cli.command == Command::Manpage {
+                "manpage"
+            } else {
+                "completions"
+            },
+            "completions",
+        )),
         Command::Group(action) => groups::group(paths, action),
         Command::Exclude(action) => groups::exclude(paths, action),
         Command::Status { json } => status::run(paths, *json),
@@ -295,11 +326,11 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
 /// The exit code of a command's result (see [`error::exit_code`]), printing the error
 /// when it is worth telling: one line naming the program, not the Rust module a log
 /// line would name, and for a usage error where to find the right usage.
-pub fn finish(result: Result<Outcome, CliError>) -> u8 {
+pub fn finish(cli: &Cli, result: Result<Outcome, CliError>) -> u8 {
     let (code, tell) = error::exit_code(&result);
     match (&result, tell) {
         (Err(e @ CliError::Usage(_)), true) => {
-            eprintln!("ripe-cidr-collector: {e}\n{USAGE_HINT}")
+            eprintln!("ripe-cidr-collector: {e}\n{}", usage_hint(cli.cmd))
         }
         (Err(e), true) => eprintln!("ripe-cidr-collector: {e}"),
         _ => {}

@@ -253,9 +253,10 @@ pub fn collect(
         }
         match &r {
             Ok(f) => log::debug!(
-                "{}: fetched {} values",
+                "{}: fetched {} {}",
                 source::display(*kind, source),
-                f.values.len()
+                f.values.len(),
+                crate::util::values(f.values.len())
             ),
             Err(e) => log::debug!("{}: {e}", source::display(*kind, source)),
         }
@@ -508,8 +509,9 @@ pub fn log_report(report: &RunReport) {
                     String::new()
                 };
                 log::info!(
-                    "{name}: {} values ({} new, {} expired{skipped})",
+                    "{name}: {} {} ({} new, {} expired{skipped})",
                     s.fetched,
+                    crate::util::values(s.fetched),
                     m.added,
                     m.removed
                 );
@@ -526,10 +528,9 @@ pub fn log_report(report: &RunReport) {
     } else {
         String::new()
     };
-    log::info!(
-        "run finished: {} sources collected, {failed} failed{swept}",
-        report.sources.len() - failed
-    );
+    let done = report.sources.len() - failed;
+    let noun = if done == 1 { "source" } else { "sources" };
+    log::info!("run finished: {done} {noun} collected, {failed} failed{swept}");
 }
 
 #[cfg(test)]

@@ -417,7 +417,7 @@ impl Config {
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The file could not be read or written.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {}", path.display(), crate::util::io_reason(source))]
     Io {
         /// The file.
         path: PathBuf,

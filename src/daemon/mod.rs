@@ -82,7 +82,7 @@ pub enum DaemonError {
         lock: PathBuf,
     },
     /// The lock file could not be created, opened or locked.
-    #[error("{}: {source}", .path.display())]
+    #[error("{}: {}", .path.display(), crate::util::io_reason(.source))]
     Lock {
         /// The lock file.
         path: PathBuf,
@@ -91,7 +91,7 @@ pub enum DaemonError {
         source: std::io::Error,
     },
     /// kill(2) failed.
-    #[error("signalling the daemon (pid {pid}): {source}")]
+    #[error("signalling the daemon (pid {pid}): {}", crate::util::io_reason(.source))]
     Signal {
         /// The daemon's pid.
         pid: libc::pid_t,

@@ -352,7 +352,8 @@ impl Schedule {
             _ => now,
         };
         log::info!(
-            "collecting every {interval} s, next run {}",
+            "collecting every {}, next run {}",
+            util::duration(interval.unsigned_abs()),
             util::iso(self.next_run)
         );
         if self.next_run > now && !self.pending.is_empty() {
@@ -435,7 +436,10 @@ impl Schedule {
         let mut forced = if render_due { self.render.take() } else { None }.map(|r| r.1);
         if std::mem::take(&mut self.render_first) {
             if let Some(which) = forced.take() {
-                log::info!("loading the outputs from the stored data before collecting");
+                // Said only when there is something to load.
+                if self.cfg.as_ref().is_some_and(|c| !c.outputs.is_empty()) {
+                    log::info!("loading the outputs from the stored data before collecting");
+                }
                 self.render_now(which, actions);
                 if self.busy.is_some() {
                     return; // the collection starts when the render is done

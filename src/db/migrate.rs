@@ -122,8 +122,9 @@ fn to_v1(tx: &Transaction<'_>, paths: &Paths) -> Result<Vec<PathBuf>, StoreError
             .map(|f| f.display().to_string())
             .collect();
         log::info!(
-            "imported {} values from {}",
+            "imported {} {} from {}",
             batch.rows.len(),
+            crate::util::values(batch.rows.len()),
             names.join(" and ")
         );
         note_unconfigured(paths, &batch.rows);

@@ -96,7 +96,7 @@ pub enum StoreError {
         cause: Box<rusqlite::Error>,
     },
     /// A file of the store (directory, snapshot) could not be read or written.
-    #[error("{}: {cause}", path.display())]
+    #[error("{}: {}", path.display(), crate::util::io_reason(cause))]
     Io {
         /// The file.
         path: PathBuf,

@@ -41,7 +41,7 @@ pub enum DnsmasqOutputError {
         message: String,
     },
     /// The file could not be written.
-    #[error("writing {}: {source}", path.display())]
+    #[error("writing {}: {}", path.display(), crate::util::io_reason(source))]
     Write {
         /// The file.
         path: PathBuf,

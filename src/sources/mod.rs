@@ -236,14 +236,7 @@ pub fn remove_many(
     Ok(out)
 }
 
-/// "value" or "values" for a count.
-pub fn values(n: usize) -> &'static str {
-    if n == 1 {
-        "value"
-    } else {
-        "values"
-    }
-}
+use crate::util::values;
 
 #[cfg(test)]
 mod tests {

@@ -13,9 +13,12 @@ mod browser;
 mod cli;
 mod cli_check;
 mod cli_groups;
+mod cli_polish;
 #[cfg(feature = "collect")]
 mod collect;
 mod common;
+#[cfg(feature = "completions")]
+mod completions;
 #[cfg(feature = "api")]
 mod config_limits;
 #[cfg(feature = "collect")]

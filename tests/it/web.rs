@@ -286,6 +286,39 @@ fn page_shows_each_group_and_adds_to_it() {
     assert_eq!(b.errors, Vec::<String>::new());
 }
 
+/// A long feed URL wraps after its `/` and `.` (`<wbr>`, so the text is still the URL)
+/// and the form is empty again after a successful add.
+#[test]
+fn page_wraps_feed_urls_and_clears_the_form() {
+    let Some(mut b) = browser() else { return };
+    let site = site(&["62041"], &[]);
+    let (_serve, addr) = site.t.spawn_listening(&["serve"]);
+    open_page(&mut b, addr);
+    let url = "https://lists.example.org/very/long/path/to/a/list/of/prefixes.txt";
+    b.eval(&format!(
+        "{{ const f = document.querySelector('.add-form');
+           f.kind.value = 'feed'; f.source.value = '{url}';
+           f.querySelector('button[type=submit]').click(); true }}"
+    ));
+    let row = "tr[data-kind=\"feed\"] td.first";
+    assert!(
+        b.wait_for(
+            &format!("!!document.querySelector('{row}')"),
+            Duration::from_secs(10)
+        ),
+        "{}",
+        text(&mut b, "#groups")
+    );
+    assert!(text(&mut b, row).ends_with(url), "{}", text(&mut b, row));
+    let breaks = b.eval(&format!("document.querySelectorAll('{row} wbr').length"));
+    assert_eq!(breaks, json!(13), "a break after each / and .");
+    assert_eq!(
+        b.eval("document.querySelector('.add-form').source.value"),
+        ""
+    );
+    assert_eq!(b.errors, Vec::<String>::new());
+}
+
 #[test]
 fn page_offers_each_groups_list_in_every_format() {
     let Some(mut b) = browser() else { return };

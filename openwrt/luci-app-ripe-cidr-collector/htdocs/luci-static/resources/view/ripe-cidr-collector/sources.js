@@ -97,7 +97,7 @@ return view.extend({
 					if (!v)
 						return;
 					return callAdd(kind.value, v, group).then(L.bind(function(res) {
-						if (report(res, _('%s added; the daemon collects it within a minute.').format(v)))
+						if (report(res, _('%s added; the daemon collects it within seconds.').format(v)))
 							return this.rerender();
 					}, this));
 				}, this)
