@@ -33,6 +33,7 @@ pub fn render_all_sets(
     if outputs.is_empty() {
         return (failures, sets);
     }
+    let _one_at_a_time = lock_outputs(paths);
     let db = match db::open(paths) {
         Ok(db) => db,
         Err(e) => {
@@ -64,6 +65,24 @@ pub fn render_all_sets(
         }
     }
     (failures, sets)
+}
+
+/// One writer of the outputs at a time (`.outputs.lock` in the data directory): at
+/// boot the firewall include's `render --load-only` and the daemon's first load would
+/// otherwise fill the same sets at the same moment. Best effort: without the lock the
+/// outputs are still written.
+fn lock_outputs(paths: &Paths) -> Option<std::fs::File> {
+    let path = paths.data_dir.join(".outputs.lock");
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .or_else(|_| std::fs::File::open(&path))
+        .ok()?;
+    crate::util::own_like_dir(&f, &path);
+    crate::util::lock_exclusive(&f).ok()?;
+    Some(f)
 }
 
 fn render_one(db: &db::Db, out: &OutputConfig) -> Result<Option<Loaded>, String> {

@@ -49,7 +49,9 @@ done < "$meta/$name.conffiles_static"
 grep -qx "ripe-cidr=3691:ripe-cidr=3691" "$meta/$name.rusers" && ok ".rusers" || fail ".rusers"
 grep -qx "/etc/$name/ripe.db.snapshot" "$files/lib/upgrade/keep.d/$name" \
 	&& grep -qx "/etc/$name/config.json" "$files/lib/upgrade/keep.d/$name" \
-	&& ok "keep.d: snapshot and config.json survive sysupgrade" || fail "keep.d"
+	&& grep -qx "/etc/ripe-cidr-mark.nft" "$files/lib/upgrade/keep.d/$name" \
+	&& ok "keep.d: snapshot, config.json and the own-chain recipe's file survive sysupgrade" \
+	|| fail "keep.d"
 
 # The router: the package installed, the stub functions.sh instead of OpenWrt's, and
 # the init script run for real against the procd model of stubs/rc.common.sh (which

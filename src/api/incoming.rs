@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use super::conn::Conn;
 use super::http::{Head, RequestError};
+use super::server::BODY_BUDGET;
 use super::MAX_BODY;
 use crate::http1::Chunked;
 
@@ -23,9 +24,47 @@ pub(super) struct Incoming {
     pub(super) owe: usize,
     /// The whole body must be there by then (408).
     pub(super) deadline: Instant,
-    /// Its room in the body budget (`server::BODY_BUDGET`) is reserved: only then
-    /// is the body read.
-    pub(super) admitted: bool,
+    /// Where its room is reserved (`None` while it waits): only then is the body
+    /// read.
+    pub(super) admitted: Option<Room>,
+}
+
+/// A body declared at most this long is small: a source added or removed.
+pub(super) const SMALL_BODY: usize = 4096;
+
+/// Room of small bodies' own (16 of them), so that large slow bodies holding the
+/// whole [`BODY_BUDGET`] do not make a `POST /asns` wait for its deadline.
+pub(super) const SMALL_RESERVE: usize = 64 * 1024;
+
+/// Where a body's room comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Room {
+    /// [`BODY_BUDGET`].
+    Shared,
+    /// [`SMALL_RESERVE`].
+    Small,
+}
+
+/// Where the body `me` gets room now, given the bodies of the other connections
+/// (being read, or waiting): `None` while it must wait. A small body takes room from
+/// its reserve first, then from the shared budget; a body never overtakes one of its
+/// size that has waited longer (arrival order: the deadline is arrival plus
+/// `BODY_TIMEOUT`).
+pub(super) fn room_for(me: &Incoming, others: &[&Incoming]) -> Option<Room> {
+    let used = |r: Room| -> usize {
+        let of = others.iter().filter(|o| o.admitted == Some(r));
+        of.map(|o| o.room()).sum()
+    };
+    let before_me = others
+        .iter()
+        .any(|o| o.admitted.is_none() && o.small() == me.small() && o.deadline < me.deadline);
+    if before_me {
+        return None;
+    }
+    if me.small() && used(Room::Small) + me.room() <= SMALL_RESERVE {
+        return Some(Room::Small);
+    }
+    (used(Room::Shared) + me.room() <= BODY_BUDGET).then_some(Room::Shared)
 }
 
 impl Incoming {
@@ -36,6 +75,10 @@ impl Incoming {
             Some(_) => MAX_BODY as usize,
             None => self.left as usize + self.body.len(),
         }
+    }
+
+    fn small(&self) -> bool {
+        self.chunked.is_none() && self.room() <= SMALL_BODY
     }
 
     /// Takes what `buf` holds of the body: true once it is complete.

@@ -9,15 +9,18 @@
 //!   through `crate::http1`, shared with the collect client) and the answer's head,
 //!   `poller.rs` the poll loop, which reads heads and bodies;
 //! * `limit.rs`: the semaphore bounding handlers doing database work;
+//! * `answers.rs`: the one byte budget of answer bodies, and eviction of unread ones;
 //! * `error.rs`: the one error type and the one place mapping errors to statuses;
 //! * `body.rs`: the JSON bodies of answers;
 //! * `query.rs`: paths, query parameters, percent-decoding;
 //! * `headers.rs`: ETags and bearer tokens; `hosts.rs`: the `Host` check (DNS rebinding);
 //! * `inflate.rs`: gunzip of the web page for clients that do not take gzip.
 
+mod answers;
 mod body;
 mod conn;
 mod error;
+mod evict;
 mod headers;
 mod hosts;
 pub(crate) mod http;
@@ -47,5 +50,20 @@ pub const MAX_BODY: u64 = 64 * 1024;
 /// handle is dropped or stopped. The error names the address, e.g.
 /// `127.0.0.1:8080: address in use`.
 pub fn spawn(paths: &Paths, listen: SocketAddr) -> Result<ApiServer, String> {
+    one_heap();
     server::start(paths, listen)
+}
+
+/// glibc gives each thread a heap of its own and keeps freed large blocks in it
+/// (its mmap threshold grows with every large block freed), so answers rendered
+/// on eight handler threads held eight peaks: one heap, and blocks over 256 KiB
+/// mapped and given back when freed. musl (OpenWrt) does both already.
+fn one_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets allocator parameters; called before the server's
+    // threads exist.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 * 1024);
+    }
 }

@@ -16,11 +16,11 @@ use std::time::{Duration, Instant};
 use super::conn::Conn;
 use super::error::ApiError;
 use super::http::{self, Framing, Head, Out, RequestError, MAX_HEAD};
-pub(super) use super::incoming::{Incoming, CONTINUE};
+pub(super) use super::incoming::{room_for, Incoming, CONTINUE};
 use super::routes::Reply;
 use super::server::{
-    connection_cap, lock, submit, Done, Job, Shared, BODY_BUDGET, BODY_TIMEOUT, DRAIN,
-    HEAD_TIMEOUT, IDLE_TIMEOUT, LINGER, PRESSURE_CONNECTIONS, PRESSURE_TIMEOUT,
+    connection_cap, lock, submit, Done, Job, Shared, BODY_TIMEOUT, DRAIN, HEAD_TIMEOUT,
+    IDLE_TIMEOUT, LINGER, PRESSURE_CONNECTIONS, PRESSURE_TIMEOUT,
 };
 use crate::http1::Chunked;
 
@@ -53,7 +53,7 @@ pub(super) struct Slot {
     conn: Option<Conn>,
     pub(super) state: State,
     /// The last read or write that moved something.
-    progress: Instant,
+    pub(super) progress: Instant,
     /// A request has been answered on it: a keep-alive connection that has been
     /// used, which may be closed to make room (a fresh one is never).
     pub(super) served: bool,
@@ -93,7 +93,7 @@ impl Slot {
 pub(super) struct Poller {
     listener: Option<TcpListener>,
     wake: UnixStream,
-    shared: Arc<Shared>,
+    pub(super) shared: Arc<Shared>,
     pub(super) slots: Vec<Option<Slot>>,
     pub(super) open: usize,
     cap: usize,
@@ -160,7 +160,7 @@ impl Poller {
                     State::Write(..) => libc::POLLOUT,
                     // Waiting for room in the body budget: not read, but its deadline
                     // runs.
-                    State::Body(b) if !b.admitted => {
+                    State::Body(b) if b.admitted.is_none() => {
                         next = next.min(s.deadline().map_or(next, |d| d.0));
                         continue;
                     }
@@ -214,6 +214,7 @@ impl Poller {
             }
             self.admit_waiting();
             self.expire(Instant::now());
+            self.make_room(Instant::now());
         }
         log::debug!("api: server thread stopped");
     }
@@ -222,7 +223,7 @@ impl Poller {
         self.slots.get_mut(i).and_then(Option::as_mut)
     }
 
-    fn close(&mut self, i: usize) {
+    pub(super) fn close(&mut self, i: usize) {
         if self.slots.get_mut(i).and_then(Option::take).is_some() {
             self.open -= 1;
         }
@@ -388,21 +389,35 @@ impl Poller {
             left,
             owe: if invite { CONTINUE.len() } else { 0 },
             deadline: Instant::now() + BODY_TIMEOUT,
-            admitted: false,
+            admitted: None,
         }));
         self.read_body(i);
     }
 
-    /// Reserves room in [`BODY_BUDGET`] for the body of slot `i`: true when it has
-    /// it. Bodies read at once are bounded by the budget, not by the number of
-    /// connections (512 connections of 64 KiB would be 32 MiB).
+    /// Reserves room in [`BODY_BUDGET`] (or the small bodies' reserve) for the body
+    /// of slot `i`: true when it has it. Bodies read at once are bounded by the
+    /// budget, not by the number of connections (512 connections of 64 KiB would be
+    /// 32 MiB).
     fn admit(&mut self, i: usize) -> bool {
-        let reserved: usize = (self.slots.iter().flatten())
-            .filter_map(|s| match &s.state {
-                State::Body(b) if b.admitted => Some(b.room()),
+        fn body(s: &Slot) -> Option<&Incoming> {
+            match &s.state {
+                State::Body(b) => Some(b),
                 _ => None,
-            })
-            .sum();
+            }
+        }
+        let room = {
+            let Some(me) = self.slots.get(i).and_then(Option::as_ref).and_then(body) else {
+                return false;
+            };
+            if me.admitted.is_some() {
+                return true;
+            }
+            let others: Vec<&Incoming> = (self.slots.iter().enumerate())
+                .filter(|(j, _)| *j != i)
+                .filter_map(|(_, s)| body(s.as_ref()?))
+                .collect();
+            room_for(me, &others)
+        };
         let Some(Slot {
             state: State::Body(b),
             ..
@@ -410,24 +425,24 @@ impl Poller {
         else {
             return false;
         };
-        if !b.admitted && reserved + b.room() <= BODY_BUDGET {
-            b.admitted = true;
-            if b.chunked.is_none() {
-                b.body.reserve_exact(b.room());
-            }
+        b.admitted = room;
+        if room.is_some() && b.chunked.is_none() {
+            b.body.reserve_exact(b.room());
         }
-        b.admitted
+        room.is_some()
     }
 
-    /// Bodies waiting for room in the budget get it when others are done.
+    /// Bodies waiting for room get it when others are done, in arrival order.
     fn admit_waiting(&mut self) {
-        for i in 0..self.slots.len() {
-            let waiting = self.slots[i]
-                .as_ref()
-                .is_some_and(|s| matches!(&s.state, State::Body(b) if !b.admitted));
-            if waiting {
-                self.read_body(i);
-            }
+        let mut waiting: Vec<(Instant, usize)> = (self.slots.iter().enumerate())
+            .filter_map(|(i, s)| match &s.as_ref()?.state {
+                State::Body(b) if b.admitted.is_none() => Some((b.deadline, i)),
+                _ => None,
+            })
+            .collect();
+        waiting.sort_unstable();
+        for (_, i) in waiting {
+            self.read_body(i);
         }
     }
 

@@ -154,7 +154,7 @@ const HEALTH_LANE: usize = 1;
 /// State shared by the poll thread and the handlers.
 pub(super) struct Shared {
     pub(super) stop: AtomicBool,
-    ctx: Context,
+    pub(super) ctx: Context,
     /// The address bound, which a `Host` may name.
     listen: SocketAddr,
     /// The general lane, then the `/health` lane.
@@ -246,6 +246,9 @@ pub fn start(paths: &Paths, listen: SocketAddr) -> Result<ApiServer, String> {
         done: Mutex::new(Vec::new()),
         wake: wake_tx,
     });
+    if let Ok(w) = shared.wake.try_clone() {
+        shared.ctx.answers.set_waker(w);
+    }
     let sh = shared.clone();
     let poller = thread::Builder::new()
         .name("api-poll".into())

@@ -211,11 +211,13 @@ pub enum SourceError {
 
 impl SourceError {
     /// Whether trying again soon may help: transport errors, timeouts, a failed
-    /// fetch command (which cannot tell why), 429 and 5xx.
+    /// fetch command (which cannot tell why), 429 and 5xx, and a DNS failure other
+    /// than NXDOMAIN (SERVFAIL, no answer, no network: the WAN down at boot).
     pub fn is_transient(&self) -> bool {
         match self {
             SourceError::Transport { .. }
             | SourceError::Timeout { .. }
+            | SourceError::Dns(_)
             | SourceError::Command { .. } => true,
             SourceError::Http { status } => *status == 429 || *status >= 500,
             SourceError::Upstream {
@@ -404,6 +406,10 @@ mod tests {
         assert!(SourceError::Http { status: 503 }.is_transient());
         assert!(SourceError::Http { status: 429 }.is_transient());
         assert!(!SourceError::Http { status: 404 }.is_transient());
+        // Only NXDOMAIN is a DNS answer that waiting cannot change.
+        assert!(SourceError::Dns("Temporary failure in name resolution".into()).is_transient());
+        assert!(SourceError::Dns("DoH status 2 (SERVFAIL)".into()).is_transient());
+        assert!(!SourceError::NxDomain.is_transient());
         assert!(!SourceError::BadBody(String::new()).is_transient());
         assert!(!SourceError::Redirect(String::new()).is_transient());
         assert!(!SourceError::Protocol(String::new()).is_transient());

@@ -399,10 +399,16 @@ impl Schedule {
     }
 
     /// SIGUSR1: collect every source now (the WAN just came up), or as soon as the
-    /// job in progress ends.
+    /// job in progress ends. During a collection of every source, nothing more: a WAN
+    /// down and up signals once each time it comes up (and a trigger may fire twice),
+    /// and what that collection fails to fetch is retried early anyway.
     pub fn collect_now(&mut self, now: i64) {
         if self.cfg.is_none() {
             log::warn!("collection asked for, but there is no valid configuration");
+            return;
+        }
+        if matches!(self.busy, Some(Busy::Collecting { full: true, .. })) {
+            log::info!("collection asked for: already collecting every source");
             return;
         }
         log::info!("collection asked for: collecting every source now");

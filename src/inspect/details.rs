@@ -87,8 +87,15 @@ impl Values {
 /// `{"type":"all","count":N,"addresses":[{"value":"..","sources":[{"kind":"asn",
 /// "source":"62041"}],"first_seen":"..","last_seen":".."}]}` and a newline. Values are
 /// stored rows, whole: one wholly excluded is left out, one partly excluded has
-/// `"excluded":true` (the plain listing has the pieces that remain).
-pub fn render(db: &Db, selection: &Selection, opts: &RenderOptions) -> Result<Vec<u8>, StoreError> {
+/// `"excluded":true` (the plain listing has the pieces that remain). With `limit`, at
+/// most that many values, and `"truncated":true` after the list when there were more
+/// (the API's bound; `export --details` has none).
+pub fn render(
+    db: &Db,
+    selection: &Selection,
+    opts: &RenderOptions,
+    limit: Option<usize>,
+) -> Result<Vec<u8>, StoreError> {
     let judge = super::Judge::new(selection);
     let mut strings = Strings::default();
     let mut rows: Vec<Compact> = Vec::new();
@@ -121,6 +128,7 @@ pub fn render(db: &Db, selection: &Selection, opts: &RenderOptions) -> Result<Ve
     let order = super::order(values.iter());
     let mut out = Vec::with_capacity(64 + values.len() * 120);
     let mut count = 0;
+    let mut truncated = false;
     let mut i = 0;
     while i < order.len() {
         let first_row = order[i] as usize;
@@ -134,6 +142,10 @@ pub fn render(db: &Db, selection: &Selection, opts: &RenderOptions) -> Result<Ve
         // Invalid strings are left out, as in every listing.
         if crate::format::parse_value(value).is_none() {
             continue;
+        }
+        if limit == Some(count) {
+            truncated = true;
+            break;
         }
         if count > 0 {
             out.push(b',');
@@ -179,6 +191,10 @@ pub fn render(db: &Db, selection: &Selection, opts: &RenderOptions) -> Result<Ve
         opts.type_filter.as_str()
     );
     out.splice(0..0, head.bytes());
-    out.extend_from_slice(b"]}\n");
+    out.push(b']');
+    if truncated {
+        out.extend_from_slice(b",\"truncated\":true");
+    }
+    out.extend_from_slice(b"}\n");
     Ok(out)
 }

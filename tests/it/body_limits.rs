@@ -65,3 +65,35 @@ fn a_chunk_size_with_a_trailing_space_is_refused() {
         String::from_utf8_lossy(&buf[..n])
     );
 }
+
+#[test]
+fn a_small_body_is_read_while_large_slow_ones_hold_the_budget() {
+    let t = TestDir::new();
+    let (_p, a) = t.spawn_listening(&["serve"]);
+    // 16 bodies of 64 KiB, 1 KiB of each sent: the whole 1 MiB budget, held.
+    let slow: Vec<TcpStream> = (0..16)
+        .map(|_| {
+            let mut s = connect(a);
+            let head = "POST /asns HTTP/1.1\r\nHost: localhost\r\nContent-Length: 65536\r\n\r\n";
+            s.write_all(head.as_bytes()).unwrap();
+            s.write_all(&[b' '; 1024]).unwrap();
+            s
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut s = connect(a);
+    let body = b"{\"asn\":\"62041\"}";
+    let head = format!(
+        "POST /asns HTTP/1.1\r\nHost: localhost\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let started = Instant::now();
+    s.write_all(&[head.as_bytes(), body].concat()).unwrap();
+    let r = read_until_end(&mut s);
+    assert_eq!(status(&r), 201, "{}", String::from_utf8_lossy(&r));
+    // It is read at once (milliseconds); before, it waited for room until the slow
+    // bodies' 10 s deadline.
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    drop(slow);
+}

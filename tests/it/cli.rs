@@ -218,3 +218,35 @@ fn notes_go_to_stderr() {
         "{err}"
     );
 }
+
+/// Writers of the outputs take turns (`.outputs.lock`): `render` waits while another
+/// holds the lock, as the daemon's first load holds it at boot while the firewall
+/// include's `render --load-only` would fill the same sets.
+#[cfg(feature = "collect")]
+#[test]
+fn render_waits_for_another_writer_of_the_outputs() {
+    use std::os::fd::AsRawFd;
+    let t = TestDir::new();
+    let out = t.file("out.txt");
+    t.config(&serde_json::json!({"asns": ["1"], "outputs": [{"path": out, "format": "text"}]}));
+    {
+        let mut d = ripe_cidr_collector::db::open(&t.paths()).unwrap();
+        let now = ripe_cidr_collector::util::unix_now();
+        d.merge_source(Kind::Asn, "1", &["192.0.2.0/24".into()], now, 7)
+            .unwrap();
+    }
+    let lock = std::fs::File::create(t.file(".outputs.lock")).unwrap();
+    // SAFETY: flock on a descriptor `lock` keeps open.
+    assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) }, 0);
+    let mut render = t.spawn(&["render"]);
+    std::thread::sleep(Duration::from_millis(700));
+    assert!(!out.exists(), "written while another writer held the lock");
+    drop(lock);
+    let status = render
+        .wait_exit(Duration::from_secs(20))
+        .expect("render ended");
+    assert!(status.success(), "{}", render.stderr());
+    assert!(std::fs::read_to_string(&out)
+        .unwrap()
+        .contains("192.0.2.0/24"));
+}

@@ -318,3 +318,40 @@ fn stop_when_started(mut d: Proc) -> String {
     );
     stop(d)
 }
+
+/// A DNS failure other than NXDOMAIN (a SERVFAIL: the WAN down at boot, say) is
+/// transient: retried early, while an NXDOMAIN waits for the next full run.
+#[test]
+fn daemon_retries_a_servfail_early_but_not_an_nxdomain() {
+    let doh = FakeServer::start(|rq| {
+        let status = if rq.url.contains("gone.example") {
+            3
+        } else {
+            2
+        };
+        let mut r = Reply::json(200, format!("{{\"Status\":{status}}}"));
+        r.headers = vec![("Content-Type".into(), "application/dns-json".into())];
+        r
+    });
+    let t = TestDir::new();
+    t.config(&json!({
+        "fqdns": ["down.example", "gone.example"],
+        "dns": {"resolver": "doh", "doh_url": doh.url("/dns-query"), "timeout_seconds": 2},
+        "schedule": {"interval_seconds": 3600, "retry_seconds": 1}
+    }));
+    let asked = |name: &str| {
+        doh.requests()
+            .iter()
+            .filter(|r| r.url.contains(name))
+            .count()
+    };
+    let d = t.spawn(&["daemon"]);
+    assert!(
+        eventually(Duration::from_secs(15), || asked("down.example") >= 6),
+        "a SERVFAIL is retried early: {}",
+        asked("down.example")
+    );
+    let gone = asked("gone.example");
+    assert!(gone <= 2, "an NXDOMAIN is not retried early: {gone}");
+    stop(d);
+}

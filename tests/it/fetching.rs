@@ -267,3 +267,30 @@ fn run_of_100000_prefixes_is_lean() {
         );
     }
 }
+
+/// Every curl `fetch.command` the documentation and the shipped files show turns off
+/// curl's URL globbing (`[1-5]` made 5 requests) and redirects away from https.
+#[test]
+fn documented_curl_commands_neither_glob_nor_leave_https() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut seen = 0;
+    for dir in ["docs", "openwrt/ripe-cidr-collector/files"] {
+        for e in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
+            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+            for line in text.lines().filter(|l| l.contains("[\"curl\"")) {
+                seen += 1;
+                assert!(
+                    line.contains("\"--globoff\"")
+                        && line.contains("\"--proto-redir\", \"=https\""),
+                    "{}: {line}",
+                    e.path().display()
+                );
+            }
+        }
+    }
+    assert!(seen > 0, "the curl example is gone from docs/");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(!readme
+        .lines()
+        .any(|l| l.contains("[\"curl\"") && !l.contains("--globoff")));
+}

@@ -3,6 +3,8 @@
 //! binary and talk to it only over 127.0.0.1.
 
 #[cfg(feature = "api")]
+mod answer_budget;
+#[cfg(feature = "api")]
 mod api;
 #[cfg(feature = "collect")]
 mod asn_upstreams;
@@ -64,6 +66,7 @@ mod review;
 mod service_user;
 mod snapshot;
 mod storage;
+mod systemd;
 #[cfg(all(feature = "api", feature = "collect"))]
 mod trust;
 mod upstream;

@@ -3,14 +3,15 @@
 //!
 //! Memory: a listing is rendered once and its body shared by every client that
 //! asks for the same listing of the same database state, however slowly they read
-//! (32 clients of one listing hold one body, not 32); one listing is rendered at a
-//! time; and the bodies kept for clients that have not read them are bounded by
-//! [`ANSWER_BUDGET`] (beyond it: 503 with `Retry-After`).
+//! (32 clients of one listing hold one body, not 32), within the answer budget of
+//! every answer (`api::answers`); a details listing has at most [`DETAILS_MAX`]
+//! values.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::Arc;
 
 use super::files::{file_key, FileKey};
 use super::{word, Context, Reply, RequestInfo};
+use crate::api::answers::{listing_estimate, Listing};
 use crate::api::error::ApiError;
 use crate::api::headers::{etag, none_match};
 use crate::api::query::{parse_bool, parse_query};
@@ -152,51 +153,8 @@ fn routeros(
     Ok(((Arc::new(p.body), tag), pages))
 }
 
-/// Most bytes of listing bodies kept for clients at once (16 MiB): past it, a
-/// request for another listing gets 503 until clients have read theirs (or were
-/// dropped as idle). Identical listings share one body and count once.
-pub const ANSWER_BUDGET: usize = 16 << 20;
-
-/// A rendered listing, kept while a client still has it to read.
-struct Kept {
-    /// The options it was rendered with.
-    key: String,
-    /// The database files it was read from, when they had settled (only then is it
-    /// given to other clients).
-    files: Option<FileKey>,
-    body: Weak<Vec<u8>>,
-    len: usize,
-    tag: String,
-}
-
-/// Listings held by clients (dead entries are dropped on every look).
-static KEPT: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
-
-/// Held while a listing is rendered: one at a time, as each takes memory in
-/// proportion to the listing (and a router has few cores to run more on).
-static RENDERING: Mutex<()> = Mutex::new(());
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Nothing panics while holding these locks, but a poisoned list is still right.
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// A listing's body and its ETag.
-type Listing = (Arc<Vec<u8>>, String);
-
-/// The kept listing for `key` read from `files`, and the bytes kept altogether.
-fn kept(key: &str, files: Option<&FileKey>) -> (Option<Listing>, usize) {
-    let mut kept = lock(&KEPT);
-    kept.retain(|k| k.body.strong_count() > 0);
-    let found = kept
-        .iter()
-        .filter(|k| k.key == key && files.is_some() && k.files.as_ref() == files)
-        .find_map(|k| Some((k.body.upgrade()?, k.tag.clone())));
-    (found, kept.iter().map(|k| k.len).sum())
-}
-
-/// The body and ETag of a listing: the one kept for the same listing of the same
-/// database state, or a new one (rendered alone, within the budget).
+/// The body and ETag of a listing: the one held for the same listing of the same
+/// database state (unchanged files), or a new one rendered within the answer budget.
 fn listing(opts: &RenderOptions, details: bool, ctx: &Context) -> Result<Listing, ApiError> {
     // What the group holds is configuration, read for every request: a changed group
     // is a different listing of the same database.
@@ -204,38 +162,32 @@ fn listing(opts: &RenderOptions, details: bool, ctx: &Context) -> Result<Listing
     let selection = cfg
         .selection(&opts.group)
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;
-    let key = format!("{opts:?} {selection:?} details={details}");
-    let files = file_key(&ctx.paths.db).filter(FileKey::settled);
-    if let (Some(found), _) = kept(&key, files.as_ref()) {
+    // Shared only when read from files that have settled.
+    let key = file_key(&ctx.paths.db)
+        .filter(FileKey::settled)
+        .map(|files| format!("{opts:?} {selection:?} details={details} {files:?}"));
+    if let Some(found) = key.as_deref().and_then(|k| ctx.answers.shared(k)) {
         return Ok(found);
     }
-    let _alone = lock(&RENDERING);
-    // Another client may have rendered the same listing meanwhile.
-    let (found, in_flight) = kept(&key, files.as_ref());
-    if let Some(found) = found {
-        return Ok(found);
-    }
-    if in_flight >= ANSWER_BUDGET {
-        return Err(ApiError::Busy);
-    }
-    let body = ctx.db.with(|db| {
-        if details {
-            crate::inspect::details::render(db, &selection, opts).map_err(ApiError::from)
-        } else {
-            crate::listing::render_selection(db, &selection, opts).map_err(ApiError::from)
-        }
-    })?;
-    let tag = etag(&body);
-    let body = Arc::new(body);
-    lock(&KEPT).push(Kept {
-        key,
-        files,
-        body: Arc::downgrade(&body),
-        len: body.len(),
-        tag: tag.clone(),
-    });
-    Ok((body, tag))
+    ctx.db.with(|db| {
+        let rows: u64 = (db.counts_by_kind()?.into_iter())
+            .filter(|(k, _)| opts.type_filter.keeps(k.as_str()))
+            .map(|(_, n)| n)
+            .sum();
+        let estimate = listing_estimate(rows, opts.format, details);
+        ctx.answers.render(estimate, key, || match details {
+            // Capped: a details listing of 400,000 values would be 57 MB.
+            true => crate::inspect::details::render(db, &selection, opts, Some(DETAILS_MAX))
+                .map_err(ApiError::from),
+            false => crate::listing::render_selection(db, &selection, opts).map_err(ApiError::from),
+        })
+    })
 }
+
+/// Most values of a `details=1` listing (about 7 MB, within the answer budget; one
+/// of 400,000 values was a 57 MB body); past it the listing ends with
+/// `"truncated":true`. `export --details` has no cap.
+pub const DETAILS_MAX: usize = 50_000;
 
 /// The HTTP `Content-Type` of a format.
 fn content_type(format: Format) -> &'static str {

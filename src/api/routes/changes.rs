@@ -53,8 +53,13 @@ pub(super) fn changes(q: &ChangesQuery, ctx: &Context) -> Result<Reply, ApiError
         .config()?
         .selection(g)
         .map_err(|e| ApiError::BadRequest(format!("group: {e}")))?;
-    let out = ctx
-        .db
-        .with(|db| changes::render(db, &q.since, q.filter, Some(&selection), true))?;
-    Ok(Reply::json(200, out))
+    // At most `MAX_ROWS` rows of about 125 bytes: reserved before, held after.
+    let estimate = crate::db::MAX_ROWS * 160;
+    let key = format!("changes {} {:?} {selection:?}", q.since, q.filter);
+    let key = super::files::answer_key(ctx, &key);
+    let held = ctx.answers.render(estimate, key, || {
+        let render = |db: &_| changes::render(db, &q.since, q.filter, Some(&selection), true);
+        ctx.db.with(render).map_err(ApiError::from)
+    })?;
+    Ok(Reply::held(held))
 }

@@ -52,3 +52,10 @@ impl FileKey {
         quiet(self.main.3) && self.wal.as_ref().is_none_or(|w| quiet(w.3))
     }
 }
+
+/// `what` with the state of the database and `config.json`, to share an answer
+/// between clients while neither changes; `None` while the database has not settled.
+pub(super) fn answer_key(ctx: &super::Context, what: &str) -> Option<String> {
+    let files = file_key(&ctx.paths.db).filter(FileKey::settled)?;
+    Some(format!("{what} {files:?} {:?}", stat(&ctx.paths.config())))
+}

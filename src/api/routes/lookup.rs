@@ -21,11 +21,28 @@ pub(super) fn lookup_query(query: Option<&str>) -> Result<Query, ApiError> {
     Query::parse(&ip).map_err(|e| ApiError::BadRequest(format!("invalid ip: {e}")))
 }
 
+/// Bytes a row of the answer takes at most, about (145 measured for IPv4 prefixes).
+const ROW_BYTES: usize = 200;
+
 pub(super) fn lookup(q: &Query, ctx: &Context) -> Result<Reply, ApiError> {
     if !crate::inspect::ENABLED {
         return Err(ApiError::NotFound(crate::inspect::missing("/lookup")));
     }
     let cfg = ctx.config()?;
+    // Shared by the clients of the same lookup while the files stay as they were.
+    let key = super::files::answer_key(ctx, &format!("lookup {q:?}"));
+    if let Some(found) = key.as_deref().and_then(|k| ctx.answers.shared(k)) {
+        return Ok(Reply::held(found));
+    }
+    // Alone: the rows found (up to `MAX_ROWS`) and their rendering, then the body
+    // (1.5 MB at most) held within the answer budget.
+    let _alone = ctx.answers.alone();
+    if let Some(found) = key.as_deref().and_then(|k| ctx.answers.shared(k)) {
+        return Ok(Reply::held(found));
+    }
     let found = ctx.db.with(|db| lookup::find(db, q))?;
-    Ok(Reply::json(200, lookup::render(q, &found, &cfg, true)))
+    let reserved = ctx.answers.reserve(found.rows.len() * ROW_BYTES)?;
+    let body = lookup::render(q, &found, &cfg, true);
+    drop(found);
+    Ok(Reply::held(ctx.answers.hold(reserved, body, key)))
 }

@@ -81,6 +81,14 @@ impl Reply {
         self.shared.as_deref().unwrap_or(&self.body)
     }
 
+    /// A 200 JSON answer with a body held in the answer budget.
+    fn held((body, _tag): crate::api::answers::Listing) -> Reply {
+        Reply {
+            shared: Some(body),
+            ..Reply::json(200, Vec::new())
+        }
+    }
+
     fn json(status: u16, body: Vec<u8>) -> Reply {
         Reply {
             status,
@@ -119,6 +127,8 @@ pub struct Context {
     /// One connection per handler doing database work, kept open: opening parses
     /// the schema, which costs more than a lookup (`db::Pool`).
     pub db: crate::db::Pool,
+    /// The byte budget of answer bodies (`answers.rs`).
+    pub answers: crate::api::answers::Answers,
     /// The last `config.json` that could be read (`Context::config`).
     good_config: std::sync::Mutex<KeptConfig>,
 }
@@ -134,6 +144,7 @@ impl Context {
             db: crate::db::Pool::new(paths.clone(), active + 1),
             paths,
             active: std::sync::Arc::new(Limit::new(active)),
+            answers: Default::default(),
             good_config: std::sync::Mutex::new((None, None)),
         };
         // Read at start, so that a file broken before the first request still leaves

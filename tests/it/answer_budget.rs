@@ -1,0 +1,141 @@
+//! One byte budget for every answer (issue 27): clients that ask and never read
+//! `/addresses` (details too), `/lookup`, `/changes` and `/status` keep the server's
+//! memory bounded, and a well-behaved client meanwhile gets its listing. Against the
+//! real binary over 127.0.0.1, memory read from `/proc`.
+
+use std::io::Write;
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use ripe_cidr_collector::db;
+use ripe_cidr_collector::source::Kind;
+
+use crate::common::*;
+
+/// Stores `n` IPv4 /32 values (none adjacent: nothing aggregates) under one ASN.
+fn store_values(t: &TestDir, n: u32) {
+    let values: Vec<String> = (0..n)
+        .map(|i| format!("{}/32", std::net::Ipv4Addr::from(0x0a00_0000u32 + i * 2)))
+        .collect();
+    let mut d = db::open(&t.paths()).unwrap();
+    let now = ripe_cidr_collector::util::unix_now();
+    d.merge_source(Kind::Asn, "64500", &values, now, 7).unwrap();
+}
+
+fn proc_kb(pid: u32, name: &str) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = s.lines().find(|l| l.starts_with(name)).unwrap();
+    let v = line[name.len()..].trim().trim_end_matches(" kB").trim();
+    v.parse().unwrap()
+}
+
+/// Answers of a megabyte or more each on 100,000 values (and `/status`), 11.4 MB
+/// together: within the budget, so that their clients share them (answers are
+/// rendered one at a time, and a debug build takes a second or more for each).
+const TARGETS: &[&str] = &[
+    "/addresses?format=json&details=1",
+    "/lookup?ip=0.0.0.0/0",
+    "/changes?since=1970-01-01T00:00:00Z",
+    "/addresses",
+    "/status",
+];
+
+/// Asks for `target` and never reads the answer, with a small receive buffer (the
+/// kernel takes little of the answer off the server).
+fn unread(addr: SocketAddr, target: &str) -> Option<TcpStream> {
+    use std::os::fd::AsRawFd;
+    let mut s = TcpStream::connect(addr).ok()?;
+    let small: libc::c_int = 4096;
+    // SAFETY: setsockopt reads the c_int given, of the size given.
+    unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&small as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    let req = format!("GET {target} HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    s.write_all(req.as_bytes()).ok()?;
+    Some(s)
+}
+
+/// A whole `GET` answer read at once: its status and body length.
+fn pull(addr: SocketAddr, target: &str) -> (u16, usize) {
+    let (code, body) = get(addr, target);
+    (code, body.len())
+}
+
+/// A whole `GET` answer: its status and body.
+fn get(addr: SocketAddr, target: &str) -> (u16, Vec<u8>) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    // Generous: the answers asked for before are rendered first, one at a time,
+    // and a debug build on a loaded machine takes seconds for each.
+    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+    let req = format!("GET {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    s.write_all(req.as_bytes()).unwrap();
+    let all = read_until_end(&mut s);
+    let text = String::from_utf8_lossy(&all);
+    let code = text.get(9..12).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let body = text.find("\r\n\r\n").map_or(all.len(), |i| i + 4);
+    (code, all[body..].to_vec())
+}
+
+#[test]
+fn unread_answers_of_every_kind_keep_memory_bounded_and_a_firewall_gets_its_list() {
+    let t = TestDir::new();
+    store_values(&t, 100_000);
+    // Listings are shared once the files have settled; distinct ones are not.
+    std::thread::sleep(Duration::from_millis(1100));
+    let (p, a) = t.spawn_listening(&["serve"]);
+    let before = proc_kb(p.pid(), "VmHWM:");
+    let started = Instant::now();
+    // 400 clients that ask and never read: their answers fill the budget.
+    let held: Vec<TcpStream> = (0..400)
+        .filter_map(|i| unread(a, TARGETS[i % TARGETS.len()]))
+        .collect();
+    // Meanwhile a firewall pulls its set, three times: it gets it each time, the
+    // longest-unread answers giving way (before: 503, 28 times out of 28).
+    let firewall: Vec<(u16, usize)> = (0..3)
+        .map(|_| {
+            std::thread::sleep(Duration::from_secs(1));
+            pull(a, "/addresses?format=nft")
+        })
+        .collect();
+    let peak = proc_kb(p.pid(), "VmHWM:");
+    eprintln!(
+        "VmHWM {before} kB before, {peak} kB with {} unread answers, firewall {firewall:?} in {:?}",
+        held.len(),
+        started.elapsed()
+    );
+    assert!(peak < 32 * 1024, "VmHWM {peak} kB");
+    // Every pull of the firewall was answered in full (100,000 elements).
+    for (code, len) in &firewall {
+        assert_eq!(*code, 200, "{firewall:?}");
+        assert!(*len > 1_000_000, "{firewall:?}");
+    }
+    drop(held);
+}
+
+#[test]
+fn a_details_listing_is_capped() {
+    let t = TestDir::new();
+    store_values(&t, 50_010);
+    let (_p, a) = t.spawn_listening(&["serve"]);
+    let (code, body) = get(a, "/addresses?format=json&details=1");
+    assert_eq!(code, 200);
+    let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(v["count"], 50_000);
+    assert_eq!(v["truncated"], true);
+    assert_eq!(v["addresses"].as_array().unwrap().len(), 50_000);
+    // export --details has no cap.
+    let out = t
+        .cmd()
+        .args(["export", "--format", "json", "--details"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["count"], 50_010);
+    assert!(v.get("truncated").is_none());
+}
