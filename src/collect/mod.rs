@@ -15,6 +15,7 @@ mod ipverse;
 mod json;
 pub mod ripe;
 pub mod run;
+mod slow;
 #[cfg(feature = "tls")]
 mod tls;
 pub mod trust;

@@ -189,6 +189,35 @@ fn parallel<T: Sync, R: Send>(
     results.into_inner().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Fetches every wanted source, a few at a time, each watched for slowness.
+fn fetch_all(
+    wanted: &[(Kind, String)],
+    stop: &AtomicBool,
+    cfg: &Config,
+    clients: &Clients,
+    watch: &super::slow::Watch,
+) -> Vec<Option<Result<Fetched, SourceError>>> {
+    parallel(wanted, stop, |(kind, source)| {
+        let name = source::display(*kind, source);
+        let mut r = watch.fetch(name, || fetch_one(clients, *kind, source));
+        if let (Ok(f), Kind::Asn | Kind::Country) = (&mut r, kind) {
+            if !cfg.allows_special(*kind, source) {
+                super::trust::drop_special(f, &source::display(*kind, source));
+            }
+        }
+        match &r {
+            Ok(f) => log::debug!(
+                "{}: fetched {} {}",
+                source::display(*kind, source),
+                f.values.len(),
+                crate::util::values(f.values.len())
+            ),
+            Err(e) => log::debug!("{}: {e}", source::display(*kind, source)),
+        }
+        r
+    })
+}
+
 /// Collects the sources of `cfg` (all of them, or only those in `only`) and stores
 /// the results. `stop` ends the fetching early (nothing is stored then); `phase`
 /// tells observers whether a commit is under way.
@@ -244,22 +273,12 @@ pub fn collect(
         dns: DnsClient::new(&cfg.dns, &transport),
         feed,
     };
-    let results = parallel(&wanted, stop, |(kind, source)| {
-        let mut r = fetch_one(&clients, *kind, source);
-        if let (Ok(f), Kind::Asn | Kind::Country) = (&mut r, kind) {
-            if !cfg.allows_special(*kind, source) {
-                super::trust::drop_special(f, &source::display(*kind, source));
-            }
-        }
-        match &r {
-            Ok(f) => log::debug!(
-                "{}: fetched {} {}",
-                source::display(*kind, source),
-                f.values.len(),
-                crate::util::values(f.values.len())
-            ),
-            Err(e) => log::debug!("{}: {e}", source::display(*kind, source)),
-        }
+    let watch = super::slow::Watch::default();
+    let done = AtomicBool::new(false);
+    let results = thread::scope(|s| {
+        s.spawn(|| watch.report(&done));
+        let r = fetch_all(&wanted, stop, cfg, &clients, &watch);
+        done.store(true, Ordering::Relaxed);
         r
     });
     if stop.load(Ordering::SeqCst) {

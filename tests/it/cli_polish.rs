@@ -110,3 +110,31 @@ fn logs_say_one_value_and_hours() {
         "no outputs to load: {log}"
     );
 }
+
+/// A fetch that takes long is mentioned once while it runs (not one line per value).
+#[cfg(feature = "collect")]
+#[test]
+fn a_slow_fetch_is_mentioned_while_it_runs() {
+    use crate::upstream::{FakeServer, Reply};
+    let ripe = FakeServer::start(|rq| {
+        if resource_of(&rq.url).as_deref() == Some("64500") {
+            std::thread::sleep(Duration::from_secs(7));
+        }
+        Reply::json(200, ripe_body(&["193.0.0.0/21".into()]))
+    });
+    let t = TestDir::new();
+    t.config(&serde_json::json!({
+        "asns": ["64500", "64501"],
+        "ripe": {"url": ripe.url("/data/announced-prefixes/data.json"), "retries": 0}}));
+    let r = t.run(&["run"]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{err}");
+    assert_eq!(err.matches("still fetching").count(), 1, "{err}");
+    let slow = err
+        .find("AS64500: still fetching after 5 s")
+        .expect("mentioned");
+    assert!(
+        slow < err.find("AS64500: 1 value").unwrap(),
+        "while it runs: {err}"
+    );
+}
