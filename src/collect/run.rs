@@ -311,8 +311,12 @@ fn confirm_held(
 ) -> Result<RunReport, RunError> {
     phase.store(PHASE_FETCHING, Ordering::SeqCst);
     let gate = gate(cfg, Kind::Asn);
-    let asked = parallel(&pending, stop, |(i, _)| {
-        let s = &report.sources[*i];
+    // One after the other: held sources are few, and no second copy of `parallel`.
+    let ask = |i: usize| {
+        if stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        let s = &report.sources[i];
         let words = super::trust::opinions(cfg, s.upstream);
         let held = s.fetch.as_ref().map_or(0, |f| f.answer);
         let (word, n) = super::trust::second_opinion(
@@ -328,9 +332,10 @@ fn confirm_held(
             if agrees { "confirmed" } else { "still held" }
         );
         agrees.then_some(word)
-    });
+    };
+    let asked: Vec<Option<&str>> = pending.iter().map(|(i, _)| ask(*i)).collect();
     phase.store(PHASE_WRITING, Ordering::SeqCst);
-    if stop.load(Ordering::SeqCst) || asked.iter().all(|a| !matches!(a, Some(Some(_)))) {
+    if stop.load(Ordering::SeqCst) || asked.iter().all(Option::is_none) {
         return Ok(report);
     }
     let mut db = db::open(paths)?;
@@ -338,7 +343,7 @@ fn confirm_held(
     let tx = db.write()?;
     let now = util::unix_now();
     for ((i, mut values), word) in pending.into_iter().zip(asked) {
-        let Some(Some(word)) = word else { continue };
+        let Some(word) = word else { continue };
         let s = &mut report.sources[i];
         let m = tx.merge_answer(
             Kind::Asn,

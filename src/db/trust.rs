@@ -355,10 +355,23 @@ impl Db {
     /// The fetch logs of every source, by kind and name, oldest fetch first; at most
     /// `max_rows` rows in all (the newest sources' logs beyond it are left out).
     pub fn fetch_logs(&self, max_rows: usize) -> Result<Vec<FetchLog>, StoreError> {
+        self.logs("", max_rows)
+    }
+
+    /// The sources held now, with their held fetch, by kind and name.
+    pub fn held(&self) -> Result<Vec<FetchLog>, StoreError> {
+        self.logs(
+            "WHERE f.state = 1 AND f.seq = (SELECT max(seq) FROM fetches WHERE source = f.source)",
+            usize::MAX,
+        )
+    }
+
+    /// The fetch rows `filter` selects, grouped by source (one reader for both).
+    fn logs(&self, filter: &str, max_rows: usize) -> Result<Vec<FetchLog>, StoreError> {
         self.run(|c| {
             let mut st = c.prepare(&format!(
                 "SELECT s.kind, s.name, {COLUMNS} FROM fetches f JOIN sources s ON s.id = f.source \
-                 ORDER BY s.kind, s.name, f.seq"
+                 {filter} ORDER BY s.kind, s.name, f.seq"
             ))?;
             let mut rows = st.query([])?;
             let mut out: Vec<FetchLog> = Vec::new();
@@ -374,29 +387,6 @@ impl Db {
                     _ => out.push((kind, name, vec![fetch_row(r, 2)?])),
                 }
                 n += 1;
-            }
-            Ok(out)
-        })
-    }
-
-    /// The sources held now, with their held fetch, by kind and name.
-    pub fn held(&self) -> Result<Vec<FetchLog>, StoreError> {
-        self.run(|c| {
-            let mut st = c.prepare(&format!(
-                "SELECT s.kind, s.name, {COLUMNS} FROM fetches f JOIN sources s ON s.id = f.source \
-                 WHERE f.state = 1 AND f.seq = (SELECT max(seq) FROM fetches WHERE source = f.source) \
-                 ORDER BY s.kind, s.name"
-            ))?;
-            let rows = st.query_map([], |r| {
-                let kind: String = r.get(0)?;
-                Ok((kind, r.get::<_, String>(1)?, fetch_row(r, 2)?))
-            })?;
-            let mut out = Vec::new();
-            for row in rows {
-                let (kind, name, f) = row?;
-                if let Some(kind) = Kind::from_word(&kind) {
-                    out.push((kind, name, vec![f]));
-                }
             }
             Ok(out)
         })
