@@ -74,13 +74,14 @@ mod linux {
         let t2 = Instant::now();
         match nftnl::load("ripe_cidr", "ripe", &p, None) {
             Ok(s) => println!(
-                "{:.3} {:.3} {} {} {} {}",
+                "{:.3} {:.3} {} {} {} {} {}",
                 (prepared + t2.elapsed()).as_secs_f64(),
                 t2.elapsed().as_secs_f64(),
                 peak_kib(),
                 before,
                 s.bytes,
-                after_prepare
+                after_prepare,
+                s.elements
             ),
             Err(e) => println!("error {e}"),
         }
@@ -152,14 +153,15 @@ mod linux {
         let ours = |first: u32| {
             let (secs, _, out) = measure(Command::new(&exe).arg("--child").arg(first.to_string()));
             let f: Vec<&str> = out.split_whitespace().collect();
-            if f.len() != 6 {
+            if f.len() != 7 {
                 eprintln!("netlink load failed: {}", out.trim());
                 std::process::exit(1);
             }
             let kib = f[2].parse().unwrap_or(0);
+            // Load time, bytes and elements first (read by `after_changes`).
             let note = format!(
-                "(batch {} bytes; VmHWM {} KiB at start, {} KiB after aggregating)",
-                f[4], f[3], f[5]
+                "{} {} {} (batch {} bytes, {} elements; VmHWM {} KiB at start, {} KiB after aggregating)",
+                f[1], f[4], f[6], f[4], f[6], f[3], f[5]
             );
             (secs, kib, note)
         };
@@ -179,7 +181,7 @@ mod linux {
             "nft -f, new set",
             "nft -f, again (flush, add)",
             "netlink, new set",
-            "netlink, again (flush, add)",
+            "netlink, again (no change)",
         ];
         let mut median = [0f64; 4];
         for (k, name) in names.iter().enumerate() {
@@ -187,9 +189,10 @@ mod linux {
             secs.sort_by(f64::total_cmp);
             median[k] = secs[secs.len() / 2];
             let kib = runs.iter().map(|r| r[k].1).max().unwrap_or(0);
+            let note = runs[0][k].2.splitn(4, ' ').nth(3).unwrap_or("");
             println!(
-                "{name:<28} {:>7.3} s  peak RSS {kib:>7} KiB  {}",
-                median[k], runs[0][k].2
+                "{name:<28} {:>7.3} s  peak RSS {kib:>7} KiB  {note}",
+                median[k]
             );
         }
         println!(
@@ -345,35 +348,67 @@ mod linux {
                 .matches("expires")
                 .count() as u32
         };
-        let mut rows: Vec<[(f64, i64, String); 2]> = Vec::new();
+        // Per round: a full load (new set), the difference after 1,000 changes,
+        // the difference back, a load with nothing changed, and nft -f of the change.
+        let mut rows: Vec<[(f64, i64, String); 5]> = Vec::new();
         for _ in 0..ROUNDS {
             let _ = Command::new(nft)
                 .args(["delete", "table", "inet", "ripe_cidr"])
                 .stderr(std::process::Stdio::null())
                 .status();
-            ours(0);
+            let full = ours(0);
             nft_f(&dns_script);
-            let a = ours(SHIFT);
-            ours(0);
+            let diff = ours(SHIFT);
+            let back = ours(0);
+            let same = ours(0);
             let b = nft_f(&changed);
             assert_eq!(dns_count(), DNS, "dnsmasq's set lost elements in a reload");
-            rows.push([a, b]);
+            rows.push([full, diff, back, same, b]);
         }
         println!(
             "reload after 1,000 changes ({SHIFT} out, {SHIFT} in), dnsmasq's set of {DNS} beside:"
         );
-        for (k, name) in ["netlink, flush + add", "nft -f, flush + add"]
-            .iter()
-            .enumerate()
+        // The load call's own seconds (the list's aggregation, the same in each, left
+        // out), its bytes and elements: medians of the rounds.
+        let field = |r: &(f64, i64, String), i: usize| -> f64 {
+            r.2.split(' ')
+                .nth(i)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0.0)
+        };
+        let median = |k: usize, i: usize| {
+            let mut v: Vec<f64> = rows.iter().map(|r| field(&r[k], i)).collect();
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        for (k, name) in [
+            "netlink, full load (new set)",
+            "netlink, difference",
+            "netlink, difference back",
+            "netlink, nothing changed",
+        ]
+        .iter()
+        .enumerate()
         {
-            let mut secs: Vec<f64> = rows.iter().map(|r| r[k].0).collect();
-            secs.sort_by(f64::total_cmp);
             let kib = rows.iter().map(|r| r[k].1).max().unwrap_or(0);
             println!(
-                "  {name:<26} {:>7.3} s  peak RSS {kib:>7} KiB",
-                secs[secs.len() / 2]
+                "  {name:<30} load {:>7.3} s  {:>8} bytes  {:>6} elements  process peak RSS {kib:>6} KiB",
+                median(k, 0),
+                median(k, 1),
+                median(k, 2)
             );
         }
+        let mut nft_secs: Vec<f64> = rows.iter().map(|r| r[4].0).collect();
+        nft_secs.sort_by(f64::total_cmp);
+        println!(
+            "  nft -f, flush + add            {:>7.3} s (whole process)",
+            nft_secs[nft_secs.len() / 2]
+        );
+        println!(
+            "  difference / full load: {:.1}% of the time, {:.1}% of the bytes",
+            100.0 * median(1, 0) / median(0, 0),
+            100.0 * median(1, 1) / median(0, 1)
+        );
         println!("  dnsmasq's {DNS} elements kept by every reload");
     }
 }

@@ -11,20 +11,35 @@ use std::time::{Duration, Instant};
 
 use crate::config::{OutputConfig, Paths};
 use crate::db;
+use crate::status::KernelSet;
 
 pub mod dnsmasq;
 
 /// Renders every output and runs its command. Returns the failures, keyed by path; a
 /// failing output never stops the others.
 pub fn render_all(paths: &Paths, outputs: &[OutputConfig]) -> Vec<(String, String)> {
-    let mut failures = Vec::new();
+    render_all_sets(paths, outputs).0
+}
+
+/// The kernel sets a `load` output filled: its group, their elements and estimate.
+pub type Loaded = (String, KernelSet);
+
+/// [`render_all`], and what each `load` output that succeeded put in the kernel.
+pub fn render_all_sets(
+    paths: &Paths,
+    outputs: &[OutputConfig],
+) -> (Vec<(String, String)>, Vec<Loaded>) {
+    let (mut failures, mut sets) = (Vec::new(), Vec::new());
     if outputs.is_empty() {
-        return failures;
+        return (failures, sets);
     }
     let _one_at_a_time = lock_outputs(paths);
     let db = match db::open(paths) {
         Ok(db) => db,
-        Err(e) => return outputs.iter().map(|o| (o.name(), e.to_string())).collect(),
+        Err(e) => {
+            let all = outputs.iter().map(|o| (o.name(), e.to_string()));
+            return (all.collect(), sets);
+        }
     };
     // Never flush a firewall's sets with the empty list of a database just reset.
     let emptied = match crate::listing::check_not_emptied(paths, &db) {
@@ -33,19 +48,23 @@ pub fn render_all(paths: &Paths, outputs: &[OutputConfig]) -> Vec<(String, Strin
     };
     if let Err(e) = emptied {
         log::error!("outputs not written: {e}");
-        return outputs.iter().map(|o| (o.name(), e.clone())).collect();
+        let all = outputs.iter().map(|o| (o.name(), e.clone()));
+        return (all.collect(), sets);
     }
     for out in outputs {
         let name = out.name();
         match render_one(&db, out) {
-            Ok(()) => log::info!("output {name} written"),
+            Ok(loaded) => {
+                log::info!("output {name} written");
+                sets.extend(loaded);
+            }
             Err(e) => {
                 log::error!("output {name}: {e}");
                 failures.push((name, e));
             }
         }
     }
-    failures
+    (failures, sets)
 }
 
 /// One writer of the outputs at a time (`.outputs.lock` in the data directory): at
@@ -66,10 +85,13 @@ fn lock_outputs(paths: &Paths) -> Option<std::fs::File> {
     Some(f)
 }
 
-fn render_one(db: &db::Db, out: &OutputConfig) -> Result<(), String> {
+fn render_one(db: &db::Db, out: &OutputConfig) -> Result<Option<Loaded>, String> {
     if let Some(d) = &out.dnsmasq {
-        return dnsmasq::render(out, d).map(drop).map_err(|e| e.to_string());
+        return dnsmasq::render(out, d)
+            .map(|_| None)
+            .map_err(|e| e.to_string());
     }
+    let mut loaded = None;
     if let Some(path) = &out.path {
         let bytes = crate::listing::render_selection(db, &out.selection, &out.render)
             .map_err(|e| e.to_string())?;
@@ -88,15 +110,31 @@ fn render_one(db: &db::Db, out: &OutputConfig) -> Result<(), String> {
             // (Recorded as text in status.json's `output_failures`.)
             // With the dns sets a dnsmasq output fills: created if missing, never
             // flushed, matched by the mark chains too.
-            crate::nftnl::load_logged(&out.render, &prepared, out.mark, out.dns_sets)
-                .map_err(|e| e.to_string())?;
+            let o = crate::nftnl::LoadOptions {
+                family: out.render.family,
+                mark: out.mark,
+                dns_timeout: out.dns_sets,
+                timeout_seconds: out.kernel_timeout,
+                max_bytes: match out.max_kernel_mib {
+                    Some(mib) => Some(mib << 20),
+                    None => crate::nftnl::default_max_kernel_bytes(),
+                },
+                group: &out.render.group,
+            };
+            let stats =
+                crate::nftnl::load_logged(&out.render, &prepared, &o).map_err(|e| e.to_string())?;
+            let set = KernelSet {
+                elements: stats.kernel_elements as u64,
+                estimate_bytes: stats.estimate,
+            };
+            loaded = Some((out.render.group.clone(), set));
         }
         #[cfg(not(target_os = "linux"))]
         return Err("loading nftables sets needs Linux".into());
     }
     match &out.command {
-        Some(cmd) => run_shell(cmd, Duration::from_secs(out.timeout_seconds)),
-        None => Ok(()),
+        Some(cmd) => run_shell(cmd, Duration::from_secs(out.timeout_seconds)).map(|()| loaded),
+        None => Ok(loaded),
     }
 }
 

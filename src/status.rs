@@ -36,12 +36,52 @@ pub struct Status {
     pub upstreams: BTreeMap<String, String>,
     /// Output files that failed after the last run that rendered them, and why.
     pub output_failures: BTreeMap<String, String>,
+    /// Per group loaded into kernel sets (`load` outputs): the elements its sets
+    /// hold and their estimated kernel memory, as of its last load. Left out of the
+    /// file when empty.
+    pub kernel_sets: BTreeMap<String, KernelSet>,
     /// The journal mode the database used at the last run: `"wal"` or `"delete"`.
     pub journal_mode: Option<String>,
     /// When the snapshot (`--snapshot`) was last written.
     pub last_snapshot: Option<String>,
     /// Whether runs changed data that is not in the snapshot yet.
     pub snapshot_pending: bool,
+}
+
+/// A group's kernel sets (see [`Status::kernel_sets`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KernelSet {
+    /// Set elements (an interval is a start and an end element).
+    pub elements: u64,
+    /// Estimated kernel memory, in bytes.
+    pub estimate_bytes: u64,
+}
+
+impl ToJson for KernelSet {
+    fn write_json(&self, w: &mut Writer<'_>) {
+        w.begin_object();
+        w.field("elements", &self.elements);
+        w.field("estimate_bytes", &self.estimate_bytes);
+        w.end_object();
+    }
+}
+
+impl KernelSet {
+    fn map(key: &str, v: &Value) -> Result<BTreeMap<String, KernelSet>, String> {
+        let mut out = BTreeMap::new();
+        for (group, o) in v.as_object().into_iter().flatten() {
+            let n = |f: &str| o.get(f).and_then(Value::as_u64).unwrap_or(0);
+            if o.as_object().is_none() {
+                return Err(format!("{key}.{group}: expected an object, got {o}"));
+            }
+            let set = KernelSet {
+                elements: n("elements"),
+                estimate_bytes: n("estimate_bytes"),
+            };
+            out.insert(group.clone(), set);
+        }
+        Ok(out)
+    }
 }
 
 /// The fields in the order of the struct (the order of the file).
@@ -62,6 +102,9 @@ impl ToJson for Status {
             w.field("upstreams", &self.upstreams);
         }
         w.field("output_failures", &self.output_failures);
+        if !self.kernel_sets.is_empty() {
+            w.field("kernel_sets", &self.kernel_sets);
+        }
         w.field("journal_mode", &self.journal_mode);
         w.field("last_snapshot", &self.last_snapshot);
         w.field("snapshot_pending", &self.snapshot_pending);
@@ -91,6 +134,7 @@ impl Status {
                 "failures" => s.failures = member::string_map(k, v)?,
                 "upstreams" => s.upstreams = member::string_map(k, v)?,
                 "output_failures" => s.output_failures = member::string_map(k, v)?,
+                "kernel_sets" => s.kernel_sets = KernelSet::map(k, v)?,
                 "journal_mode" => s.journal_mode = member::opt_string(k, v)?,
                 "last_snapshot" => s.last_snapshot = member::opt_string(k, v)?,
                 "snapshot_pending" => s.snapshot_pending = member::bool(k, v)?,
@@ -187,7 +231,16 @@ mod tests {
              \"last_snapshot\": null,\n  \"snapshot_pending\": true\n}"
         );
         s.upstreams.insert("AS1".into(), "bgptools".into());
+        let set = KernelSet {
+            elements: 3,
+            estimate_bytes: 216,
+        };
+        s.kernel_sets.insert("video".into(), set);
         let text = json::to_string_pretty(&s);
+        assert!(
+            text.contains("\"kernel_sets\": {\n    \"video\": {\n      \"elements\": 3,\n      \"estimate_bytes\": 216\n    }\n  },"),
+            "{text}"
+        );
         assert!(text.contains("\n  },\n  \"upstreams\": {\n    \"AS1\": \"bgptools\"\n  },\n  \"output_failures\""), "{text}");
         assert_eq!(Status::from_json(&json::parse(&text).unwrap()), Ok(s));
     }

@@ -66,8 +66,9 @@ mod imp {
 
     /// Records the outputs' result as the daemon does: `output_failures` and, when one
     /// failed, `last_error`.
-    fn record_outputs(paths: &Paths, failed: &[(String, String)]) {
+    fn record_outputs(paths: &Paths, failed: &[(String, String)], sets: Vec<outputs::Loaded>) {
         let result = status::update(&paths.status(), |st| {
+            st.kernel_sets.extend(sets);
             st.output_failures.clear();
             let mut all = String::new();
             for (p, e) in failed {
@@ -144,8 +145,9 @@ mod imp {
             .is_some_and(|s| !s.output_failures.is_empty());
         let mut failed = Vec::new();
         if report.changed() || retry {
-            failed = outputs::render_all(paths, &cfg.outputs);
-            record_outputs(paths, &failed);
+            let sets;
+            (failed, sets) = outputs::render_all_sets(paths, &cfg.outputs);
+            record_outputs(paths, &failed, sets);
         }
         snapshot(paths, &cfg, report.changed())?;
         if !failed.is_empty() {

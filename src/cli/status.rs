@@ -268,6 +268,14 @@ fn as_text(r: &Report, paths: &Paths) -> String {
     for (path, why) in &st.output_failures {
         let _ = writeln!(out, "output failed: {path}: {why}");
     }
+    for (group, k) in &st.kernel_sets {
+        let kib = k.estimate_bytes.div_ceil(1024);
+        let _ = writeln!(
+            out,
+            "kernel sets:   group {group}: {} elements, about {kib} KiB of kernel memory",
+            k.elements
+        );
+    }
     for p in &r.problems {
         let _ = writeln!(out, "problem:       {p}");
     }

@@ -252,6 +252,11 @@ pub struct OutputConfig {
     /// For a `load` output whose sets a dnsmasq output in the same configuration
     /// names: the timeout of the dns sets (`<set>_dns_v4/_v6`) it creates if missing.
     pub dns_sets: Option<u32>,
+    /// For a `load` output with `"timeout": true`: the kernel timeout of its
+    /// elements, in seconds (`ttl_days`).
+    pub kernel_timeout: Option<u32>,
+    /// For a `load` output: `max_kernel_mib` (`None`: a quarter of MemTotal).
+    pub max_kernel_mib: Option<u64>,
 }
 
 /// The `dnsmasq` output: `nftset=` (or `ipset=`) lines for a group's host names,

@@ -11,6 +11,7 @@ use crate::source::Kind;
 pub(super) mod api;
 mod dnsmasq;
 mod groups;
+mod load;
 mod upstreams;
 
 pub(crate) use groups::{parse_exclusion, parse_mark};
@@ -273,6 +274,7 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
     c.exclude = r.exclusions(root, "", "top level")?;
     r.groups(root, &mut c)?;
     c.outputs = r.outputs(root)?;
+    load::kernel_keys(&r, root, &mut c)?;
     r.resolve_output_groups(&mut c)?;
     r.upstream_keys(root, &mut c)?;
     r.upstreams(root, &mut c.upstreams)?;
@@ -308,6 +310,8 @@ const OUTPUT_KEYS: &[&str] = &[
     "timeout_seconds",
     "load",
     "group",
+    "timeout",
+    "max_kernel_mib",
 ];
 
 /// The sections of the file, one function each.
@@ -456,6 +460,8 @@ impl Reader<'_> {
             selection: Selection::default(),
             mark: None,
             dns_sets: None,
+            kernel_timeout: None,
+            max_kernel_mib: None,
         })
     }
 

@@ -109,7 +109,7 @@ fn pid_note(pid: Option<u32>) -> String {
 /// What a job reports, once, as its last act.
 enum Msg {
     Collected(Result<RunReport, RunError>),
-    Rendered(Vec<(String, String)>),
+    Rendered(Vec<(String, String)>, Vec<crate::outputs::Loaded>),
     /// The snapshot job's saver, the journal mode, and the snapshot written (if due).
     Saved(Saver, JournalMode, Option<Result<i64, StoreError>>),
 }
@@ -230,7 +230,10 @@ impl Shell {
                 self.generation.0 = self.store_generation();
                 self.core.collected(now, result)
             }
-            Msg::Rendered(failures) => self.core.rendered(now, failures),
+            Msg::Rendered(failures, sets) => {
+                self.core.kernel_sets(sets);
+                self.core.rendered(now, failures)
+            }
             Msg::Saved(saver, mode, written) => {
                 self.saver = saver;
                 let written = written.map(|r| r.map_err(|e| e.to_string()));
@@ -307,7 +310,8 @@ impl Shell {
                     self.spawn(
                         PHASE_OUTPUTS,
                         Box::new(move |_| {
-                            Msg::Rendered(crate::outputs::render_all(&paths, &outputs))
+                            let (failed, sets) = crate::outputs::render_all_sets(&paths, &outputs);
+                            Msg::Rendered(failed, sets)
                         }),
                     );
                 }

@@ -29,7 +29,7 @@ pub(super) fn add_dns_sets(
             continue;
         }
         let name = dns_set_name(set, fam);
-        batch.timeout_set(table, &name, key_type, key_len, first + names.len(), ms);
+        batch.timeout_set(table, &name, (key_type, key_len), first + names.len(), ms);
         names.push(name);
     }
     names
@@ -49,5 +49,5 @@ pub fn ensure_dns_sets(
     batch.table(table);
     let names = add_dns_sets(&mut batch, table, set, family, timeout_seconds, 0);
     let (bytes, acks) = batch.finish();
-    transact(bytes, &acks, table, &names)
+    transact(&super::open_socket()?, bytes, &acks, table, &names)
 }

@@ -3,22 +3,28 @@
 //! memory grows with the set (about 150 MB for 100,000 prefixes).
 //!
 //! One batch is one atomic transaction: `inet <table>` and the interval sets
-//! `<set>_v4` (`ipv4_addr`) / `<set>_v6` (`ipv6_addr`) are created if missing,
-//! flushed and filled. Nothing else in the table is touched and the sets are never
-//! deleted, so rules that reference them keep working. When any step fails the
-//! kernel discards the whole batch: the previous contents stay.
+//! `<set>_v4` (`ipv4_addr`) / `<set>_v6` (`ipv6_addr`) are created if missing, and
+//! get what changed since the kernel's contents were read back (`load`), or are
+//! flushed and filled when that is not smaller. Nothing else in the table is touched
+//! and the sets are deleted only to switch their timeouts, so rules that reference
+//! them keep working. When any step fails the kernel discards the whole batch: the
+//! previous contents stay.
 //!
 //! Memory: the batch is encoded once (about 40 bytes per IPv4 prefix) and sent in
 //! one datagram, as the kernel requires.
 
+mod budget;
 #[cfg(any(test, fuzzing))]
 pub(crate) mod decode;
+mod diff;
 mod dns;
+mod load;
 pub(crate) mod msg;
 pub mod probe;
 mod read;
 mod sock;
 
+pub use budget::default_max as default_max_kernel_bytes;
 pub use dns::ensure_dns_sets;
 
 use std::io;
@@ -39,6 +45,14 @@ pub struct LoadStats {
     pub elements: usize,
     /// Bytes of the batch.
     pub bytes: usize,
+    /// Whether a set was updated by difference (else created, or flushed and filled).
+    pub by_difference: bool,
+    /// Elements of the difference loads deleted, and left in place.
+    pub deleted: usize,
+    pub kept: usize,
+    /// Elements the sets hold once loaded, and their estimated kernel memory (bytes).
+    pub kernel_elements: usize,
+    pub estimate: u64,
 }
 
 /// Why a load failed; the sets keep their previous contents.
@@ -53,6 +67,17 @@ pub enum LoadError {
     /// The set exists with another key type or flags: `inet <table> <set>`.
     #[error("set {0} exists with another type, flags or timeout; delete it (nft delete set {0}) or choose another set name")]
     SetMismatch(String),
+    /// The set must be created again (its timeout flag changes) but rules use it.
+    #[error("set {0} has to be created again to switch its timeouts, but rules outside our mark chains use it; delete those rules (or the set) once")]
+    InUse(String),
+    /// The sets would take more kernel memory than `max_kernel_mib` allows.
+    #[error("group {group}: {elements} set elements would take about {} MiB of kernel memory, over max_kernel_mib {} (the sets keep their previous contents)", estimate.div_ceil(1 << 20), max >> 20)]
+    OverBudget {
+        group: String,
+        elements: usize,
+        estimate: u64,
+        max: u64,
+    },
     /// The batch does not fit the socket's send buffer.
     #[error("the nftables batch of {0} bytes exceeds the socket send buffer (run as root, or raise net.core.wmem_max)")]
     TooLarge(usize),
@@ -80,79 +105,59 @@ pub fn load(
     p: &Prepared,
     family: Option<Family>,
 ) -> Result<LoadStats, LoadError> {
-    load_marked(table, set, p, family, None, None)
+    let o = LoadOptions {
+        family,
+        ..LoadOptions::default()
+    };
+    load_with(table, set, p, &o)
 }
 
 pub use crate::format::mark_chains;
 
-/// [`load`], and with `mark`, in the same transaction, the chains of
-/// [`mark_chains`]: traffic to the sets' addresses gets the mark (see `msg::chain`).
-/// With `dns_timeout`, the dns sets dnsmasq fills (`dns`) are created if missing in
-/// the same transaction, never flushed, and the mark chains match them too.
-/// Other chains of the table are not touched.
-pub fn load_marked(
+/// How a load goes beyond the sets' contents (all off by default).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LoadOptions<'a> {
+    /// Only the set of this family.
+    pub family: Option<Family>,
+    /// The chains of [`mark_chains`], in the same transaction: traffic to the sets'
+    /// addresses gets the mark (see `msg::chain`). Other chains are not touched.
+    pub mark: Option<Mark>,
+    /// The dns sets dnsmasq fills (`dns`), created if missing in the same
+    /// transaction with this timeout (seconds), never flushed; the mark chains match
+    /// them too.
+    pub dns_timeout: Option<u32>,
+    /// A kernel timeout (seconds) on every element, refreshed by each load.
+    pub timeout_seconds: Option<u32>,
+    /// Refuse a load whose sets would take more kernel memory than this (bytes).
+    pub max_bytes: Option<u64>,
+    /// The group loaded, to name it in a refusal.
+    pub group: &'a str,
+}
+
+/// [`load`] with `o`: each set is read back and only the difference is sent (see
+/// `load`).
+pub fn load_with(
     table: &str,
     set: &str,
     p: &Prepared,
-    family: Option<Family>,
-    mark: Option<Mark>,
-    dns_timeout: Option<u32>,
+    o: &LoadOptions,
 ) -> Result<LoadStats, LoadError> {
-    let v4 = family != Some(Family::V6);
-    let v6 = family != Some(Family::V4);
-    let names = [format!("{set}_v4"), format!("{set}_v6")];
-    let mut stats = LoadStats::default();
-    let count = if v4 { p.v4.len() } else { 0 } + if v6 { p.v6.len() } else { 0 };
-    let mut batch = Batch::new(2 * count + 2, 1);
-    batch.table(table);
-    if v4 {
-        batch.set(table, &names[0], msg::TYPE_IPADDR, 4, 0);
-        batch.flush(table, &names[0], 0);
-        let mut ranges = p.v4.iter().map(|e| {
-            (
-                u128::from(u32::from(e.net.network())),
-                u128::from(u32::from(e.net.broadcast())),
-            )
-        });
-        stats.elements += batch.elements(table, &names[0], 4, 0, &mut ranges);
-        stats.v4 = p.v4.len();
-    }
-    if v6 {
-        batch.set(table, &names[1], msg::TYPE_IP6ADDR, 16, 1);
-        batch.flush(table, &names[1], 1);
-        let mut ranges =
-            p.v6.iter()
-                .map(|e| (u128::from(e.net.network()), u128::from(e.net.broadcast())));
-        stats.elements += batch.elements(table, &names[1], 16, 1, &mut ranges);
-        stats.v6 = p.v6.len();
-    }
-    // Numbered after ours (Step::Set(2..)), so their NFTA_SET_IDs are 3 and on.
-    let dns_names = dns_timeout
-        .map(|t| dns::add_dns_sets(&mut batch, table, set, family, t, 2))
-        .unwrap_or_default();
-    if let Some(m) = mark {
-        mark_steps(&mut batch, table, &names, [v4, v6], m, &dns_names);
-    }
-    let (bytes, acks) = batch.finish();
-    stats.bytes = bytes.len();
-    let all: Vec<String> = names.iter().chain(&dns_names).cloned().collect();
-    transact(bytes, &acks, table, &all)?;
-    Ok(stats)
+    load::run(table, set, p, o)
 }
 
-/// The chains of [`mark_chains`], created if missing, emptied and given one rule per
-/// family loaded.
-/// `dns`: the dns sets created in this batch (ids 3 and on), matched by rules of
-/// their own, since one rule cannot look an address up in two sets.
-fn mark_steps(
-    batch: &mut Batch,
-    table: &str,
-    names: &[String; 2],
-    families: [bool; 2],
-    m: Mark,
-    dns: &[String],
-) {
-    let chains = mark_chains(names[0].trim_end_matches("_v4"));
+/// Opens the netlink socket of a load.
+fn open_socket() -> Result<sock::Socket, LoadError> {
+    sock::Socket::open().map_err(|e| match e.raw_os_error() {
+        Some(libc::EPROTONOSUPPORT | libc::EAFNOSUPPORT | libc::ENOENT) => LoadError::NoNfTables(e),
+        Some(libc::EPERM) => LoadError::Permission,
+        _ => LoadError::Kernel("opening a netfilter netlink socket".into(), e),
+    })
+}
+
+/// The chains of [`mark_chains`], created if missing and emptied: first in the
+/// batch, so that a set their rules use can be deleted and created again after.
+fn prepare_chains(batch: &mut Batch, table: &str, set: &str) {
+    let chains = mark_chains(set);
     for (i, (chain, hook, kind)) in [
         (&chains[0], msg::HOOK_PREROUTING, "filter"),
         (&chains[1], msg::HOOK_OUTPUT, "route"),
@@ -162,6 +167,23 @@ fn mark_steps(
     {
         batch.base_chain(table, chain, hook, kind, i);
         batch.flush_chain(table, chain, i);
+    }
+}
+
+/// The rules of the chains of [`mark_chains`]: one per family loaded, last in the
+/// batch.
+/// `dns`: the dns sets created in this batch (ids 3 and on), matched by rules of
+/// their own, since one rule cannot look an address up in two sets.
+fn mark_rules(
+    batch: &mut Batch,
+    table: &str,
+    set: &str,
+    families: [bool; 2],
+    m: Mark,
+    dns: &[String],
+) {
+    let names = [format!("{set}_v4"), format!("{set}_v6")];
+    for (i, chain) in mark_chains(set).iter().enumerate() {
         for (f, v6) in [(0, false), (1, true)] {
             if families[f] {
                 let rule = msg::MarkRule {
@@ -187,16 +209,13 @@ fn mark_steps(
 /// `names` are the sets the batch's steps number (`Step::Set(n)`: `names[n]`), to
 /// name them in an error.
 fn transact(
+    s: &sock::Socket,
     bytes: Vec<u8>,
     acks: &[(u32, Step)],
     table: &str,
     names: &[String],
 ) -> Result<(), LoadError> {
     let name = |n: usize| format!("inet {table} {}", names.get(n).map_or("?", |s| s));
-    let s = sock::Socket::open().map_err(|e| match e.raw_os_error() {
-        Some(libc::EPROTONOSUPPORT | libc::EAFNOSUPPORT | libc::ENOENT) => LoadError::NoNfTables(e),
-        _ => LoadError::Kernel("opening a netfilter netlink socket".into(), e),
-    })?;
     s.send_buffer(bytes.len());
     s.send(&bytes).map_err(|e| match e.raw_os_error() {
         Some(libc::EMSGSIZE) => LoadError::TooLarge(bytes.len()),
@@ -211,6 +230,9 @@ fn transact(
             .recv(&mut buf)
             .map_err(|e| LoadError::Kernel("waiting for the kernel's acknowledgement".into(), e))?;
         for (seq, errno) in parse_acks(&buf[..n]) {
+            if seq >= read::SEQ {
+                continue;
+            }
             let step = acks.iter().find(|a| a.0 == seq).map(|a| a.1);
             if errno == 0 {
                 pending -= usize::from(step.is_some());
@@ -231,6 +253,11 @@ fn transact(
                 (Step::Elements(n), _) => {
                     LoadError::Kernel(format!("adding elements to set {}", name(n)), e)
                 }
+                (Step::Delete(n), _) => {
+                    LoadError::Kernel(format!("deleting elements of set {}", name(n)), e)
+                }
+                (Step::Recreate(n), libc::EBUSY) => LoadError::InUse(name(n)),
+                (Step::Recreate(n), _) => LoadError::Kernel(format!("deleting set {}", name(n)), e),
                 (Step::Chain(n), _) => LoadError::Kernel(
                     format!("the mark chain {} of inet {table}", chain_name(names, n)),
                     e,
@@ -270,29 +297,33 @@ pub(crate) fn parse_acks(mut data: &[u8]) -> Vec<(u32, i32)> {
 }
 
 /// The `load` output: `prepared` (aggregated, see `listing::prepare`) loaded into the
-/// table and sets of `opts`, with the group's mark chains when it has a mark, and the
-/// dns sets of a dnsmasq output of the same sets (`dns_timeout`).
+/// table and sets of `opts` (its family, whatever `o` says), and logged.
 pub fn load_logged(
     opts: &RenderOptions,
     prepared: &Prepared,
-    mark: Option<Mark>,
-    dns_timeout: Option<u32>,
+    o: &LoadOptions,
 ) -> Result<LoadStats, LoadError> {
-    let stats = load_marked(
-        &opts.table,
-        &opts.set,
-        prepared,
-        opts.family,
-        mark,
-        dns_timeout,
-    )?;
+    let o = LoadOptions {
+        family: opts.family,
+        ..*o
+    };
+    let stats = load_with(&opts.table, &opts.set, prepared, &o)?;
+    let how = match stats.by_difference {
+        true => format!(
+            "by difference: {} kept, {} deleted, ",
+            stats.kept, stats.deleted
+        ),
+        false => String::new(),
+    };
     log::info!(
-        "loaded {} IPv4 and {} IPv6 prefixes into table inet {} ({} elements, {} bytes)",
+        "loaded {} IPv4 and {} IPv6 prefixes into table inet {} ({how}{} elements sent, {} bytes; \
+         about {} KiB of kernel memory)",
         stats.v4,
         stats.v6,
         opts.table,
         stats.elements,
-        stats.bytes
+        stats.bytes,
+        stats.estimate.div_ceil(1024)
     );
     Ok(stats)
 }

@@ -6,7 +6,10 @@
 //! and the keys are big-endian (network order).
 
 mod chain;
+mod elem;
 mod get;
+
+pub use elem::{top as elem_top, Elems};
 
 pub use chain::{read_mark_rule, MarkRule, MarkSet, HOOK_OUTPUT, HOOK_PREROUTING};
 
@@ -17,6 +20,7 @@ const NFNL_MSG_BATCH_END: u16 = 0x11;
 const NFNL_SUBSYS_NFTABLES: u16 = 10;
 const NFT_MSG_NEWTABLE: u16 = 0;
 const NFT_MSG_NEWSET: u16 = 9;
+const NFT_MSG_DELSET: u16 = 11;
 const NFT_MSG_NEWSETELEM: u16 = 12;
 const NFT_MSG_DELSETELEM: u16 = 14;
 
@@ -31,22 +35,24 @@ const NFPROTO_INET: u8 = 1;
 const NFTA_TABLE_NAME: u16 = 1;
 const NFTA_SET_TABLE: u16 = 1;
 const NFTA_SET_NAME: u16 = 2;
-const NFTA_SET_FLAGS: u16 = 3;
-const NFTA_SET_KEY_TYPE: u16 = 4;
-const NFTA_SET_KEY_LEN: u16 = 5;
+pub const NFTA_SET_FLAGS: u16 = 3;
+pub const NFTA_SET_KEY_TYPE: u16 = 4;
+pub const NFTA_SET_KEY_LEN: u16 = 5;
 const NFTA_SET_ID: u16 = 10;
 const NFTA_SET_TIMEOUT: u16 = 11;
 const NFTA_SET_USERDATA: u16 = 13;
-const NFT_SET_INTERVAL: u32 = 0x4;
-const NFT_SET_TIMEOUT: u32 = 0x10;
+pub const NFT_SET_INTERVAL: u32 = 0x4;
+pub const NFT_SET_TIMEOUT: u32 = 0x10;
 const NFTA_SET_ELEM_LIST_TABLE: u16 = 1;
 const NFTA_SET_ELEM_LIST_SET: u16 = 2;
-const NFTA_SET_ELEM_LIST_ELEMENTS: u16 = 3;
-const NFTA_LIST_ELEM: u16 = 1;
-const NFTA_SET_ELEM_KEY: u16 = 1;
-const NFTA_SET_ELEM_FLAGS: u16 = 3;
-const NFTA_DATA_VALUE: u16 = 1;
-const NFT_SET_ELEM_INTERVAL_END: u32 = 0x1;
+pub const NFTA_SET_ELEM_LIST_ELEMENTS: u16 = 3;
+pub const NFTA_LIST_ELEM: u16 = 1;
+pub const NFTA_SET_ELEM_KEY: u16 = 1;
+pub const NFTA_SET_ELEM_FLAGS: u16 = 3;
+const NFTA_SET_ELEM_TIMEOUT: u16 = 4;
+const NFTA_SET_ELEM_EXPIRATION: u16 = 5;
+pub const NFTA_DATA_VALUE: u16 = 1;
+pub const NFT_SET_ELEM_INTERVAL_END: u32 = 0x1;
 
 /// nft's data types `ipv4_addr` and `ipv6_addr` (`TYPE_IPADDR`, `TYPE_IP6ADDR`): the
 /// kernel compares them when a set exists already, so they must be nft's.
@@ -55,8 +61,8 @@ pub const TYPE_IP6ADDR: u32 = 8;
 
 /// The largest elements attribute: attribute lengths are `u16`.
 pub const MAX_NEST: usize = u16::MAX as usize;
-/// Bytes of the largest element (an IPv6 interval end).
-const MAX_ELEM: usize = 36;
+/// Bytes of the largest element (an IPv6 interval start with a timeout).
+const MAX_ELEM: usize = 48;
 
 /// What one message of the batch does, to name it in an error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,10 +73,14 @@ pub enum Step {
     Table,
     /// Creating set number `n` (in the order given) if missing.
     Set(usize),
+    /// Deleting set `n`, to create it again with or without timeouts.
+    Recreate(usize),
     /// Flushing set `n`.
     Flush(usize),
     /// Adding elements to set `n`.
     Elements(usize),
+    /// Deleting elements of set `n` (those that left).
+    Delete(usize),
     /// Creating, emptying or filling mark chain `n`.
     Chain(usize),
 }
@@ -188,45 +198,36 @@ impl Batch {
     }
 
     /// NEWSET of an interval set with keys of `key_len` bytes of nft type `key_type`,
-    /// created if missing (an existing one of the same type and flags is kept).
-    pub fn set(&mut self, table: &str, set: &str, key_type: u32, key_len: u32, n: usize) {
-        self.new_set(table, set, key_type, key_len, n, None);
+    /// created if missing (an existing one of the same type and flags is kept); with
+    /// `timeout`, one whose elements may time out (`flags interval, timeout`).
+    pub fn set(&mut self, table: &str, set: &str, key: (u32, u32), n: usize, timeout: bool) {
+        let flags = NFT_SET_INTERVAL | if timeout { NFT_SET_TIMEOUT } else { 0 };
+        self.new_set(table, set, key, n, flags, None);
     }
 
     /// NEWSET of a set of single addresses whose elements time out after
     /// `timeout_ms` (nft's `flags timeout; timeout ...`), created if missing: what
     /// dnsmasq's `nftset=` adds resolved addresses to.
-    pub fn timeout_set(
-        &mut self,
-        table: &str,
-        set: &str,
-        key_type: u32,
-        key_len: u32,
-        n: usize,
-        timeout_ms: u64,
-    ) {
-        self.new_set(table, set, key_type, key_len, n, Some(timeout_ms));
+    pub fn timeout_set(&mut self, table: &str, set: &str, key: (u32, u32), n: usize, ms: u64) {
+        self.new_set(table, set, key, n, NFT_SET_TIMEOUT, Some(ms));
     }
 
+    /// `key`: nft's key type and the key's length in bytes.
     fn new_set(
         &mut self,
         table: &str,
         set: &str,
-        key_type: u32,
-        key_len: u32,
+        key: (u32, u32),
         n: usize,
+        flags: u32,
         timeout_ms: Option<u64>,
     ) {
         let at = self.message(NFT_MSG_NEWSET, true, Step::Set(n));
         self.string(NFTA_SET_TABLE, table);
         self.string(NFTA_SET_NAME, set);
-        let flags = match timeout_ms {
-            None => NFT_SET_INTERVAL,
-            Some(_) => NFT_SET_TIMEOUT,
-        };
         self.attr(NFTA_SET_FLAGS, &flags.to_be_bytes());
-        self.attr(NFTA_SET_KEY_TYPE, &key_type.to_be_bytes());
-        self.attr(NFTA_SET_KEY_LEN, &key_len.to_be_bytes());
+        self.attr(NFTA_SET_KEY_TYPE, &key.0.to_be_bytes());
+        self.attr(NFTA_SET_KEY_LEN, &key.1.to_be_bytes());
         // Required by the kernel: names the set within the transaction.
         self.attr(NFTA_SET_ID, &(n as u32 + 1).to_be_bytes());
         if let Some(ms) = timeout_ms {
@@ -240,88 +241,20 @@ impl Batch {
         self.close(at);
     }
 
+    /// DELSET: deletes set `n` in this transaction, so that it can be created again
+    /// with other flags (the kernel refuses while a rule outside it uses the set).
+    pub fn del_set(&mut self, table: &str, set: &str, n: usize) {
+        let at = self.message(NFT_MSG_DELSET, false, Step::Recreate(n));
+        self.string(NFTA_SET_TABLE, table);
+        self.string(NFTA_SET_NAME, set);
+        self.close(at);
+    }
+
     /// DELSETELEM without elements: empties the set (in this transaction).
     pub fn flush(&mut self, table: &str, set: &str, n: usize) {
         let at = self.message(NFT_MSG_DELSETELEM, false, Step::Flush(n));
         self.string(NFTA_SET_ELEM_LIST_TABLE, table);
         self.string(NFTA_SET_ELEM_LIST_SET, set);
         self.close(at);
-    }
-
-    /// NEWSETELEM messages for the inclusive ranges `(first, last)` of keys
-    /// `key_len` bytes wide (the low bytes of the `u128`s), sorted, not overlapping.
-    ///
-    /// The elements are nft's: an interval end at 0 when the first range starts
-    /// later, then per range its start and, unless it reaches the top of the address
-    /// space, an end element at `last + 1`. They are split over as many messages as
-    /// the `u16` attribute length requires; the batch keeps them in one transaction.
-    pub fn elements(
-        &mut self,
-        table: &str,
-        set: &str,
-        key_len: usize,
-        n: usize,
-        ranges: &mut dyn Iterator<Item = (u128, u128)>,
-    ) -> usize {
-        let top = u128::MAX >> (128 - 8 * key_len);
-        let mut open: Option<(usize, usize)> = None;
-        let mut count = 0;
-        let mut first = true;
-        for (lo, hi) in ranges {
-            if first && lo != 0 {
-                self.element(&mut open, table, set, key_len, n, 0, true);
-                count += 1;
-            }
-            first = false;
-            self.element(&mut open, table, set, key_len, n, lo, false);
-            count += 1;
-            if hi < top {
-                self.element(&mut open, table, set, key_len, n, hi + 1, true);
-                count += 1;
-            }
-        }
-        if let Some((msg, nest)) = open {
-            self.unnest(nest);
-            self.close(msg);
-        }
-        count
-    }
-
-    /// One element, in the open message if it fits, else in a new one.
-    #[allow(clippy::too_many_arguments)]
-    fn element(
-        &mut self,
-        open: &mut Option<(usize, usize)>,
-        table: &str,
-        set: &str,
-        key_len: usize,
-        n: usize,
-        key: u128,
-        end: bool,
-    ) {
-        if let Some((msg, nest)) = *open {
-            if self.buf.len() - nest + MAX_ELEM > self.nest_limit {
-                self.unnest(nest);
-                self.close(msg);
-                *open = None;
-            }
-        }
-        if open.is_none() {
-            let msg = self.message(NFT_MSG_NEWSETELEM, true, Step::Elements(n));
-            self.string(NFTA_SET_ELEM_LIST_TABLE, table);
-            self.string(NFTA_SET_ELEM_LIST_SET, set);
-            *open = Some((msg, self.nest(NFTA_SET_ELEM_LIST_ELEMENTS)));
-        }
-        let elem = self.nest(NFTA_LIST_ELEM);
-        if end {
-            self.attr(
-                NFTA_SET_ELEM_FLAGS,
-                &NFT_SET_ELEM_INTERVAL_END.to_be_bytes(),
-            );
-        }
-        let k = self.nest(NFTA_SET_ELEM_KEY);
-        self.attr(NFTA_DATA_VALUE, &key.to_be_bytes()[16 - key_len..]);
-        self.unnest(k);
-        self.unnest(elem);
     }
 }

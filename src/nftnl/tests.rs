@@ -92,7 +92,7 @@ fn strings_are_nul_terminated_and_padded() {
 #[test]
 fn set_and_flush_messages() {
     let mut b = Batch::new(0, 1);
-    b.set("t", "s_v6", super::msg::TYPE_IP6ADDR, 16, 1);
+    b.set("t", "s_v6", (super::msg::TYPE_IP6ADDR, 16), 1, false);
     b.flush("t", "s_v6", 1);
     let (bytes, acks) = b.finish();
     let m = messages(&bytes);
@@ -191,6 +191,91 @@ fn acknowledgements() {
     let d = ack(5, -1, 100);
     assert_eq!(parse_acks(&d[..40]), vec![(5, 1)]);
     assert!(parse_acks(&[1, 2, 3]).is_empty());
+}
+
+#[test]
+fn timeouts_deletes_and_reading_back() {
+    use super::msg::Elems;
+    let mut b = Batch::new(8, 1);
+    b.set("t", "s_v4", (super::msg::TYPE_IPADDR, 4), 0, true);
+    let op = Elems {
+        delete: false,
+        timeout_ms: Some(604_800_000),
+    };
+    let ranges = [(0x0a00_0000u128, 0x0a00_00ff), (0x0b00_0000, 0x0b00_00ff)];
+    assert_eq!(
+        b.elements_as("t", "s_v4", (4, 0), op, &mut ranges.iter().copied()),
+        5
+    );
+    let del = Elems {
+        delete: true,
+        timeout_ms: Some(1),
+    };
+    let gone = [(0x0c00_0000u128, false), (0x0c00_0100, true)];
+    assert_eq!(
+        b.raw_elements("t", "s_v4", (4, 0), del, &mut gone.into_iter()),
+        2
+    );
+    let (bytes, acks) = b.finish();
+    let m = messages(&bytes);
+    // The set: interval and timeout flags.
+    assert_eq!(attrs(m[1].attrs)[2], (3, &[0, 0, 0, 0x14][..]));
+    assert_eq!((m[2].kind, m[3].kind), (0x0a0c, 0x0a0e));
+    assert_eq!(acks[1..], [(3, Step::Elements(0)), (4, Step::Delete(0))]);
+    // Timeout and expiration (ms, big-endian) on starts only; none on a delete.
+    let elems = |m: &super::decode::Msg| {
+        let (_, list) = attrs(m.attrs).into_iter().find(|a| a.0 == 3).unwrap();
+        attrs(list)
+            .into_iter()
+            .map(|(_, e)| attrs(e).into_iter().map(|a| a.0).collect::<Vec<_>>())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        elems(&m[2]),
+        vec![
+            vec![3, 1],
+            vec![4, 5, 1],
+            vec![3, 1],
+            vec![4, 5, 1],
+            vec![3, 1]
+        ]
+    );
+    assert_eq!(elems(&m[3]), vec![vec![1], vec![3, 1]]);
+    // A dump's answers are NEWSETELEM messages: what we encode reads back.
+    let mut got = Vec::new();
+    for (kind, body) in super::read::messages(&bytes) {
+        if kind == 0x0a0c {
+            super::read::parse_elements(&body[4..], &mut |k, end| got.push((k, end)));
+        }
+    }
+    assert_eq!(
+        got,
+        vec![
+            (0, true),
+            (0x0a00_0000, false),
+            (0x0a00_0100, true),
+            (0x0b00_0000, false),
+            (0x0b00_0100, true)
+        ]
+    );
+    // The dump request: GETSETELEM, REQUEST | DUMP, no acknowledgement asked.
+    let mut b = Batch::request_from(9);
+    b.dump_elements("t", "s_v4");
+    let req = b.into_bytes();
+    let m = messages(&req);
+    assert_eq!(
+        (m.len(), m[0].kind, m[0].flags, m[0].seq),
+        (1, 0x0a0d, 0x301, 9)
+    );
+    assert_eq!(
+        attrs(m[0].attrs),
+        vec![(1, &b"t\0"[..]), (2, &b"s_v4\0"[..])]
+    );
+    // Truncated input ends the reading instead of panicking.
+    for cut in 0..req.len() {
+        let _ = super::read::messages(&req[..cut]).count();
+        super::read::parse_elements(&req[..cut], &mut |_, _| {});
+    }
 }
 
 #[test]

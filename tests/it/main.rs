@@ -44,6 +44,8 @@ mod hostile_files;
 mod http_attacks;
 #[cfg(feature = "api")]
 mod http_limits;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+mod kernel_sets;
 #[cfg(feature = "collect")]
 mod kinds;
 #[cfg(all(feature = "api", feature = "collect", unix))]

@@ -110,6 +110,8 @@ pub(super) fn output(
             targets: Vec::new(),
         }),
         dns_sets: None,
+        kernel_timeout: None,
+        max_kernel_mib: None,
         selection: crate::config::Selection::default(),
         mark: None,
     })

@@ -124,6 +124,12 @@ impl Schedule {
         }
     }
 
+    /// What the `load` outputs put in the kernel, per group (written with the
+    /// status that [`Self::rendered`] then writes).
+    pub fn kernel_sets(&mut self, sets: Vec<crate::outputs::Loaded>) {
+        self.status.kernel_sets.extend(sets);
+    }
+
     /// The outputs were rendered; `failures` by path and why.
     pub fn rendered(&mut self, now: i64, failures: Vec<(String, String)>) -> Vec<Action> {
         let Some(Busy::Rendering(done)) = self.busy.take() else {

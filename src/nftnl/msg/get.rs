@@ -26,9 +26,14 @@ const RTM_F_LOOKUP_TABLE: u32 = 0x1000;
 impl Batch {
     /// An empty request (no BATCH_BEGIN), for one get or dump.
     pub fn request() -> Batch {
+        Batch::request_from(1)
+    }
+
+    /// An empty request whose message is numbered `seq`.
+    pub fn request_from(seq: u32) -> Batch {
         Batch {
             buf: Vec::with_capacity(128),
-            seq: 1,
+            seq,
             acks: Vec::new(),
             nest_limit: MAX_NEST,
         }
@@ -53,6 +58,14 @@ impl Batch {
         let at = self.nft_get(NFT_MSG_GETSET, 0);
         self.string(NFTA_SET_TABLE, table);
         self.string(NFTA_SET_NAME, set);
+        self.close(at);
+    }
+
+    /// GETSETELEM dump of every element of `inet <table> <set>`, in parts.
+    pub fn dump_elements(&mut self, table: &str, set: &str) {
+        let at = self.nft_get(NFT_MSG_GETSETELEM, NLM_F_DUMP);
+        self.string(NFTA_SET_ELEM_LIST_TABLE, table);
+        self.string(NFTA_SET_ELEM_LIST_SET, set);
         self.close(at);
     }
 

@@ -81,6 +81,11 @@ function factsTable(o) {
 	Object.keys(d.output_failures || {}).forEach(function(p) {
 		rows.push([ _('Output failed'), p + ': ' + d.output_failures[p] ]);
 	});
+	Object.keys(d.kernel_sets || {}).forEach(function(g) {
+		var k = d.kernel_sets[g];
+		rows.push([ _('Kernel sets') + ' ' + g,
+			_('%d elements, about %d KiB').format(k.elements, Math.ceil(k.estimate_bytes / 1024)) ]);
+	});
 	return E('table', { 'class': 'table', 'id': 'rcc-facts' }, rows.map(function(r) {
 		return E('tr', { 'class': 'tr' }, [
 			E('td', { 'class': 'td left', 'width': '33%' }, [ r[0] ]),

@@ -1,0 +1,277 @@
+//! Kernel sets updated by difference, with kernel timeouts and a memory budget
+//! (SPEC "Kernel sets (version 0.3)"), against the real kernel: each test moves its
+//! thread into a fresh network namespace, as `netlink` does, and checks with `nft`.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use ripe_cidr_collector::config::Mark;
+use ripe_cidr_collector::format::prepare;
+use ripe_cidr_collector::nftnl::{self, LoadError, LoadOptions, LoadStats};
+
+use crate::common::{cannot_run, ripe_body, FakeServer, Reply, TestDir};
+use crate::netlink::{loopback, namespace, Nft};
+
+macro_rules! ns_or_skip {
+    () => {
+        match namespace() {
+            Ok(nft) => Nft(nft),
+            Err(why) => return cannot_run(&why),
+        }
+    };
+}
+
+fn load(values: &[String], o: &LoadOptions) -> Result<LoadStats, LoadError> {
+    nftnl::load_with("ripe_cidr", "ripe", &prepare(values, None, true), o)
+}
+
+/// `n` IPv4 /24s from `10.<a>.0.0`, every other one, so that none merge.
+fn blocks(a: u32, from: u32, n: u32) -> Vec<String> {
+    (from..from + n)
+        .map(|i| format!("10.{a}.{}.0/24", 2 * i))
+        .collect()
+}
+
+fn list(nft: &Nft) -> String {
+    nft.ok(&["list", "set", "inet", "ripe_cidr", "ripe_v4"])
+}
+
+const SEVEN_DAYS: u32 = 7 * 86_400;
+
+#[test]
+fn an_element_that_stays_is_never_deleted() {
+    let nft = ns_or_skip!();
+    let mut stable = blocks(1, 0, 50);
+    stable.push("2001:db8:1::/48".into());
+    let with = |i: u32| [stable.clone(), blocks(200, 5 * i, 5)].concat();
+    load(&with(0), &LoadOptions::default()).unwrap();
+    // Every element event of the namespace, from another netlink socket.
+    let mut monitor = Command::new(&nft.0)
+        .arg("monitor")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = monitor.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let loads: Vec<_> = (1..=20)
+        .map(|i| load(&with(i), &LoadOptions::default()))
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let _ = monitor.kill();
+    let _ = monitor.wait();
+    let events = reader.join().unwrap();
+    assert!(
+        events.contains("add element inet ripe_cidr ripe_v4 { 10.200.40.0/24 }")
+            && events.contains("delete element inet ripe_cidr ripe_v4 { 10.200.0.0/24 }"),
+        "the monitor saw the loads: {events}"
+    );
+    for p in &stable {
+        assert!(
+            !events.contains(&format!("{{ {p} }}")),
+            "{p} was touched:\n{events}"
+        );
+    }
+    let now = list(&nft);
+    assert!(
+        stable[..50].iter().all(|p| now.contains(p.as_str())),
+        "{now}"
+    );
+    for stats in loads {
+        // 5 ranges out, 5 in: a start and an end each.
+        let stats = stats.unwrap();
+        assert!(stats.by_difference, "{stats:?}");
+        assert_eq!((stats.elements, stats.deleted), (20, 10), "{stats:?}");
+    }
+}
+
+#[test]
+fn a_set_changed_behind_our_back_is_repaired_and_nothing_changed_sends_nothing() {
+    let nft = ns_or_skip!();
+    let values = blocks(1, 0, 20);
+    load(&values, &LoadOptions::default()).unwrap();
+    let want = list(&nft);
+    let again = load(&values, &LoadOptions::default()).unwrap();
+    assert_eq!(
+        (again.elements, again.by_difference),
+        (0, true),
+        "{again:?}"
+    );
+    let el = |v: &str| format!("{{ {v} }}");
+    nft.ok(&[
+        "delete",
+        "element",
+        "inet",
+        "ripe_cidr",
+        "ripe_v4",
+        &el(&values[3]),
+    ]);
+    nft.ok(&[
+        "add",
+        "element",
+        "inet",
+        "ripe_cidr",
+        "ripe_v4",
+        &el("192.0.2.0/24"),
+    ]);
+    assert_ne!(list(&nft), want);
+    let stats = load(&values, &LoadOptions::default()).unwrap();
+    // The missing range back, the extra one gone: two elements each.
+    assert_eq!((stats.elements, stats.deleted), (4, 2), "{stats:?}");
+    assert_eq!(list(&nft), want);
+}
+
+/// The `expires` of the first element listed, in milliseconds.
+fn expires_ms(listing: &str) -> u64 {
+    let text = listing.split("expires ").nth(1).expect("an expiry");
+    let mut total = 0;
+    let mut n = 0u64;
+    let mut unit = String::new();
+    for c in text.chars().take_while(|c| c.is_ascii_alphanumeric()) {
+        if c.is_ascii_digit() {
+            if !unit.is_empty() {
+                total += n * unit_ms(&unit);
+                (n, unit) = (0, String::new());
+            }
+            n = n * 10 + u64::from(c as u8 - b'0');
+        } else {
+            unit.push(c);
+        }
+    }
+    total + n * unit_ms(&unit)
+}
+
+fn unit_ms(unit: &str) -> u64 {
+    match unit {
+        "d" => 86_400_000,
+        "h" => 3_600_000,
+        "m" => 60_000,
+        "s" => 1000,
+        _ => 1,
+    }
+}
+
+#[test]
+fn kernel_timeouts_are_set_and_refreshed_by_each_load() {
+    let nft = ns_or_skip!();
+    let values = blocks(1, 0, 3);
+    let mark = Some(Mark {
+        value: 7,
+        mask: u32::MAX,
+    });
+    // Created without timeouts, with our mark chains using the sets.
+    load(
+        &values,
+        &LoadOptions {
+            mark,
+            ..LoadOptions::default()
+        },
+    )
+    .unwrap();
+    assert!(!list(&nft).contains("timeout"));
+    let timed = LoadOptions {
+        mark,
+        timeout_seconds: Some(SEVEN_DAYS),
+        ..LoadOptions::default()
+    };
+    // Switched: created again with the flag, in the same batch as the chains.
+    load(&values, &timed).unwrap();
+    let first = list(&nft);
+    assert!(first.contains("flags interval,timeout"), "{first}");
+    assert!(first.contains("10.1.0.0/24 timeout 7d expires"), "{first}");
+    std::thread::sleep(Duration::from_millis(2100));
+    let aged = expires_ms(&list(&nft));
+    assert!(aged + 2000 <= expires_ms(&first), "{first}");
+    let stats = load(&values, &timed).unwrap();
+    let fresh = expires_ms(&list(&nft));
+    assert!(fresh >= aged + 1500, "expires reset: {aged} -> {fresh}");
+    assert_eq!((stats.deleted, stats.by_difference), (0, true), "{stats:?}");
+    let rules = nft.ok(&["list", "chain", "inet", "ripe_cidr", "ripe_mark"]);
+    assert!(rules.contains("ip daddr @ripe_v4"), "{rules}");
+    // A rule of someone else's that uses the set: no switch back, and it says why.
+    nft.script(
+        b"add chain inet ripe_cidr mine
+add rule inet ripe_cidr mine ip daddr @ripe_v4 counter
+",
+    )
+    .unwrap();
+    let e = load(
+        &values,
+        &LoadOptions {
+            mark,
+            ..LoadOptions::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("rules outside our mark chains use it"), "{e}");
+    assert!(list(&nft).contains("flags interval,timeout"));
+}
+
+#[test]
+fn a_load_over_max_kernel_mib_is_refused_and_the_set_kept() {
+    let nft = ns_or_skip!();
+    let small = blocks(1, 0, 10);
+    load(&small, &LoadOptions::default()).unwrap();
+    let before = list(&nft);
+    let big = blocks(2, 0, 100);
+    let capped = LoadOptions {
+        group: "video",
+        max_bytes: Some(10_000),
+        ..LoadOptions::default()
+    };
+    let e = load(&big, &capped).unwrap_err().to_string();
+    // 100 ranges: the end at 0, a start and an end each.
+    assert!(
+        e.starts_with("group video: 201 set elements would take about 1 MiB"),
+        "{e}"
+    );
+    assert_eq!(list(&nft), before);
+    let room = LoadOptions {
+        max_bytes: Some(201 * 72),
+        ..capped
+    };
+    assert_eq!(load(&big, &room).unwrap().kernel_elements, 201);
+}
+
+/// `run` with a `load` output records the group's elements and estimate in
+/// `status.json`, and `status` shows them.
+#[test]
+fn status_shows_each_groups_elements_and_estimate() {
+    let _nft = ns_or_skip!();
+    if let Err(why) = loopback(&[]) {
+        return cannot_run(&why);
+    }
+    // Public prefixes: collection keeps special ranges (10/8) out.
+    let prefixes: Vec<String> = (0..4).map(|i| format!("1.0.{}.0/24", 2 * i)).collect();
+    let body = ripe_body(&prefixes);
+    let server = FakeServer::start(move |_| Reply::json(200, body.clone()));
+    let dir = TestDir::new();
+    dir.config(&serde_json::json!({
+        "asns": ["AS64500"],
+        "ripe": {"url": server.url("/data.json")},
+        "outputs": [{"load": "nft", "type": "cidr", "timeout": true, "max_kernel_mib": 4}],
+    }));
+    let run = dir.cmd().arg("run").output().unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let status = std::fs::read_to_string(dir.path().join("status.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&status).unwrap();
+    // The end at 0 and 4 ranges; 72 bytes each.
+    assert_eq!(v["kernel_sets"]["default"]["elements"], 9, "{status}");
+    assert_eq!(v["kernel_sets"]["default"]["estimate_bytes"], 9 * 72);
+    let out = dir.cmd().arg("status").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("kernel sets:   group default: 9 elements, about 1 KiB of kernel memory"),
+        "{text}"
+    );
+}
