@@ -405,6 +405,33 @@ fn unchanged_sources(
     Ok(unchanged)
 }
 
+/// The configuration as it is now; one broken meanwhile falls back to the one the
+/// run started with (said once, `warned`).
+fn config_now(paths: &Paths, cfg: &Config, warned: &mut bool) -> Config {
+    match config::load(&paths.config()) {
+        Ok(l) => l.config,
+        Err(e) => {
+            if !std::mem::replace(warned, true) {
+                log::warn!("{e}; storing with the configuration the run started with");
+            }
+            cfg.clone()
+        }
+    }
+}
+
+/// The report of a source whose fetch failed.
+fn failed(kind: Kind, source: &str, e: SourceError) -> SourceReport {
+    SourceReport {
+        kind,
+        source: source.to_string(),
+        fetched: 0,
+        skipped: 0,
+        upstream: None,
+        fetch: None,
+        outcome: Err(e),
+    }
+}
+
 /// The write phase of [`collect`].
 fn store(
     paths: &Paths,
@@ -427,16 +454,8 @@ fn store(
         let mut unchanged = unchanged_sources(&db, kind, wanted, &results)?;
         let tx = db.write()?;
         // Re-read inside the transaction: a source removed while we were fetching is
-        // not written back. A config broken meanwhile falls back to the one we ran with.
-        let now_cfg = match config::load(&paths.config()) {
-            Ok(l) => l.config,
-            Err(e) => {
-                if !std::mem::replace(&mut warned, true) {
-                    log::warn!("{e}; storing with the configuration the run started with");
-                }
-                cfg.clone()
-            }
-        };
+        // not written back.
+        let now_cfg = config_now(paths, cfg, &mut warned);
         let now = util::unix_now();
         for (i, ((k, source), result)) in wanted.iter().zip(results.iter_mut()).enumerate() {
             if *k != kind {
@@ -481,15 +500,7 @@ fn store(
                         outcome: Ok(m.stats),
                     }
                 }
-                Err(e) => SourceReport {
-                    kind,
-                    source: source.clone(),
-                    fetched: 0,
-                    skipped: 0,
-                    upstream: None,
-                    fetch: None,
-                    outcome: Err(e),
-                },
+                Err(e) => failed(kind, source, e),
             };
             report.sources.push(entry);
         }

@@ -151,40 +151,7 @@ pub fn render(
             out.push(b',');
         }
         count += 1;
-        out.push(b'{');
-        push_field(&mut out, "value", value);
-        out.extend_from_slice(b",\"sources\":[");
-        let mut first_seen = "";
-        let mut last_seen = "";
-        let mut partly = false;
-        for (j, &r) in group.iter().enumerate() {
-            let c = &rows[r as usize];
-            partly |= c.partly;
-            let (kind, source) = strings.get(c.source).split_once(' ').unwrap_or_default();
-            if j > 0 {
-                out.push(b',');
-            }
-            out.push(b'{');
-            push_field(&mut out, "kind", kind);
-            out.push(b',');
-            push_field(&mut out, "source", source);
-            out.push(b'}');
-            let (f, l) = (strings.get(c.first), strings.get(c.last));
-            if j == 0 || f < first_seen {
-                first_seen = f;
-            }
-            if l > last_seen {
-                last_seen = l;
-            }
-        }
-        out.extend_from_slice(b"],");
-        push_field(&mut out, "first_seen", first_seen);
-        out.push(b',');
-        push_field(&mut out, "last_seen", last_seen);
-        if partly {
-            out.extend_from_slice(b",\"excluded\":true");
-        }
-        out.push(b'}');
+        write_value(&mut out, value, group, &rows, &strings);
     }
     let head = format!(
         "{{\"type\":\"{}\",\"count\":{count},\"addresses\":[",
@@ -197,4 +164,44 @@ pub fn render(
     }
     out.extend_from_slice(b"}\n");
     Ok(out)
+}
+
+/// One value's object of the detailed listing: the value, its sources (`group`: its
+/// rows), the earliest first and the latest last seen, and whether an exclusion
+/// hides part of it.
+fn write_value(out: &mut Vec<u8>, value: &str, group: &[u32], rows: &[Compact], strings: &Strings) {
+    out.push(b'{');
+    push_field(out, "value", value);
+    out.extend_from_slice(b",\"sources\":[");
+    let mut first_seen = "";
+    let mut last_seen = "";
+    let mut partly = false;
+    for (j, &r) in group.iter().enumerate() {
+        let c = &rows[r as usize];
+        partly |= c.partly;
+        let (kind, source) = strings.get(c.source).split_once(' ').unwrap_or_default();
+        if j > 0 {
+            out.push(b',');
+        }
+        out.push(b'{');
+        push_field(out, "kind", kind);
+        out.push(b',');
+        push_field(out, "source", source);
+        out.push(b'}');
+        let (f, l) = (strings.get(c.first), strings.get(c.last));
+        if j == 0 || f < first_seen {
+            first_seen = f;
+        }
+        if l > last_seen {
+            last_seen = l;
+        }
+    }
+    out.extend_from_slice(b"],");
+    push_field(out, "first_seen", first_seen);
+    out.push(b',');
+    push_field(out, "last_seen", last_seen);
+    if partly {
+        out.extend_from_slice(b",\"excluded\":true");
+    }
+    out.push(b'}');
 }
