@@ -66,6 +66,8 @@ mod openwrt_run;
 mod packaging;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod redirects;
+#[cfg(unix)]
+mod release;
 mod review;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod service_user;
