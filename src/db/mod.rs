@@ -21,6 +21,7 @@ mod history;
 mod journal;
 mod lookup;
 mod migrate;
+mod omitted;
 mod pool;
 mod read;
 mod schema;

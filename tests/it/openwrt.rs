@@ -259,12 +259,12 @@ fn shipped_config_json_fetches_through_uclient_fetch() {
     let loaded = ripe_cidr_collector::config::parse(&text, &path).unwrap();
     assert_eq!(loaded.warnings, Vec::<String>::new());
     let cmd = loaded.config.fetch.command.expect("fetch.command");
-    assert_eq!(cmd, ["uclient-fetch", "-q", "-T", "30", "-O", "-", "{url}"]);
+    assert_eq!(cmd, ["uclient-fetch", "-T", "30", "-O", "-", "{url}"]);
     assert_eq!(loaded.config.outputs.len(), 1);
     let defaults = std::fs::read_to_string(files.join("ripe-cidr-collector.uci-defaults")).unwrap();
     assert!(
         defaults.contains(
-            r#""fetch": { "command": ["uclient-fetch", "-q", "-T", "30", "-O", "-", "{url}"] }"#
+            r#""fetch": { "command": ["uclient-fetch", "-T", "30", "-O", "-", "{url}"] }"#
         ),
         "uci-defaults adds another fetch.command"
     );
