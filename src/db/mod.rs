@@ -22,6 +22,7 @@ mod import;
 mod journal;
 mod lookup;
 mod migrate;
+mod omitted;
 mod pool;
 mod read;
 mod schema;
