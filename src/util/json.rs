@@ -16,6 +16,7 @@
 use std::fmt;
 
 mod parse;
+pub(crate) mod scan;
 mod write;
 
 pub use parse::{parse, parse_with_depth, JsonError, MAX_DEPTH};
