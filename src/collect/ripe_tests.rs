@@ -108,6 +108,11 @@ fn error_status_with_200() {
         e.to_string(),
         "RIPEstat error: the query was refused (its message is in the log)"
     );
+    // A list in an answer whose status is not "ok" is refused too, not stored.
+    let body = r#"{"status":"error","data":{"prefixes":[{"prefix":"192.0.2.0/24"}]}}"#;
+    let s = FakeServer::start(vec![Reply::new(200, body)]);
+    let e = client(&s, "/", 0).fetch("62041").unwrap_err();
+    assert!(matches!(e, SourceError::Upstream { .. }), "{e}");
 }
 
 #[test]

@@ -5,6 +5,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU8};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use ripe_cidr_collector::collect::run::{collect, RunReport};
 use ripe_cidr_collector::config;
@@ -12,7 +13,7 @@ use ripe_cidr_collector::db;
 use ripe_cidr_collector::source::Kind;
 use serde_json::json;
 
-use crate::common::{http_get, resource_of, ripe_body, FakeServer, Reply, TestDir};
+use crate::common::{http_get, http_send, resource_of, ripe_body, FakeServer, Reply, TestDir};
 
 /// `n` distinct prefixes from the benchmarking range (never special).
 fn prefixes(n: usize) -> Vec<String> {
@@ -20,7 +21,7 @@ fn prefixes(n: usize) -> Vec<String> {
 }
 
 /// What the fake upstreams answer now: RIPEstat's prefixes for AS64500 (or a whole
-/// body), ipverse's list, and routing-status's count.
+/// body), ipverse's list, routing-status's count, the feed and country NL.
 #[derive(Default)]
 struct Answers {
     ripe: Vec<String>,
@@ -28,6 +29,7 @@ struct Answers {
     ipverse: Option<Vec<String>>,
     routing: Option<u64>,
     feed: String,
+    country: Vec<String>,
 }
 
 fn fake(a: Arc<Mutex<Answers>>) -> FakeServer {
@@ -60,6 +62,13 @@ fn fake(a: Arc<Mutex<Answers>>) -> FakeServer {
             Some("64500") => Reply::json(
                 200,
                 a.ripe_body.clone().unwrap_or_else(|| ripe_body(&a.ripe)),
+            ),
+            Some("NL") => Reply::json(
+                200,
+                format!(
+                    r#"{{"status":"ok","data":{{"resources":{{"ipv4":{}}}}}}}"#,
+                    json!(a.country)
+                ),
             ),
             _ => Reply::json(404, "{}"),
         }
@@ -316,4 +325,185 @@ fn a_feed_turning_into_an_html_page_fails_with_its_values_kept() {
     let e = run(&t).sources[0].outcome.clone().unwrap_err().to_string();
     assert!(e.contains("no valid line"), "{e}");
     assert_eq!(stored(&t, Kind::Feed, &feed).len(), 2);
+}
+
+/// Adds the fake's `/feed.txt` to the configuration of `t`; its URL.
+fn with_feed(t: &TestDir, up: &FakeServer) -> String {
+    let feed = up.url("/feed.txt");
+    let mut cfg: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(t.paths().config()).unwrap()).unwrap();
+    cfg["feeds"] = json!([feed]);
+    t.config(&cfg);
+    feed
+}
+
+/// Moves the `since` of held answers `secs` back, as if they were held that long.
+fn held_for(t: &TestDir, secs: i64) {
+    let c = rusqlite::Connection::open(&t.paths().db).unwrap();
+    c.execute(
+        "UPDATE fetches SET since = since - ?1 WHERE state = 1",
+        [secs],
+    )
+    .unwrap();
+}
+
+#[test]
+fn feeds_and_countries_are_held_too_until_the_same_answer_hours_later() {
+    let a = Arc::new(Mutex::new(Answers::default()));
+    {
+        let mut a = a.lock().unwrap();
+        a.feed = prefixes(100).join("\n");
+        a.country = prefixes(100);
+        a.country.push("10.0.0.0/8".into());
+    }
+    let extra = json!({"asns": [], "countries": ["NL"], "trust": {"confirm_after_hours": 1}});
+    let (t, up) = setup(&a, &["ripestat"], extra);
+    let feed = with_feed(&t, &up);
+    let r = run(&t);
+    let nl = r.sources.iter().find(|s| s.kind == Kind::Country).unwrap();
+    assert_eq!(nl.skipped, 1, "a country's 10.0.0.0/8 is skipped: {r:?}");
+    assert_eq!(stored(&t, Kind::Country, "NL").len(), 100);
+    age(&t);
+    {
+        let mut a = a.lock().unwrap();
+        a.feed = prefixes(20).join("\n");
+        a.country = prefixes(20);
+    }
+    let r = run(&t);
+    assert!(
+        r.sources.len() == 2 && r.sources.iter().all(|s| s.held()),
+        "{r:?}"
+    );
+    assert_eq!(stored(&t, Kind::Feed, &feed).len(), 100);
+    assert_eq!(stored(&t, Kind::Country, "NL").len(), 100);
+    // Half an hour later the same answers are still held; past the hour, applied.
+    held_for(&t, 1800);
+    assert!(run(&t).sources.iter().all(|s| s.held()));
+    held_for(&t, 3600);
+    let r = run(&t);
+    for s in &r.sources {
+        assert_eq!(
+            s.fetch.as_ref().unwrap().note.as_deref(),
+            Some("time"),
+            "{r:?}"
+        );
+    }
+    assert_eq!(stored(&t, Kind::Feed, &feed).len(), 20);
+    assert_eq!(stored(&t, Kind::Country, "NL").len(), 20);
+}
+
+/// Runs AS64500 from 100 prefixes to `held` with `order` and `extra`: held, unless a
+/// second opinion agrees; the note of the last fetch, and the values stored.
+fn shrink(
+    a: &Arc<Mutex<Answers>>,
+    order: &[&str],
+    extra: serde_json::Value,
+) -> (Option<String>, usize) {
+    a.lock().unwrap().ripe = prefixes(100);
+    let (t, _up) = setup(a, order, extra);
+    run(&t);
+    age(&t);
+    a.lock().unwrap().ripe = prefixes(20);
+    let r = run(&t);
+    let note = r.sources[0].fetch.as_ref().unwrap().note.clone();
+    (note, stored(&t, Kind::Asn, "64500").len())
+}
+
+#[test]
+fn routing_status_or_a_confirm_with_upstream_that_agrees_applies_it() {
+    let a = Arc::new(Mutex::new(Answers::default()));
+    a.lock().unwrap().routing = Some(20);
+    let by = shrink(&a, &["ripestat"], json!({}));
+    assert_eq!(by, (Some("routing-status".into()), 20));
+    // An upstream only named in confirm_with; its special ranges do not count.
+    let mut twenty = prefixes(20);
+    twenty.extend((1..=10).map(|i| format!("10.{i}.0.0/16")));
+    a.lock().unwrap().ipverse = Some(twenty);
+    a.lock().unwrap().routing = None;
+    let extra = json!({"trust": {"confirm_with": ["ipverse"]}});
+    assert_eq!(
+        shrink(&a, &["ripestat"], extra),
+        (Some("ipverse".into()), 20)
+    );
+}
+
+#[test]
+fn max_age_hours_is_the_configured_one() {
+    let a = Arc::new(Mutex::new(Answers::default()));
+    a.lock().unwrap().ripe_body = Some(
+        r#"{"status":"ok","time":"2026-11-27T08:00:00","data":{"prefixes":[{"prefix":"192.0.2.0/24"}],"latest_time":"2026-11-20T08:00:00"}}"#.into(),
+    );
+    let (t, _up) = setup(&a, &["ripestat"], json!({"trust": {"max_age_hours": 168}}));
+    let r = run(&t);
+    assert!(r.sources[0].outcome.is_ok(), "168 hours old: {r:?}");
+    let (t, _up) = setup(&a, &["ripestat"], json!({"trust": {"max_age_hours": 167}}));
+    let e = run(&t).sources[0].outcome.clone().unwrap_err().to_string();
+    assert!(
+        e.contains("168 hours") && e.contains("max_age_hours 167"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_held_answer_in_the_json_the_lookup_the_page_and_post_confirm() {
+    let a = Arc::new(Mutex::new(Answers::default()));
+    a.lock().unwrap().ripe = prefixes(100);
+    let (t, _up) = setup(&a, &["ripestat"], json!({}));
+    run(&t);
+    age(&t);
+    a.lock().unwrap().ripe = prefixes(20);
+    assert!(run(&t).sources[0].held());
+    let states = |s: &serde_json::Value| -> Vec<(u64, String)> {
+        s["history"]
+            .as_array()
+            .unwrap_or(&Vec::new())
+            .iter()
+            .map(|f| {
+                (
+                    f["values"].as_u64().unwrap_or(0),
+                    f["state"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    };
+    let want = vec![(100, "applied".to_string()), (20, "held".to_string())];
+    let o = t.run(&["status", "--json"]);
+    let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        states(&s["overview"]["groups"][0]["sources"][0]),
+        want,
+        "{s}"
+    );
+    let o = t.run(&["lookup", "198.18.0.1"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("AS64500: last answered by ripestat"), "{err}");
+    let (_p, addr) = t.spawn_listening(&["serve"]);
+    let (_, body) = http_get(addr, "/status");
+    let s: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(states(&s["groups"][0]["sources"][0]), want, "{s}");
+    let (_, body) = http_get(addr, "/lookup?ip=198.18.0.1");
+    let l: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(l["matches"][0]["upstream"], "ripestat", "{l}");
+    if let Some(mut b) = crate::web::browser() {
+        b.goto(&format!("http://{addr}/"));
+        let row = "tr[data-source=\"64500\"]";
+        assert!(b.wait_for(
+            &format!("!!document.querySelector('{row}')"),
+            Duration::from_secs(20)
+        ));
+        let text = crate::web::text(&mut b, row);
+        assert!(
+            text.contains("the answer has 20 of 100 stored values"),
+            "{text}"
+        );
+        assert!(text.contains("100 20!"), "the history line: {text}");
+    }
+    let (code, body) = http_send(addr, "POST", "/confirm", r#"{"source": "AS64500"}"#);
+    assert_eq!(code, 200, "{body}");
+    assert!(body.contains(r#""confirmed":"AS64500""#), "{body}");
+    assert_eq!(stored(&t, Kind::Asn, "64500").len(), 20);
+    let (code, body) = http_send(addr, "POST", "/confirm", r#"{"source": "AS64500"}"#);
+    assert_eq!(code, 404, "not held any more: {body}");
+    let (code, body) = http_send(addr, "POST", "/confirm", r#"{"source": 5}"#);
+    assert_eq!(code, 400, "{body}");
 }

@@ -78,7 +78,7 @@ pub(crate) fn site(asns: &[&str], fqdns: &[&str]) -> Site {
     }
 }
 
-fn browser() -> Option<Browser> {
+pub(crate) fn browser() -> Option<Browser> {
     let b = Browser::start();
     if b.is_none() {
         cannot_run("chromium is not installed (apt-get install chromium)");
@@ -86,7 +86,7 @@ fn browser() -> Option<Browser> {
     b
 }
 
-fn text(b: &mut Browser, sel: &str) -> String {
+pub(crate) fn text(b: &mut Browser, sel: &str) -> String {
     let v = b.eval(&format!(
         "(document.querySelector({}) || {{}}).textContent || ''",
         json!(sel)
