@@ -392,8 +392,8 @@ fn feeds_and_countries_are_held_too_until_the_same_answer_hours_later() {
     assert_eq!(stored(&t, Kind::Country, "NL").len(), 20);
 }
 
-/// Runs AS64500 from 100 prefixes to `held` with `order` and `extra`: held, unless a
-/// second opinion agrees; the note of the last fetch, and the values stored.
+/// Runs AS64500 from 100 prefixes to 20 with `order` and `extra` (held unless a
+/// second opinion agrees): the note of the last fetch, and the values stored.
 fn shrink(
     a: &Arc<Mutex<Answers>>,
     order: &[&str],
