@@ -82,6 +82,9 @@ pub fn http_body(data: &[u8]) {
 pub fn config(text: &str) {
     use crate::util::json;
     let _ = crate::config::parse(text, Path::new("config.json"));
+    // Read in small pieces, as an upstream's answer streams, the tokenizer reads the
+    // same document.
+    json::fuzz_pieces(text.as_bytes(), text.len() % 7 + 1);
     // What the JSON module parses, it writes (compact and pretty, as rewrites and
     // answers do) to text that parses to the same document.
     if let Ok(v) = json::parse(text) {

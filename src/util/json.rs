@@ -22,6 +22,8 @@ mod parse;
 mod read;
 mod write;
 
+#[cfg(fuzzing)]
+pub use parse::fuzz_pieces;
 pub use parse::{parse, parse_repeats, parse_with_depth, JsonError, Repeated, MAX_DEPTH};
 pub use read::{Next, ReadError, Reader};
 pub use write::{push_string, to_string, to_string_pretty, to_vec, to_vec_pretty, ToJson, Writer};

@@ -192,3 +192,32 @@ fn note_repeat(first: &mut Repeat, members: &[(String, Value)], starts: &[u64]) 
         *first = Some((members[i].0.clone(), starts[i]));
     }
 }
+
+/// The fuzz target's check of the tokenizer's buffering: `text` read in pieces of
+/// `piece` bytes (as a socket gives it) is what [`parse`] reads, errors and their
+/// positions included.
+#[cfg(fuzzing)]
+pub fn fuzz_pieces(text: &[u8], piece: usize) {
+    struct Pieces<'a>(&'a [u8], usize);
+    impl std::io::Read for Pieces<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.1.min(buf.len()).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+    let mut src = Pieces(text, piece.max(1));
+    let mut r = Reader::new(&mut src, MAX_DEPTH, usize::MAX);
+    let pieces = tree(&mut r, None).and_then(|v| r.end().map(|_| v));
+    match (pieces, parse(text)) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b),
+        (Err(ReadError::Syntax(m, at)), Err(e)) => {
+            assert_eq!(
+                (m, line_column(text, at)),
+                (e.message(), (e.line(), e.column()))
+            );
+        }
+        (a, b) => panic!("in pieces {a:?}, whole {b:?}"),
+    }
+}
