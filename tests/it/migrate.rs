@@ -459,3 +459,38 @@ fn sqlite3_reads_and_writes_through_the_views() {
     .unwrap();
     assert_eq!(d.rows(Kind::Asn, "62041").unwrap().len(), 2);
 }
+
+/// Our SQLite leaves virtual tables out (src/db/omitted.rs). A `ripe.db` into which the
+/// `sqlite3` program wrote one still opens: the declaration is skipped, our own tables
+/// answer as before, and writes go on.
+#[test]
+fn a_virtual_table_written_by_sqlite3_does_not_break_the_database() {
+    use ripe_cidr_collector::db;
+    use ripe_cidr_collector::source::Kind;
+    let t = TestDir::new();
+    let paths = t.paths();
+    let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    db::open(&paths)
+        .unwrap()
+        .merge_source(Kind::Asn, "62041", &v(&["91.108.4.0/22"]), BASE, 7)
+        .unwrap();
+    if sqlite3(&paths.db, "CREATE VIRTUAL TABLE notes USING fts5(body)").is_none() {
+        return;
+    }
+    let mut d = db::open(&paths).unwrap();
+    d.merge_source(Kind::Asn, "62041", &v(&["91.108.8.0/22"]), BASE + 60, 7)
+        .unwrap();
+    let rows: Vec<String> = d
+        .rows(Kind::Asn, "62041")
+        .unwrap()
+        .into_iter()
+        .map(|r| r.value)
+        .collect();
+    assert_eq!(rows, ["91.108.4.0/22", "91.108.8.0/22"]);
+    let out = t.run(&["export", "--group", "*"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "91.108.4.0/22\n91.108.8.0/22\n"
+    );
+}

@@ -1,9 +1,9 @@
 //! Parsing a whole JSON document into a [`Value`], built from the events of the one
-//! tokenizer ([`super::Reader`]), with serde_json's error messages and positions (the
+//! tokenizer ([`super::scan::Scanner`]), with serde_json's error messages and positions (the
 //! line, and the column of the offending byte, 1-based; at the end of the text, the
 //! column of its last byte).
 
-use super::read::{Next, ReadError, Reader};
+use super::scan::{Next, ScanError, Scanner};
 use super::{Map, Number, Value};
 
 /// Deepest nesting of arrays and objects accepted by [`parse`]: what serde_json
@@ -73,12 +73,12 @@ pub fn parse_repeats(text: &[u8]) -> Result<(Value, Option<Repeated>), JsonError
 fn read(text: &[u8], max_depth: usize, repeats: Option<&mut Repeat>) -> Result<Value, JsonError> {
     let mut src = text;
     // No limit on strings: the callers bound the whole text.
-    let mut r = Reader::new(&mut src, max_depth, usize::MAX);
+    let mut r = Scanner::with_limits(&mut src, max_depth, usize::MAX);
     let v = tree(&mut r, repeats).and_then(|v| r.end().map(|_| v));
     v.map_err(|e| {
         // Reading a slice fails for nothing else, and `tree` asks for no shape.
         let (message, at) = match e {
-            ReadError::Syntax(m, at) => (m, at),
+            ScanError::Syntax(m, at) => (m, at),
             _ => ("expected value", 0),
         };
         let (line, column) = line_column(text, at);
@@ -115,7 +115,7 @@ enum Open {
 
 /// A whole value, containers included. Iterative, with the open containers on the
 /// heap: the thread's stack does not limit the depth, the reader's `max_depth` does.
-pub(super) fn tree(r: &mut Reader, mut repeats: Option<&mut Repeat>) -> Result<Value, ReadError> {
+pub(super) fn tree(r: &mut Scanner, mut repeats: Option<&mut Repeat>) -> Result<Value, ScanError> {
     let mut open: Vec<Open> = Vec::new();
     loop {
         let mut item = match r.peek()? {
@@ -208,11 +208,11 @@ pub fn fuzz_pieces(text: &[u8], piece: usize) {
         }
     }
     let mut src = Pieces(text, piece.max(1));
-    let mut r = Reader::new(&mut src, MAX_DEPTH, usize::MAX);
+    let mut r = Scanner::with_limits(&mut src, MAX_DEPTH, usize::MAX);
     let pieces = tree(&mut r, None).and_then(|v| r.end().map(|_| v));
     match (pieces, parse(text)) {
         (Ok(a), Ok(b)) => assert_eq!(a, b),
-        (Err(ReadError::Syntax(m, at)), Err(e)) => {
+        (Err(ScanError::Syntax(m, at)), Err(e)) => {
             assert_eq!(
                 (m, line_column(text, at)),
                 (e.message(), (e.line(), e.column()))

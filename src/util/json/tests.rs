@@ -293,10 +293,10 @@ impl std::io::Read for Trickle<'_> {
 /// error's message and offset.
 fn trickled(text: &[u8]) -> Result<Value, (&'static str, u64)> {
     let mut src = Trickle(text);
-    let mut r = Reader::new(&mut src, MAX_DEPTH, usize::MAX);
+    let mut r = scan::Scanner::with_limits(&mut src, MAX_DEPTH, usize::MAX);
     let v = parse::tree(&mut r, None).and_then(|v| r.end().map(|_| v));
     v.map_err(|e| match e {
-        ReadError::Syntax(m, at) => (m, at),
+        scan::ScanError::Syntax(m, at) => (m, at),
         other => panic!("{other:?}"),
     })
 }
@@ -342,13 +342,13 @@ fn the_tokenizer_reads_any_pieces_alike() {
 fn the_tokenizer_bounds_strings_and_numbers() {
     let read = |text: &str| {
         let mut src = text.as_bytes();
-        let mut r = Reader::new(&mut src, 4, 8);
+        let mut r = scan::Scanner::with_limits(&mut src, 4, 8);
         r.begin_array()?;
         let mut out = Vec::new();
         while r.next_item()? {
             out.push(match r.peek()? {
-                Next::String => r.string()?.unwrap_or("<long>").to_string(),
-                Next::Number => r.number()?.to_string(),
+                scan::Next::String => r.string()?.unwrap_or("<long>").to_string(),
+                scan::Next::Number => r.number()?.to_string(),
                 _ => {
                     r.skip()?;
                     "<skipped>".into()
@@ -365,13 +365,13 @@ fn the_tokenizer_bounds_strings_and_numbers() {
     );
     assert!(matches!(
         read("[123456789]"),
-        Err(ReadError::Syntax("number too long", 9))
+        Err(scan::ScanError::Syntax("number too long", 9))
     ));
     assert!(matches!(
         read("[[[[[]]]]]"),
-        Err(ReadError::Syntax("nested too deeply", 4))
+        Err(scan::ScanError::Syntax("nested too deeply", 4))
     ));
     assert!(
-        matches!(read("{}"), Err(ReadError::Shape(m)) if m == "expected a list at byte 0, found an object")
+        matches!(read("{}"), Err(scan::ScanError::Shape(m)) if m == "expected a list at byte 0, found an object")
     );
 }

@@ -1,19 +1,30 @@
 //! The one JSON tokenizer: a pull parser over any [`Read`], which the document parser
-//! ([`super::parse`]) builds trees with and the collect readers of upstream answers walk
-//! as the body streams.
+//! ([`super::parse`]) builds trees with, and which upstreams' answers and the legacy
+//! import's files are walked with as they stream.
 //!
-//! Memory is bounded whatever the input: an 8 KiB read buffer, strings and numbers
-//! kept up to `max_text` bytes (longer strings are read through and reported as too
-//! long, longer numbers are an error), nesting up to `max_depth`, and nothing else.
-//! Callers walk the document with [`Reader::next_key`] / [`Reader::next_item`] and
-//! skip what they do not need with [`Reader::skip`], so a 16 MiB answer of `{}`
-//! entries costs no more than one of real prefixes.
+//! Memory is bounded whatever the text: an 8 KiB read buffer, strings and numbers
+//! kept up to a limit (longer strings are read through and reported as too long,
+//! longer numbers are an error), nesting up to a limit, and nothing else. Callers walk
+//! the document with [`Scanner::next_key`] / [`Scanner::next_item`] and skip what they
+//! do not need with [`Scanner::skip`], so a 16 MiB answer of `{}` entries costs no
+//! more than one of real prefixes (serde_json's `Value`, or a `Vec` of entries, cost
+//! 150 MB for it).
 //!
 //! Syntax errors carry serde_json's messages (the document parser's tests hold it to
 //! serde_json) and the offset of the offending byte; [`super::parse`] turns that into
-//! a line and column, the collect readers say "at byte N".
+//! a line and column, the streaming readers say "at byte N".
+
+// The RIPEstat time and the first bytes are for the collect readers only.
+#![cfg_attr(not(feature = "collect"), allow(dead_code))]
 
 use std::io::{self, Read};
+
+/// Longest string (key or value) kept when streaming; longer ones are skipped.
+/// Prefixes, addresses and keys are far shorter; messages are cut for the log anyway.
+pub(crate) const MAX_TEXT: usize = 512;
+
+/// Deepest nesting of objects and arrays accepted when streaming.
+pub(crate) const MAX_DEPTH: usize = 64;
 
 /// Bytes read from the source at a time.
 const BUFFER: usize = 8 << 10;
@@ -27,9 +38,10 @@ const BAD_NUMBER: &str = "invalid number";
 
 /// Why a document could not be read.
 #[derive(Debug)]
-pub enum ReadError {
-    /// Reading the source failed.
-    Io(io::Error),
+pub(crate) enum ScanError {
+    /// Reading failed (timeout, too large, connection lost ...), or the caller
+    /// refused a value (too many): the caller's error rides inside.
+    Failed(io::Error),
     /// Not JSON: what is wrong, and the offset of the byte where it is (the end of
     /// the input when it ends too early).
     Syntax(&'static str, u64),
@@ -40,7 +52,7 @@ pub enum ReadError {
 
 /// What kind of value comes next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Next {
+pub(crate) enum Next {
     Object,
     Array,
     String,
@@ -62,10 +74,10 @@ impl Next {
     }
 }
 
-type Result<T> = std::result::Result<T, ReadError>;
+type Result<T> = std::result::Result<T, ScanError>;
 
 /// The pull parser over one input.
-pub struct Reader<'r> {
+pub(crate) struct Scanner<'r> {
     src: &'r mut dyn Read,
     buf: Box<[u8]>,
     pos: usize,
@@ -82,13 +94,22 @@ pub struct Reader<'r> {
     string_at: u64,
     max_depth: usize,
     max_text: usize,
+    /// The time a RIPEstat `data` says its data is of (`latest_time`, else
+    /// `query_time`), noted by the data readers with [`Scanner::note_time`].
+    pub(crate) data_time: Option<String>,
 }
 
-impl<'r> Reader<'r> {
-    /// A reader of `src` that accepts `max_depth` levels of nesting and keeps strings
-    /// and numbers up to `max_text` bytes.
-    pub fn new(src: &'r mut dyn Read, max_depth: usize, max_text: usize) -> Reader<'r> {
-        Reader {
+impl<'r> Scanner<'r> {
+    /// A scanner of a streamed text (an answer, a legacy file): [`MAX_DEPTH`] levels,
+    /// strings up to [`MAX_TEXT`] bytes.
+    pub(crate) fn new(src: &'r mut dyn Read) -> Scanner<'r> {
+        Scanner::with_limits(src, MAX_DEPTH, MAX_TEXT)
+    }
+
+    /// A scanner of `src` that accepts `max_depth` levels of nesting and keeps
+    /// strings and numbers up to `max_text` bytes.
+    pub(crate) fn with_limits(src: &'r mut dyn Read, max_depth: usize, max_text: usize) -> Self {
+        Scanner {
             src,
             buf: vec![0; BUFFER].into_boxed_slice(),
             pos: 0,
@@ -100,16 +121,17 @@ impl<'r> Reader<'r> {
             string_at: 0,
             max_depth,
             max_text,
+            data_time: None,
         }
     }
 
     /// The first bytes of the input (up to 64), for error messages.
-    pub fn start(&self) -> &[u8] {
+    pub(crate) fn start(&self) -> &[u8] {
         &self.start
     }
 
     /// Where the last string read (a key, say) starts: the offset of its opening quote.
-    pub fn string_at(&self) -> u64 {
+    pub(crate) fn string_at(&self) -> u64 {
         self.string_at
     }
 
@@ -119,7 +141,7 @@ impl<'r> Reader<'r> {
     }
 
     fn fail<T>(&self, at: u64, message: &'static str) -> Result<T> {
-        Err(ReadError::Syntax(message, at))
+        Err(ScanError::Syntax(message, at))
     }
 
     /// The next byte without consuming it; `None` at the end of the input. Inlined:
@@ -141,7 +163,7 @@ impl<'r> Reader<'r> {
             match self.src.read(&mut self.buf) {
                 Ok(n) => break n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(ReadError::Io(e)),
+                Err(e) => return Err(ScanError::Failed(e)),
             }
         };
         if self.start.len() < 64 {
@@ -163,7 +185,7 @@ impl<'r> Reader<'r> {
     }
 
     /// What kind of value comes next.
-    pub fn peek(&mut self) -> Result<Next> {
+    pub(crate) fn peek(&mut self) -> Result<Next> {
         Ok(match self.skip_ws()? {
             Some(b'{') => Next::Object,
             Some(b'[') => Next::Array,
@@ -177,9 +199,9 @@ impl<'r> Reader<'r> {
     }
 
     /// A shape error: `what` was expected where something else is.
-    pub fn expected(&mut self, what: Next) -> ReadError {
+    pub(crate) fn expected(&mut self, what: Next) -> ScanError {
         match self.peek() {
-            Ok(found) => ReadError::Shape(format!(
+            Ok(found) => ScanError::Shape(format!(
                 "expected {} at byte {}, found {}",
                 what.name(),
                 self.here(),
@@ -203,12 +225,12 @@ impl<'r> Reader<'r> {
     }
 
     /// Enters an object (a shape error when the next value is not one).
-    pub fn begin_object(&mut self) -> Result<()> {
+    pub(crate) fn begin_object(&mut self) -> Result<()> {
         self.open(Next::Object)
     }
 
     /// Enters a list (a shape error when the next value is not one).
-    pub fn begin_array(&mut self) -> Result<()> {
+    pub(crate) fn begin_array(&mut self) -> Result<()> {
         self.open(Next::Array)
     }
 
@@ -246,7 +268,7 @@ impl<'r> Reader<'r> {
 
     /// The next key of the current object (`None` at its end, which is left). A key
     /// longer than `max_text` comes back as `""`, which matches no wanted key.
-    pub fn next_key(&mut self) -> Result<Option<&str>> {
+    pub(crate) fn next_key(&mut self) -> Result<Option<&str>> {
         if !self.next_member(b'}')? {
             return Ok(None);
         }
@@ -263,13 +285,13 @@ impl<'r> Reader<'r> {
     }
 
     /// Whether the current list has another item (`false` at its end, which is left).
-    pub fn next_item(&mut self) -> Result<bool> {
+    pub(crate) fn next_item(&mut self) -> Result<bool> {
         self.next_member(b']')
     }
 
     /// Reads a string value: `Some(text)`, or `None` when longer than `max_text`.
     /// A shape error when the next value is not a string.
-    pub fn string(&mut self) -> Result<Option<&str>> {
+    pub(crate) fn string(&mut self) -> Result<Option<&str>> {
         if self.peek()? != Next::String {
             return Err(self.expected(Next::String));
         }
@@ -285,7 +307,7 @@ impl<'r> Reader<'r> {
     }
 
     /// Reads a number: its text (a shape error when the next value is not one).
-    pub fn number(&mut self) -> Result<&str> {
+    pub(crate) fn number(&mut self) -> Result<&str> {
         if self.peek()? != Next::Number {
             return Err(self.expected(Next::Number));
         }
@@ -354,15 +376,15 @@ impl<'r> Reader<'r> {
         Ok(())
     }
 
-    /// Reads `true` or `false`, which [`Reader::peek`] said comes next.
-    pub fn boolean(&mut self) -> Result<bool> {
+    /// Reads `true` or `false`, which [`Scanner::peek`] said comes next.
+    pub(crate) fn boolean(&mut self) -> Result<bool> {
         let t = self.peek_byte()? == Some(b't');
         self.literal(if t { b"true" } else { b"false" })?;
         Ok(t)
     }
 
     /// Skips the next value, whatever it is (nesting bounded by `max_depth`).
-    pub fn skip(&mut self) -> Result<()> {
+    pub(crate) fn skip(&mut self) -> Result<()> {
         match self.peek()? {
             Next::Object => {
                 self.begin_object()?;
@@ -391,7 +413,7 @@ impl<'r> Reader<'r> {
     }
 
     /// Whether the next value is `null`; it is consumed if so.
-    pub fn null(&mut self) -> Result<bool> {
+    pub(crate) fn null(&mut self) -> Result<bool> {
         if self.peek()? == Next::Null {
             self.literal(b"null")?;
             return Ok(true);
@@ -399,8 +421,21 @@ impl<'r> Reader<'r> {
         Ok(false)
     }
 
+    /// Reads the value of `data.latest_time` or `data.query_time` (`key`) into
+    /// `data_time`, `latest_time` first; anything but a string is skipped.
+    pub(crate) fn note_time(&mut self, key_is_latest: bool) -> Result<()> {
+        if self.peek()? != Next::String {
+            return self.skip();
+        }
+        let t = self.string()?.map(str::to_string);
+        if key_is_latest || self.data_time.is_none() {
+            self.data_time = t;
+        }
+        Ok(())
+    }
+
     /// After the top-level value: only white space may follow.
-    pub fn end(&mut self) -> Result<()> {
+    pub(crate) fn end(&mut self) -> Result<()> {
         match self.skip_ws()? {
             None => Ok(()),
             Some(_) => self.fail(self.here(), "trailing characters"),
@@ -524,3 +559,6 @@ fn keep_piece(text: &mut Vec<u8>, piece: &[u8], max: usize) -> bool {
     text.extend_from_slice(piece);
     true
 }
+
+#[cfg(test)]
+mod tests;
