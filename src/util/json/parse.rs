@@ -71,9 +71,7 @@ pub fn parse_repeats(text: &[u8]) -> Result<(Value, Option<Repeated>), JsonError
 }
 
 fn read(text: &[u8], max_depth: usize, repeats: Option<&mut Repeat>) -> Result<Value, JsonError> {
-    let mut src = text;
-    // No limit on strings: the callers bound the whole text.
-    let mut r = Scanner::with_limits(&mut src, max_depth, usize::MAX);
+    let mut r = Scanner::of_text(text, max_depth);
     let v = tree(&mut r, repeats).and_then(|v| r.end().map(|_| v));
     v.map_err(|e| {
         // Reading a slice fails for nothing else, and `tree` asks for no shape.

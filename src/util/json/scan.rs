@@ -17,6 +17,7 @@
 // The RIPEstat time and the first bytes are for the collect readers only.
 #![cfg_attr(not(feature = "collect"), allow(dead_code))]
 
+use std::borrow::Cow;
 use std::io::{self, Read};
 
 /// Longest string (key or value) kept when streaming; longer ones are skipped.
@@ -78,8 +79,11 @@ type Result<T> = std::result::Result<T, ScanError>;
 
 /// The pull parser over one input.
 pub(crate) struct Scanner<'r> {
-    src: &'r mut dyn Read,
-    buf: Box<[u8]>,
+    /// The reader, or `None` for a text held whole in `buf`.
+    src: Option<&'r mut dyn Read>,
+    /// The read buffer, or the whole text: a slice is not read through `dyn Read`,
+    /// which would compile a vtable of `&[u8]`'s reading methods (1 KB).
+    buf: Cow<'r, [u8]>,
     pos: usize,
     len: usize,
     /// Bytes consumed before `buf[0]`, for error positions.
@@ -109,9 +113,22 @@ impl<'r> Scanner<'r> {
     /// A scanner of `src` that accepts `max_depth` levels of nesting and keeps
     /// strings and numbers up to `max_text` bytes.
     pub(crate) fn with_limits(src: &'r mut dyn Read, max_depth: usize, max_text: usize) -> Self {
+        let buf = Cow::Owned(vec![0; BUFFER]);
+        Scanner::make(Some(src), buf, max_depth, max_text)
+    }
+
+    /// A scanner of a text held whole, `max_depth` levels, strings of any length
+    /// (the caller bounds the text).
+    pub(crate) fn of_text(text: &'r [u8], max_depth: usize) -> Self {
+        let mut s = Scanner::make(None, Cow::Borrowed(text), max_depth, usize::MAX);
+        s.len = text.len();
+        s
+    }
+
+    fn make(src: Option<&'r mut dyn Read>, buf: Cow<'r, [u8]>, depth: usize, text: usize) -> Self {
         Scanner {
             src,
-            buf: vec![0; BUFFER].into_boxed_slice(),
+            buf,
             pos: 0,
             len: 0,
             offset: 0,
@@ -119,8 +136,8 @@ impl<'r> Scanner<'r> {
             text: Vec::new(),
             first: Vec::new(),
             string_at: 0,
-            max_depth,
-            max_text,
+            max_depth: depth,
+            max_text: text,
             data_time: None,
         }
     }
@@ -159,8 +176,12 @@ impl<'r> Scanner<'r> {
     fn fill(&mut self) -> Result<bool> {
         self.offset += self.len as u64;
         (self.pos, self.len) = (0, 0);
+        let (Some(src), Cow::Owned(buf)) = (&mut self.src, &mut self.buf) else {
+            // A text held whole has nothing more.
+            return Ok(false);
+        };
         let n = loop {
-            match self.src.read(&mut self.buf) {
+            match src.read(buf) {
                 Ok(n) => break n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(ScanError::Failed(e)),
