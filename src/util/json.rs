@@ -289,7 +289,7 @@ impl Value {
 /// Typed reads of the members of our own files (`status.json`, feed validators): a
 /// member of the wrong type is an error naming it; `null` is the same as absent.
 pub mod member {
-    use std::collections::BTreeMap;
+    use crate::util::map::SortedMap;
 
     use super::Value;
 
@@ -324,8 +324,8 @@ pub mod member {
     }
 
     /// An object of strings.
-    pub fn string_map(key: &str, v: &Value) -> Result<BTreeMap<String, String>, String> {
-        let mut out = BTreeMap::new();
+    pub fn string_map(key: &str, v: &Value) -> Result<SortedMap<String, String>, String> {
+        let mut out = SortedMap::new();
         match v {
             Value::Null => {}
             Value::Object(o) => {

@@ -226,7 +226,7 @@ fn writer_writes_fields_in_order() {
     w.string("x");
     w.u64(7);
     w.end_array();
-    w.field("m", &std::collections::BTreeMap::<String, u32>::new());
+    w.field("m", &crate::util::map::SortedMap::<String, u32>::new());
     w.end_object();
     assert_eq!(
         String::from_utf8(out).unwrap(),
