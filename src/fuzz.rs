@@ -115,6 +115,42 @@ pub fn legacy(text: &str) {
     }
 }
 
+/// What the LuCI app's rpcd plugin hands the CLI and reads back from it. The call's
+/// arguments (`{"kind": .., "source": ..}`, the first document): a source the CLI
+/// accepts is normalised for good and holds nothing a page could take for markup.
+/// The same document as `status.json` (whose failure texts come from upstreams),
+/// with a `config.json` after a NUL byte, rendered as `status --json` and
+/// `GET /status` answer: one JSON object whose daemon record reads back as it was.
+pub fn luci(data: &[u8]) {
+    use crate::source::Kind;
+    use crate::util::json::{self, Value};
+    let (doc, config) = match data.iter().position(|&b| b == 0) {
+        Some(i) => (&data[..i], &data[i + 1..]),
+        None => (data, &[][..]),
+    };
+    let Ok(doc) = json::parse(doc) else {
+        return;
+    };
+    let arg = |k: &str| doc.get(k).and_then(Value::as_str);
+    if let (Some(kind), Some(source)) = (arg("kind").and_then(Kind::from_word), arg("source")) {
+        if let Ok(n) = kind.normalize(source) {
+            assert_eq!(kind.normalize(&n).as_ref(), Ok(&n), "{source:?}");
+            assert!(!n.contains(['<', '>', '"', '\'', '\\', '`', ' ']), "{n:?}");
+        }
+    }
+    let Ok(st) = crate::status::Status::from_json(&doc) else {
+        return;
+    };
+    let cfg = std::str::from_utf8(config)
+        .ok()
+        .and_then(|t| crate::config::parse(t, Path::new("config.json")).ok())
+        .map(|l| l.config);
+    let out = crate::overview::fuzz_render(st.clone(), cfg.as_ref());
+    let back = json::parse(&out).expect("the overview is JSON");
+    let daemon = back.get("daemon").expect("a daemon record");
+    assert_eq!(crate::status::Status::from_json(daemon).as_ref(), Ok(&st));
+}
+
 /// An upstream's answer as the collect client reads it: status line, headers, framing
 /// (`Content-Length`, chunked, close) and the body, bounded.
 #[cfg(feature = "collect")]

@@ -191,13 +191,8 @@ impl Entry<'_> {
         let (name, key) = (self.name, self.key);
         sc.begin_array()?;
         while sc.next_item()? {
-            if sc.peek()? != Next::String {
-                log::warn!("{name}: {key}: a value that is not a string; skipped");
-                sc.skip()?;
-                continue;
-            }
-            let Some(raw) = sc.string()? else {
-                log::warn!("{name}: {key}: a value too long; skipped");
+            let Some(raw) = string(sc)? else {
+                log::warn!("{name}: {key}: a value that is not a short string; skipped");
                 continue;
             };
             match normalize_value(self.kind, raw) {
@@ -241,14 +236,18 @@ fn seen(sc: &mut Scanner, sink: &mut Sink<'_>) -> Scan<()> {
     Ok(())
 }
 
+/// The next value when it is a string (of at most `MAX_TEXT` bytes), else `None`
+/// with the value skipped.
+fn string<'s>(sc: &'s mut Scanner) -> Scan<Option<&'s str>> {
+    if sc.peek()? == Next::String {
+        return sc.string();
+    }
+    sc.skip().map(|_| None)
+}
+
 /// A time as written, when it is a string that reads as one.
 fn time(sc: &mut Scanner) -> Scan<Option<String>> {
-    if sc.peek()? != Next::String {
-        sc.skip()?;
-        return Ok(None);
-    }
-    Ok(sc
-        .string()?
+    Ok(string(sc)?
         .filter(|s| util::parse_iso(s).is_some())
         .map(str::to_string))
 }
