@@ -6,7 +6,7 @@
 //! It reports what it could read: a broken `config.json` or database is a line in
 //! `errors` beside everything else, because that is when an administrator looks.
 
-use std::collections::BTreeMap;
+use crate::util::map::SortedMap;
 
 use crate::config::{self, Config};
 use crate::db::trust::{self, Fetch, FetchLog};
@@ -20,7 +20,7 @@ use crate::util::{
 
 /// Stored values per kind (`{"asn": 12, "fqdn": 3}`); a map so that kinds added
 /// later appear without a change here.
-pub type Counts = BTreeMap<&'static str, u64>;
+pub type Counts = SortedMap<&'static str, u64>;
 
 /// One configured source.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -242,6 +242,19 @@ pub fn build(pool: &db::Pool) -> Overview {
     }
 }
 
+/// The fuzz target's way in: the overview of `st` and `cfg` with nothing stored, as
+/// `GET /status` and `status --json` write it.
+#[cfg(fuzzing)]
+pub(crate) fn fuzz_render(st: Status, cfg: Option<&Config>) -> Vec<u8> {
+    Overview {
+        groups: cfg.map(|c| group_lines(c, &[], &st)).unwrap_or_default(),
+        errors: vec![format!("status: {:?}", st.last_error)],
+        daemon: st,
+        ..Overview::default()
+    }
+    .to_json()
+}
+
 /// The stored sources of one kind.
 type Stored = (Kind, Vec<SourceSummary>);
 
@@ -316,7 +329,7 @@ fn group_lines(cfg: &Config, summaries: &[Stored], st: &Status) -> Vec<GroupLine
             let mut counts = Counts::new();
             let mut sources = Vec::new();
             for (kind, list) in kinds {
-                let n = counts.entry(kind.as_str()).or_insert(0);
+                let n = counts.get_or_insert_with(kind.as_str(), || 0);
                 for s in list {
                     let l = line(kind, &s, find(summaries, kind, &s), st);
                     *n += l.values;

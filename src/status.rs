@@ -1,6 +1,6 @@
 //! `status.json`: the daemon's heartbeat and the outcome of its last run.
 
-use std::collections::BTreeMap;
+use crate::util::map::SortedMap;
 use std::fs;
 use std::io;
 use std::path::Path;
@@ -30,16 +30,16 @@ pub struct Status {
     /// When the next scheduled run is due.
     pub next_run: Option<String>,
     /// Failed sources of the last run (`AS62041`, `example.com`) and why.
-    pub failures: BTreeMap<String, String>,
+    pub failures: SortedMap<String, String>,
     /// The ASN upstream that last answered for each ASN (`AS62041` → `bgptools`).
     /// Left out of the file when empty.
-    pub upstreams: BTreeMap<String, String>,
+    pub upstreams: SortedMap<String, String>,
     /// Output files that failed after the last run that rendered them, and why.
-    pub output_failures: BTreeMap<String, String>,
+    pub output_failures: SortedMap<String, String>,
     /// Per group loaded into kernel sets (`load` outputs): the elements its sets
     /// hold and their estimated kernel memory, as of its last load. Left out of the
     /// file when empty.
-    pub kernel_sets: BTreeMap<String, KernelSet>,
+    pub kernel_sets: SortedMap<String, KernelSet>,
     /// The journal mode the database used at the last run: `"wal"` or `"delete"`.
     pub journal_mode: Option<String>,
     /// When the snapshot (`--snapshot`) was last written.
@@ -67,8 +67,8 @@ impl ToJson for KernelSet {
 }
 
 impl KernelSet {
-    fn map(key: &str, v: &Value) -> Result<BTreeMap<String, KernelSet>, String> {
-        let mut out = BTreeMap::new();
+    fn map(key: &str, v: &Value) -> Result<SortedMap<String, KernelSet>, String> {
+        let mut out = SortedMap::new();
         for (group, o) in v.as_object().into_iter().flatten() {
             let n = |f: &str| o.get(f).and_then(Value::as_u64).unwrap_or(0);
             if o.as_object().is_none() {
@@ -115,7 +115,7 @@ impl ToJson for Status {
 impl Status {
     /// Reads the fields it knows; others (from another version) are ignored, missing
     /// ones keep their default.
-    fn from_json(v: &Value) -> Result<Status, String> {
+    pub(crate) fn from_json(v: &Value) -> Result<Status, String> {
         let o = v
             .as_object()
             .ok_or_else(|| format!("expected an object, got {v}"))?;

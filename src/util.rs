@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub mod json;
+pub mod map;
 pub mod spell;
 
 /// Seconds since the Unix epoch, now.

@@ -133,7 +133,7 @@ no_error "apk pre-deinstall: stopped once"
 
 # The .ipk's postinst as opkg runs it: $0 names the package.
 mkdir -p "$tmp/ipk" "$STUB_ROOT/usr/lib/opkg/info"
-tar -xzf "$tmp/dist/${name}_0.1.0-r1_mipsel_24kc.ipk" -C "$tmp/ipk"
+tar -xzf "$tmp/dist/${name}"_*_mipsel_24kc.ipk -C "$tmp/ipk"
 tar -xzf "$tmp/ipk/control.tar.gz" -C "$tmp/ipk"
 rm -f "$STUB_ROOT/lib/apk/packages/$name.list" "$STUB_ROOT/lib/apk/packages/$name.rusers"
 info="$STUB_ROOT/usr/lib/opkg/info"

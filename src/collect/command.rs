@@ -3,21 +3,25 @@
 //! answer read from the program's standard output.
 //!
 //! Bounded like the built-in client: one deadline for the whole request, after which
-//! the program's process group is killed; at most the caller's limit of bytes read
-//! from its output (then it is killed too); its error output kept to a few hundred
-//! bytes for the message. The answer is parsed as it streams, and only a program that
-//! exits with status 0 makes a successful source: a non-zero exit fails the source
-//! whatever it printed, so stored values are never replaced by a partial answer.
+//! the program's process group is killed, and whatever it started that still holds
+//! its output (a `setsid` grandchild escapes the group); at most the caller's limit
+//! of bytes read from its output (then it is killed too); the end of its error
+//! output kept for the message. The answer is parsed as it streams, and only a
+//! program that exits with status 0 makes a successful source: a non-zero exit fails
+//! the source whatever it printed, so stored values are never replaced by a partial
+//! answer. The failure is classified from the exit status and the error output as
+//! the built-in client's would be (an HTTP 404 is not retried early).
 
 use std::io::{self, Read};
 use std::os::fd::AsRawFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
 use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use super::fetch::{Cause, SourceError};
 
-/// Error output kept for the message.
+/// Error output kept for the message (its end: the error follows any progress).
 const STDERR_KEPT: usize = 300;
 
 /// The placeholder replaced by the URL (with its query).
@@ -37,12 +41,35 @@ pub(crate) fn run<T>(
     limit: u64,
     parse: impl FnOnce(&mut dyn Read) -> Result<T, SourceError>,
 ) -> Result<T, SourceError> {
-    let program = argv.first().cloned().unwrap_or_default();
-    let fail = |message: String, cause: Option<Cause>| SourceError::Command {
-        program: program.clone(),
+    // Only the parse is generic: the rest is compiled once, not for each `T`.
+    let (mut child, mut out) = start(argv, url, user_agent, deadline, seconds, limit)?;
+    let parsed = parse(&mut out);
+    match out.end(&mut child, parsed.is_ok()) {
+        Some(e) => Err(e),
+        None => parsed,
+    }
+}
+
+/// A failure of the program itself, which may be tried again.
+fn fail(program: &str, message: String, cause: Option<Cause>) -> SourceError {
+    SourceError::Command {
+        program: program.to_string(),
         message,
+        transient: true,
         cause,
-    };
+    }
+}
+
+/// Starts `argv` for `url`, its output to be read through the [`Output`].
+fn start(
+    argv: &[String],
+    url: &str,
+    user_agent: &str,
+    deadline: Instant,
+    seconds: u64,
+    limit: u64,
+) -> Result<(Child, Output), SourceError> {
+    let program = argv.first().cloned().unwrap_or_default();
     let args: Vec<String> = argv
         .iter()
         .skip(1)
@@ -56,12 +83,23 @@ pub(crate) fn run<T>(
         // Its own process group, so that a timeout kills whatever it started too.
         .process_group(0)
         .spawn()
-        .map_err(|e| fail(format!("cannot be started: {e}"), Some(Cause::new(e))))?;
+        .map_err(|e| {
+            fail(
+                &program,
+                format!("cannot be started: {e}"),
+                Some(Cause::new(e)),
+            )
+        })?;
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
-        kill_group(&mut child);
-        return Err(fail("has no output pipes".into(), None));
+        kill_group(&mut child, &[]);
+        return Err(fail(&program, "has no output pipes".into(), None));
     };
-    let mut out = Output {
+    // What the pipes are called in /proc, to find whoever else holds them.
+    let pipes = [stdout.as_raw_fd(), stderr.as_raw_fd()]
+        .iter()
+        .filter_map(|fd| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok())
+        .collect();
+    let out = Output {
         stdout,
         stderr: Some(stderr),
         deadline,
@@ -71,42 +109,133 @@ pub(crate) fn run<T>(
         eof: false,
         timed_out: false,
         errors: Vec::new(),
+        pipes,
+        program,
     };
-    let parsed = parse(&mut out);
-    // Stopped reading before the end (a bad or too large answer, a timeout): nothing
-    // more is wanted from it.
-    if out.timed_out || !out.eof {
-        kill_group(&mut child);
-        return match out.timed_out {
-            true => Err(SourceError::Timeout { seconds }),
-            false => parsed.and(Err(fail("output not read to its end".into(), None))),
+    Ok((child, out))
+}
+
+impl Output {
+    /// After the parse (which succeeded when `parsed`): the request's error beyond
+    /// the parse's own, if any. Nothing the program started outlives this.
+    fn end(mut self, child: &mut Child, parsed: bool) -> Option<SourceError> {
+        let seconds = self.seconds;
+        // Stopped reading before the end (a bad or too large answer, a timeout):
+        // nothing more is wanted from it.
+        if self.timed_out || !self.eof {
+            kill_group(child, &self.pipes);
+            return match self.timed_out {
+                true => Some(SourceError::Timeout { seconds }),
+                false => {
+                    parsed.then(|| fail(&self.program, "output not read to its end".into(), None))
+                }
+            };
+        }
+        let status = match self.wait(child) {
+            Some(status) => status,
+            None => return Some(SourceError::Timeout { seconds }),
         };
+        (!status.success()).then(|| self.failed(status))
     }
-    let status = match out.wait(&mut child) {
-        Some(status) => status,
-        None => return Err(SourceError::Timeout { seconds }),
-    };
-    if status.success() {
-        return parsed;
+
+    /// The error of a program that exited with `status`, not 0: what it said last,
+    /// classified.
+    fn failed(self, status: ExitStatus) -> SourceError {
+        let why = match (status.code(), status.signal()) {
+            (Some(code), _) => format!("exited with status {code}"),
+            (None, Some(sig)) => format!("killed by signal {sig}"),
+            _ => "failed".into(),
+        };
+        let last = self
+            .errors
+            .split(|&b| b == b'\n' || b == b'\r')
+            .map(<[u8]>::trim_ascii)
+            .rfind(|l| !l.is_empty());
+        let why = match last {
+            Some(line) => format!("{why}: {}", super::fetch::snippet(line)),
+            None => why,
+        };
+        let (kind, transient) = status.code().map_or((String::new(), true), |code| {
+            classify(&self.program, code, &self.errors)
+        });
+        SourceError::Command {
+            message: match kind.is_empty() {
+                true => why,
+                false => format!("{kind} ({why})"),
+            },
+            program: self.program,
+            transient,
+            cause: None,
+        }
     }
-    let why = match (status.code(), status.signal()) {
-        (Some(code), _) => format!("exited with status {code}"),
-        (None, Some(sig)) => format!("killed by signal {sig}"),
-        _ => "failed".into(),
-    };
-    let said = super::fetch::snippet(&out.errors);
-    Err(fail(
-        match out.errors.is_empty() {
-            true => why,
-            false => format!("{why}: {said}"),
+}
+
+/// What a failed program's exit status and error output say, in the built-in
+/// client's terms (`""`: nothing known), and whether waiting may help: not for an
+/// HTTP status other than 429 and 5xx, as with that client. uclient-fetch
+/// (uclient-fetch.c), like wget: 4 for the network ("Connection error: Connection
+/// failed", "... timed out", "Failed to send request: Operation not permitted" when
+/// the name does not resolve or the connect fails at once, "SSL error: ..." before a
+/// failed handshake), 5 for a certificate (also a router's clock not yet set), 8 for
+/// an HTTP error ("HTTP error 404", not printed with `-q`). curl: 6 resolve, 7
+/// connect, 22 an HTTP error with `-f` ("The requested URL returned error: 404"), 28
+/// timeout, 35, 51, 53, 54, 58 to 60, 64, 66, 77, 80, 82, 83, 90, 91 TLS.
+fn classify(program: &str, code: i32, errors: &[u8]) -> (String, bool) {
+    let text = errors.to_ascii_lowercase();
+    if let Some(status) = printed_status(&text) {
+        let transient = SourceError::Http { status }.is_transient();
+        return (format!("HTTP status {status}"), transient);
+    }
+    let has = |w: &[u8]| text.windows(w.len()).any(|x| x == w);
+    let (http, tls, net) = (
+        "HTTP error, status not printed",
+        "TLS failed",
+        "connection failed",
+    );
+    let kind = match program.rsplit_once('/').map_or(program, |(_, name)| name) {
+        "curl" => match code {
+            22 => http,
+            6 => "cannot resolve the host name",
+            28 => "timed out",
+            35 | 51 | 53 | 54 | 58..=60 | 64 | 66 | 77 | 80 | 82 | 83 | 90 | 91 => tls,
+            7 | 52 | 55 | 56 => net,
+            _ => "",
         },
-        None,
-    ))
+        "uclient-fetch" | "wget" => match code {
+            8 => http,
+            5 => tls,
+            4 if has(b"timed out") => "timed out",
+            4 if has(b"ssl") => tls,
+            4 => net,
+            _ => "",
+        },
+        _ => "",
+    };
+    (kind.into(), true)
+}
+
+/// The HTTP status printed after "error" on a line of `text` (in lower case):
+/// "http error 404" (uclient-fetch), "returned error: 404" (curl -f), "error 404: not
+/// found." (wget), "error: http/1.1 404 not found" (busybox wget).
+fn printed_status(text: &[u8]) -> Option<u16> {
+    (0..text.len())
+        .filter(|&i| text[i..].starts_with(b"error"))
+        .find_map(|i| {
+            let rest = &text[i + 5..];
+            let end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+            rest[..end.min(20)]
+                .split(|b| !b.is_ascii_digit() && *b != b'.')
+                .filter(|t| !t.is_empty())
+                .take(2)
+                .find(|t| t.len() == 3)
+                .and_then(|t| std::str::from_utf8(t).ok()?.parse().ok())
+                .filter(|s| (100..600).contains(s))
+        })
 }
 
 /// Kills the process group of `child` (still unreaped, so its id cannot have been
-/// reused), then reaps it.
-fn kill_group(child: &mut Child) {
+/// reused) and every other process holding one of `pipes`, then reaps the child.
+fn kill_group(child: &mut Child, pipes: &[PathBuf]) {
     if let Ok(pid) = libc::pid_t::try_from(child.id()) {
         if pid > 0 {
             // SAFETY: kill(2) with a negative pid signals only the group the child
@@ -114,8 +243,45 @@ fn kill_group(child: &mut Child) {
             unsafe { libc::kill(-pid, libc::SIGKILL) };
         }
     }
+    kill_holders(pipes);
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// Kills every process that holds the writing end of one of `pipes` (our ends' names
+/// in /proc): what the program started and moved out of its group (`setsid`) but
+/// left holding its output, which no process group kill reaches. Only what the
+/// program started can have that end; a child another thread is starting may hold
+/// our reading end for a moment (until its exec), and is left alone.
+fn kill_holders(pipes: &[PathBuf]) {
+    let Some(procs) = std::fs::read_dir("/proc")
+        .ok()
+        .filter(|_| !pipes.is_empty())
+    else {
+        return;
+    };
+    for entry in procs.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
+            continue;
+        };
+        let Ok(fds) = std::fs::read_dir(entry.path().join("fd")) else {
+            continue;
+        };
+        let writes = |fd: std::fs::DirEntry| {
+            let info = entry.path().join("fdinfo").join(fd.file_name());
+            std::fs::read_link(fd.path()).is_ok_and(|l| pipes.contains(&l))
+                && std::fs::read_to_string(info).is_ok_and(|i| {
+                    // The access mode is the last octal digit of the flags: 1 writes.
+                    i.lines()
+                        .find_map(|l| l.strip_prefix("flags:"))
+                        .is_some_and(|f| f.trim().ends_with('1'))
+                })
+        };
+        if fds.flatten().any(writes) {
+            // SAFETY: kill(2) of one process, which holds the program's pipe.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
 }
 
 /// The program's output pipes while it runs.
@@ -130,8 +296,12 @@ struct Output {
     /// Standard output has ended.
     eof: bool,
     timed_out: bool,
-    /// The start of the error output.
+    /// The end of the error output.
     errors: Vec<u8>,
+    /// The pipes' names in /proc (`pipe:[N]`), for [`kill_holders`].
+    pipes: Vec<PathBuf>,
+    /// The program, for messages.
+    program: String,
 }
 
 /// Wraps one of this module's errors for the `Read` interface.
@@ -196,8 +366,9 @@ impl Output {
         match err.read(&mut buf) {
             Ok(0) | Err(_) => self.stderr = None,
             Ok(n) => {
-                let keep = n.min(STDERR_KEPT.saturating_sub(self.errors.len()));
-                self.errors.extend_from_slice(&buf[..keep]);
+                self.errors.extend_from_slice(&buf[..n]);
+                let over = self.errors.len().saturating_sub(STDERR_KEPT);
+                self.errors.drain(..over);
             }
         }
     }
@@ -208,7 +379,7 @@ impl Output {
     fn wait(&mut self, child: &mut Child) -> Option<ExitStatus> {
         loop {
             if let Some(status) = exited(child) {
-                kill_group(child);
+                kill_group(child, &self.pipes);
                 return Some(status);
             }
             let step = match self.stderr.is_some() {
@@ -229,7 +400,7 @@ impl Output {
                 Ok(true) => self.drain_stderr(),
                 Ok(false) => {}
                 Err(_) => {
-                    kill_group(child);
+                    kill_group(child, &self.pipes);
                     return None;
                 }
             }

@@ -103,7 +103,7 @@ pub(crate) fn data(sc: &mut Scanner, keep: &mut Keep, min: MinPrefix) -> Result<
                         Err("value is not a string")
                     }
                 };
-                one(item, keep, min).map_err(ScanError::Failed)?;
+                one(item, keep, min).map_err(super::json::failed)?;
             }
         }
     }

@@ -180,7 +180,7 @@ fn record(sc: &mut Scanner, keep: &mut Keep) -> Result<(), ScanError> {
     };
     if matches!(rtype, 1 | 28) {
         let address = data.map_err(String::from).and_then(|d| address(&d));
-        keep.push(address).map_err(ScanError::Failed)?;
+        keep.push(address).map_err(super::json::failed)?;
     }
     Ok(())
 }

@@ -6,7 +6,7 @@
 //! The body is read as it streams, one line at a time through a bounded buffer: a
 //! feed costs the memory of the values it yields, whatever its size.
 
-use std::collections::BTreeMap;
+use crate::util::map::SortedMap;
 use std::io::{BufRead, BufReader, Read};
 use std::time::Duration;
 
@@ -199,7 +199,7 @@ pub struct FeedClient {
     pub min_prefix: MinPrefix,
     /// The validators of the last answer of each feed whose values are stored: its
     /// requests are conditional.
-    pub since: BTreeMap<String, Validators>,
+    pub since: SortedMap<String, Validators>,
 }
 
 impl FeedClient {
@@ -210,7 +210,7 @@ impl FeedClient {
             fetcher: Fetcher::new(transport, timeout),
             max_bytes: cfg.upstreams.feed.max_bytes,
             min_prefix: cfg.min_prefix,
-            since: BTreeMap::new(),
+            since: SortedMap::new(),
         }
     }
 

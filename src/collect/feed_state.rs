@@ -6,7 +6,7 @@
 //! new database never takes a 304 for data it does not hold; and they are written
 //! only after the values they describe were committed.
 
-use std::collections::BTreeMap;
+use crate::util::map::SortedMap;
 use std::path::PathBuf;
 
 use super::Validators;
@@ -36,11 +36,11 @@ impl ToJson for Validators {
     }
 }
 
-fn from_json(v: &Value) -> Result<BTreeMap<String, Validators>, String> {
+fn from_json(v: &Value) -> Result<SortedMap<String, Validators>, String> {
     let o = v
         .as_object()
         .ok_or_else(|| format!("expected an object, got {v}"))?;
-    let mut out = BTreeMap::new();
+    let mut out = SortedMap::new();
     for (url, entry) in o {
         let e = entry
             .as_object()
@@ -55,14 +55,14 @@ fn from_json(v: &Value) -> Result<BTreeMap<String, Validators>, String> {
     Ok(out)
 }
 
-fn read(paths: &Paths) -> BTreeMap<String, Validators> {
+fn read(paths: &Paths) -> SortedMap<String, Validators> {
     let parsed = match crate::util::read_text_capped(&path(paths), MAX_FILE) {
         Ok(Some(text)) => json::parse(text).map_err(|e| e.to_string()),
-        _ => return BTreeMap::new(),
+        _ => return SortedMap::new(),
     };
     parsed.and_then(|v| from_json(&v)).unwrap_or_else(|e| {
         log::warn!("{}: {e}; feeds are fetched in full", path(paths).display());
-        BTreeMap::new()
+        SortedMap::new()
     })
 }
 
@@ -70,9 +70,9 @@ fn read(paths: &Paths) -> BTreeMap<String, Validators> {
 pub(crate) fn load(
     paths: &Paths,
     wanted: &[&str],
-) -> Result<BTreeMap<String, Validators>, StoreError> {
+) -> Result<SortedMap<String, Validators>, StoreError> {
     if wanted.is_empty() {
-        return Ok(BTreeMap::new());
+        return Ok(SortedMap::new());
     }
     // Sorted for binary search (the same map type as the file's: no hash table code).
     let mut stored: Vec<String> = db::open(paths)?

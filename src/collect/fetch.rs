@@ -184,8 +184,10 @@ pub enum SourceError {
     Command {
         /// The program (`uclient-fetch`).
         program: String,
-        /// What went wrong: the exit status and the start of its error output.
+        /// What went wrong: the exit status and the end of its error output.
         message: String,
+        /// Whether waiting may help, judged as the built-in client's error would be.
+        transient: bool,
         /// The error of starting or reading it, when there is one.
         #[source]
         cause: Option<Cause>,
@@ -210,15 +212,15 @@ pub enum SourceError {
 }
 
 impl SourceError {
-    /// Whether trying again soon may help: transport errors, timeouts, a failed
-    /// fetch command (which cannot tell why), 429 and 5xx, and a DNS failure other
-    /// than NXDOMAIN (SERVFAIL, no answer, no network: the WAN down at boot).
+    /// Whether trying again soon may help: transport errors, timeouts, 429 and 5xx,
+    /// a DNS failure other than NXDOMAIN (SERVFAIL, no answer, no network: the WAN
+    /// down at boot), and a fetch command's failure of one of these kinds.
     pub fn is_transient(&self) -> bool {
         match self {
-            SourceError::Transport { .. }
-            | SourceError::Timeout { .. }
-            | SourceError::Dns(_)
-            | SourceError::Command { .. } => true,
+            SourceError::Transport { .. } | SourceError::Timeout { .. } | SourceError::Dns(_) => {
+                true
+            }
+            SourceError::Command { transient, .. } => *transient,
             SourceError::Http { status } => *status == 429 || *status >= 500,
             SourceError::Upstream {
                 status: Some(status),

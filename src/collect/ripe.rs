@@ -469,10 +469,10 @@ fn entry(
                 Err("prefix is missing or not a string")
             }
         };
-        sink(item).map_err(ScanError::Failed)?;
+        sink(item).map_err(super::json::failed)?;
     }
     if !seen {
-        sink(Err("prefix is missing or not a string")).map_err(ScanError::Failed)?;
+        sink(Err("prefix is missing or not a string")).map_err(super::json::failed)?;
     }
     Ok(())
 }

@@ -8,14 +8,15 @@ use std::fs;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use rusqlite::{params, OptionalExtension, Transaction, TransactionBehavior};
+use rusqlite::{OptionalExtension, Transaction, TransactionBehavior};
 
 use super::{Db, StoreError, SCHEMA_VERSION};
 use crate::config::Paths;
-use crate::legacy::{self, LegacyRow};
 use crate::util;
 
-/// Version 1: the `addresses` table.
+/// Version 1: the `addresses` table (only tests make one now: a new database gets
+/// the current schema).
+#[cfg(test)]
 pub(super) const SCHEMA_V1: &str = "
 CREATE TABLE addresses (
     kind       TEXT NOT NULL CHECK (kind IN ('asn', 'fqdn')),
@@ -58,9 +59,9 @@ fn steps(db: &mut Db, paths: &Paths) -> Result<(), StoreError> {
         if version == SCHEMA_VERSION {
             break;
         }
-        let next = version + 1;
+        let mut next = version + 1;
         match next {
-            1 => imported = to_v1(&tx, paths)?,
+            1 => (imported, next) = to_v1(&tx, paths)?,
             2 => to_v2(&tx)?,
             3 => {
                 super::schema::to_v3(&tx)?;
@@ -97,10 +98,12 @@ fn unreachable_step(version: i64) -> Result<(), StoreError> {
     )))
 }
 
-/// 0 → 1: creates `addresses` and imports the legacy JSON files of the data directory
-/// (a database of version 0 that already has the table only gets its version set).
-/// Returns the files imported.
-fn to_v1(tx: &Transaction<'_>, paths: &Paths) -> Result<Vec<PathBuf>, StoreError> {
+/// 0 → 1: a new database gets the current schema at once, with the legacy JSON files
+/// of the data directory imported into it: no intermediate tables, so nothing to
+/// compact (VACUUM copies the whole database into RAM). A database of version 0 that
+/// already has `addresses` only gets its version set. Returns the files imported and
+/// the version reached.
+fn to_v1(tx: &Transaction<'_>, paths: &Paths) -> Result<(Vec<PathBuf>, i64), StoreError> {
     let has_table = tx
         .query_row(
             "SELECT 1 FROM sqlite_master WHERE type='table' AND name='addresses'",
@@ -110,64 +113,11 @@ fn to_v1(tx: &Transaction<'_>, paths: &Paths) -> Result<Vec<PathBuf>, StoreError
         .optional()?
         .is_some();
     if has_table {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), 1));
     }
-    tx.execute_batch(SCHEMA_V1)?;
-    let batch = legacy::read_all(paths, util::unix_now()).map_err(StoreError::Legacy)?;
-    insert_imported(tx, &batch.rows)?;
-    if !batch.files.is_empty() {
-        let names: Vec<String> = batch
-            .files
-            .iter()
-            .map(|f| f.display().to_string())
-            .collect();
-        log::info!(
-            "imported {} {} from {}",
-            batch.rows.len(),
-            crate::util::values(batch.rows.len()),
-            names.join(" and ")
-        );
-        note_unconfigured(paths, &batch.rows);
-    }
-    Ok(batch.files)
-}
-
-/// Says which imported sources `config.json` does not name, and what the first run
-/// will do with their values (its sweep of unconfigured sources), so that nothing
-/// goes without a word.
-fn note_unconfigured(paths: &Paths, rows: &[LegacyRow]) {
-    let Ok(loaded) = crate::config::load(&paths.config()) else {
-        return;
-    };
-    let cfg = &loaded.config;
-    let mut missing: Vec<String> = rows
-        .iter()
-        .filter(|r| !cfg.sources(r.kind).contains(&r.source))
-        .map(|r| format!("{} {}", r.kind.as_str(), r.source))
-        .collect();
-    missing.sort();
-    missing.dedup();
-    let n = missing.len();
-    if n == 0 {
-        return;
-    }
-    if n > 10 {
-        missing.truncate(10);
-        missing.push(format!("and {} more", n - 10));
-    }
-    let fate = match cfg.ttl_days {
-        0 => "they are kept (ttl_days 0)".to_string(),
-        d => format!(
-            "each run deletes those not seen for ttl_days ({d}), the first run the \
-             expired ones"
-        ),
-    };
-    log::warn!(
-        "imported {} sources that config.json does not name ({}): {fate}; add them \
-         (asn add, fqdn add) to keep collecting them",
-        n,
-        missing.join(", ")
-    );
+    super::schema::create_empty(tx)?;
+    tx.execute_batch(super::schema::INDEX)?;
+    Ok((super::import::legacy(tx, paths)?, SCHEMA_VERSION))
 }
 
 /// 1 → 2: adds the `changes` table. Every row of `addresses` stays as it is; a
@@ -176,28 +126,6 @@ fn note_unconfigured(paths: &Paths, rows: &[LegacyRow]) {
 /// the table).
 fn to_v2(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     tx.execute_batch(super::history::SCHEMA_V2)
-}
-
-/// Stores the rows of the legacy import; a value listed twice keeps its earliest
-/// `first_seen` and latest `last_seen`.
-fn insert_imported(tx: &Transaction<'_>, rows: &[LegacyRow]) -> rusqlite::Result<()> {
-    let mut ins = tx.prepare(
-        "INSERT INTO addresses (kind, source, value, first_seen, last_seen)
-         VALUES (?1, ?2, ?3, ?4, ?5)
-         ON CONFLICT(kind, source, value) DO UPDATE SET
-           first_seen = min(first_seen, excluded.first_seen),
-           last_seen = max(last_seen, excluded.last_seen)",
-    )?;
-    for r in rows {
-        ins.execute(params![
-            r.kind.as_str(),
-            r.source,
-            r.value,
-            r.first_seen,
-            r.last_seen
-        ])?;
-    }
-    Ok(())
 }
 
 /// Renames imported legacy files to `<name>.migrated-<ts>`, so they are never read again.

@@ -18,6 +18,7 @@ mod codec;
 mod dump;
 mod fault;
 mod history;
+mod import;
 mod journal;
 mod lookup;
 mod migrate;

@@ -12,7 +12,7 @@
 //! * it reads lines of at most 1,024 bytes, so long lines are split (each domain in
 //!   exactly one of them).
 
-use std::collections::{BTreeMap, BTreeSet};
+use crate::util::map::SortedMap;
 use std::fmt::Write as _;
 
 use super::Family;
@@ -75,24 +75,25 @@ pub fn render_dnsmasq(
     groups: &[(DnsTarget, Vec<String>)],
     opts: DnsmasqOptions,
 ) -> Result<String, DnsmasqLineTooLong> {
-    let targets: Vec<&DnsTarget> = groups
-        .iter()
-        .map(|g| &g.0)
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    let mut targets: Vec<&DnsTarget> = groups.iter().map(|g| &g.0).collect();
+    targets.sort_unstable();
+    targets.dedup();
     let index = |t: &DnsTarget| targets.iter().position(|x| *x == t).unwrap_or(0);
-    let mut own: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
+    // The sets of a name as the sorted indexes of their targets in `targets`.
+    let mut own: SortedMap<&str, Vec<usize>> = SortedMap::new();
     for (target, names) in groups {
         let i = index(target);
         for name in names {
-            own.entry(name.as_str()).or_default().insert(i);
+            let sets = own.get_or_insert_with(name.as_str(), Vec::new);
+            if let Err(at) = sets.binary_search(&i) {
+                sets.insert(at, i);
+            }
         }
     }
-    let mut lines: BTreeMap<BTreeSet<usize>, Vec<&str>> = BTreeMap::new();
+    let mut lines: SortedMap<Vec<usize>, Vec<&str>> = SortedMap::new();
     for (name, sets) in &own {
         if let Some(all) = needs_line(name, sets, &own) {
-            lines.entry(all).or_default().push(name);
+            lines.get_or_insert_with(all, Vec::new).push(name);
         }
     }
     let mut out = String::from(DNSMASQ_HEADER);
@@ -104,25 +105,30 @@ pub fn render_dnsmasq(
 }
 
 /// The sets a line for `name` must carry (its own and those of every listed parent
-/// domain), or `None` when a listed parent's line says the same already.
-fn needs_line(
-    name: &str,
-    sets: &BTreeSet<usize>,
-    own: &BTreeMap<&str, BTreeSet<usize>>,
-) -> Option<BTreeSet<usize>> {
+/// domain), or `None` when a listed parent's line says the same already. Sets are
+/// sorted index lists, compared as `BTreeSet`s would be.
+fn needs_line(name: &str, sets: &[usize], own: &SortedMap<&str, Vec<usize>>) -> Option<Vec<usize>> {
     // The nearest listed parent's line carries its own sets and those of its
     // parents, which are this name's parents too: the union over all parents.
-    let mut parents: Option<BTreeSet<usize>> = None;
+    let mut parents: Option<Vec<usize>> = None;
     // Every parent domain: the suffixes after each dot.
     for (at, _) in name.match_indices('.') {
         if let Some(p) = own.get(&name[at + 1..]) {
-            parents.get_or_insert_with(BTreeSet::new).extend(p);
+            let all = parents.get_or_insert_with(Vec::new);
+            all.extend_from_slice(p);
+            all.sort_unstable();
+            all.dedup();
         }
     }
     match parents {
-        Some(p) if sets.is_subset(&p) => None,
-        Some(p) => Some(sets | &p),
-        None => Some(sets.clone()),
+        Some(p) if sets.iter().all(|i| p.binary_search(i).is_ok()) => None,
+        Some(mut p) => {
+            p.extend_from_slice(sets);
+            p.sort_unstable();
+            p.dedup();
+            Some(p)
+        }
+        None => Some(sets.to_vec()),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The configured sources and groups as JSON: the bodies of `GET /asns` (and the other
 //! kinds) and `GET /groups`, which `list --json` prints byte for byte.
 
-use std::collections::BTreeMap;
+use crate::util::map::SortedMap;
 
 use crate::config::Config;
 use crate::format::ALL_GROUPS;
@@ -13,7 +13,7 @@ use crate::util::json::{self, ToJson, Writer};
 struct Listed<'a> {
     kind: Kind,
     sources: &'a [String],
-    groups: Option<BTreeMap<&'a str, Vec<&'a str>>>,
+    groups: Option<SortedMap<&'a str, Vec<&'a str>>>,
 }
 
 impl ToJson for Listed<'_> {

@@ -1,7 +1,10 @@
-//! A small JSON module: a document tree ([`Value`]) with the accessors the readers of
-//! `config.json`, `status.json`, the legacy files and API bodies need, a parser with
-//! a nesting limit and errors that give line and column ([`parse`]), and a writer
-//! ([`Writer`]) that answers, status files and rewrites stream through.
+//! A small JSON module: one tokenizer (`scan::Scanner`, a pull parser over any
+//! `Read`, bounded in memory, which upstreams' answers and the legacy files are
+//! walked with as they stream), a document tree ([`Value`]) with the accessors the
+//! readers of `config.json`, `status.json` and API bodies need, a parser that builds
+//! it from the tokenizer's events with a nesting limit and errors that give line and
+//! column ([`parse`]), and a writer ([`Writer`]) that answers, status files and
+//! rewrites stream through.
 //!
 //! It replaced serde_json (about 50 KB of code on mipsel, plus the generic code every
 //! `Serialize`/`Deserialize` impl compiled). What it keeps of serde_json's behaviour,
@@ -16,9 +19,12 @@
 use std::fmt;
 
 mod parse;
+pub(crate) mod scan;
 mod write;
 
-pub use parse::{parse, parse_with_depth, JsonError, MAX_DEPTH};
+#[cfg(fuzzing)]
+pub use parse::fuzz_pieces;
+pub use parse::{parse, parse_repeats, parse_with_depth, JsonError, Repeated, MAX_DEPTH};
 pub use write::{push_string, to_string, to_string_pretty, to_vec, to_vec_pretty, ToJson, Writer};
 
 /// A JSON document or a part of it.
@@ -288,7 +294,7 @@ impl Value {
 /// Typed reads of the members of our own files (`status.json`, feed validators): a
 /// member of the wrong type is an error naming it; `null` is the same as absent.
 pub mod member {
-    use std::collections::BTreeMap;
+    use crate::util::map::SortedMap;
 
     use super::Value;
 
@@ -323,8 +329,8 @@ pub mod member {
     }
 
     /// An object of strings.
-    pub fn string_map(key: &str, v: &Value) -> Result<BTreeMap<String, String>, String> {
-        let mut out = BTreeMap::new();
+    pub fn string_map(key: &str, v: &Value) -> Result<SortedMap<String, String>, String> {
+        let mut out = SortedMap::new();
         match v {
             Value::Null => {}
             Value::Object(o) => {

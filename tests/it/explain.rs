@@ -316,43 +316,16 @@ fn openwrt_fixes_name_netifd_config_rule() {
     );
     assert!(!out.contains("ip rule add"), "{out}");
 
-    // What LuCI shows: the rpcd plugin, with OpenWrt's uci (the stub of
-    // openwrt/tests/stubs) naming the data directory, as on the router.
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let stubs = t.file("stubs");
-    std::fs::create_dir_all(&stubs).unwrap();
-    std::os::unix::fs::symlink(root.join("openwrt/tests/stubs/uci.sh"), stubs.join("uci")).unwrap();
-    let plugin = root.join(
-        "openwrt/luci-app-ripe-cidr-collector/root/usr/libexec/rpcd/luci.ripe-cidr-collector",
+    // What LuCI shows: the ucode rpcd plugin's explain (its tables, luci_plugin.rs)
+    // on the service's data directory, as on the router.
+    let release = t.file("openwrt_release");
+    let (code, v) = crate::luci_plugin::Plugin::load().call_env(
+        t.path(),
+        "explain",
+        &json!({"address": "149.154.167.99", "group": "vpn"}),
+        &[("RIPE_OPENWRT_RELEASE", release.as_path())],
     );
-    let mut child = Command::new(plugin)
-        .args(["call", "explain"])
-        .env(
-            "PATH",
-            format!(
-                "{}:{}",
-                stubs.display(),
-                std::env::var("PATH").unwrap_or_default()
-            ),
-        )
-        .env("UCI_main_data_dir", t.path())
-        .env("STUB_LOG", t.file("stub.log"))
-        .env("RCC_PROG", crate::common::bin())
-        .env("RIPE_OPENWRT_RELEASE", t.file("openwrt_release"))
-        .env_remove("RIPE_DATA_DIR")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(br#"{"address":"149.154.167.99","group":"vpn"}"#)
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {o:?}"));
+    assert_eq!(code, 0, "{v}");
     assert_eq!(v["group"], "vpn", "{v}");
     let fix = v["steps"][3]["fix"].as_str().unwrap_or_default();
     assert!(

@@ -1,107 +1,35 @@
-//! `luci-app-ripe-cidr-collector`: the rpcd plugin called as rpcd calls it (`list`,
-//! and `call METHOD` with JSON on stdin) against the real binary, the ACL against
-//! what the views call, and the views loaded in headless Chromium against a small
-//! stand-in for the LuCI runtime (`openwrt/tests/luci/`) whose ubus calls run the
-//! real plugin.
+//! `luci-app-ripe-cidr-collector` in headless Chromium: the views (and the Status ->
+//! Overview include) loaded against a small stand-in for the LuCI runtime
+//! (`openwrt/tests/luci/`) whose ubus calls are answered as rpcd and the ucode plugin
+//! answer them (luci_plugin.rs: the plugin's own tables, the real binary), refused as
+//! rpcd refuses what the ACL does not grant; in English and in Russian (the catalog
+//! po2lmo makes, looked up by LuCI's hash), with no JS error.
 
-use std::collections::BTreeSet;
-use std::io::Write;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use crate::browser::Browser;
 use crate::common::*;
+use crate::luci_i18n::{russian, russian_tr, view_files};
+use crate::luci_plugin::{granted, root, Plugin, APP, OBJECT};
 use crate::web::site;
 
-const APP: &str = "openwrt/luci-app-ripe-cidr-collector";
-const OBJECT: &str = "luci.ripe-cidr-collector";
+/// ubus: permission denied, what rpcd answers for a method the ACL does not grant.
+const PERMISSION_DENIED: i64 = 6;
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn plugin() -> PathBuf {
-    root().join(APP).join("root/usr/libexec/rpcd").join(OBJECT)
-}
-
-/// Runs the plugin as rpcd does, with the binary and data directory of `dir`.
-fn rpcd(dir: &Path, args: &[&str], stdin: &str) -> Value {
-    let mut child = Command::new(plugin())
-        .args(args)
-        .env("RCC_PROG", bin())
-        .env("RIPE_DATA_DIR", dir)
-        .env_remove("RIPE_DB")
-        .env_remove("RIPE_SNAPSHOT")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{args:?}: {out:?}");
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{args:?} {stdin}: not JSON ({e}): {}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    })
-}
-
-fn call(dir: &Path, method: &str, input: Value) -> Value {
-    rpcd(dir, &["call", method], &input.to_string())
-}
-
-/// The methods the ACL grants, read and write together.
-fn granted() -> BTreeSet<String> {
-    let path = root()
-        .join(APP)
-        .join("root/usr/share/rpcd/acl.d/luci-app-ripe-cidr-collector.json");
-    let acl: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    let app = &acl["luci-app-ripe-cidr-collector"];
-    ["read", "write"]
-        .iter()
-        .flat_map(|k| app[*k]["ubus"][OBJECT].as_array().unwrap().clone())
-        .map(|m| m.as_str().unwrap().to_string())
-        .collect()
-}
-
-fn view_path(name: &str) -> PathBuf {
+fn view_path(path: &str) -> PathBuf {
     root()
         .join(APP)
-        .join("htdocs/luci-static/resources/view/ripe-cidr-collector")
-        .join(format!("{name}.js"))
-}
-
-/// The ubus methods the views declare (`method: '...'`).
-fn used_by_views() -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    for v in ["status", "sources", "settings"] {
-        let src = std::fs::read_to_string(view_path(v)).unwrap();
-        for piece in src.split("method: '").skip(1) {
-            out.insert(piece.split('\'').next().unwrap().to_string());
-        }
-    }
-    out
+        .join("htdocs/luci-static/resources/view")
+        .join(format!("{path}.js"))
 }
 
 #[test]
-fn acl_grants_exactly_what_the_views_call() {
-    let t = TestDir::new();
-    let list = rpcd(t.path(), &["list"], "");
-    let listed: BTreeSet<String> = list.as_object().unwrap().keys().cloned().collect();
-    assert_eq!(granted(), used_by_views());
-    assert_eq!(listed, granted());
-    // Menu and ACL name each other.
+fn menu_and_acl_name_each_other() {
     let menu = std::fs::read_to_string(
         root()
             .join(APP)
@@ -118,148 +46,25 @@ fn acl_grants_exactly_what_the_views_call() {
     for v in ["status", "sources", "settings"] {
         let entry = &menu[format!("admin/services/ripe-cidr-collector/{v}")];
         assert_eq!(entry["action"]["path"], format!("ripe-cidr-collector/{v}"));
-        assert!(view_path(v).is_file());
+        assert!(view_path(&format!("ripe-cidr-collector/{v}")).is_file());
     }
 }
 
+/// Colours are the theme's variables (LuCI's bootstrap and its descendants define
+/// them), with a fallback only inside `var()`.
 #[test]
-fn rpcd_plugin_every_call() {
-    let site = site(&["62041", "64500"], &[]);
-    let dir = site.t.path();
-    let st = call(dir, "status", json!({}));
-    let g = &st["overview"]["groups"][0];
-    assert_eq!(g["sources"][0]["source"], "62041");
-    assert_eq!(g["sources"][0]["values"], 4);
-    assert!(
-        g["sources"][1]["failure"].as_str().unwrap().contains("503"),
-        "{st}"
-    );
-
-    let found = call(dir, "lookup", json!({"address": "149.154.167.99"}));
-    assert_eq!(found["matches"][0]["source"], "62041", "{found}");
-    let bad = call(dir, "lookup", json!({"address": "1.2.3.4; reboot"}));
-    assert!(
-        bad["error"].as_str().unwrap().contains("invalid address"),
-        "{bad}"
-    );
-
-    // explain: a broken link is an answer (the CLI's exit 1 with its JSON), not an error.
-    let e = call(dir, "explain", json!({"address": "149.154.167.99"}));
-    assert_eq!(e["routed"], false, "{e}");
-    assert_eq!(e["steps"][0]["state"], "ok", "{e}");
-    assert_eq!(e["lookup"]["matches"][0]["source"], "62041", "{e}");
-    let e = call(
-        dir,
-        "explain",
-        json!({"address": "149.154.167.99", "group": "default"}),
-    );
-    assert_eq!(e["group"], "default", "{e}");
-    for (input, says) in [
-        (json!({"address": "149.154.160.0/20"}), "invalid address"),
-        (
-            json!({"address": "1.2.3.4", "group": "a b"}),
-            "invalid group",
-        ),
-        (
-            json!({"address": "1.2.3.4", "group": "nope"}),
-            "unknown group",
-        ),
-    ] {
-        let e = call(dir, "explain", input.clone());
-        assert!(
-            e["error"].as_str().unwrap_or("").contains(says),
-            "{input}: {e}"
-        );
+fn views_use_the_theme_colours() {
+    for f in view_files() {
+        let src = std::fs::read_to_string(&f).unwrap();
+        for piece in src.split("color:").skip(1) {
+            assert!(
+                piece.starts_with("var(--"),
+                "{}: color:{}",
+                f.display(),
+                &piece[..20]
+            );
+        }
     }
-
-    let ok = json!({"result": true});
-    assert_eq!(
-        call(dir, "add", json!({"kind": "asn", "source": "AS64496"})),
-        ok
-    );
-    assert_eq!(
-        call(dir, "add", json!({"kind": "fqdn", "source": "Example.ORG"})),
-        ok
-    );
-    let listed = site.t.run(&["asn", "list"]);
-    assert!(String::from_utf8_lossy(&listed.stdout).contains("64496"));
-    for (input, says) in [
-        (json!({"kind": "asn", "source": "ASX"}), "invalid ASN"),
-        (json!({"kind": "asn", "source": "--purge"}), "invalid asn"),
-        (json!({"kind": "disk", "source": "x"}), "unknown kind"),
-        (
-            json!({"kind": "asn", "source": "1", "group": "A B"}),
-            "invalid group",
-        ),
-    ] {
-        let v = call(dir, "add", input.clone());
-        let msg = v["error"].as_str().unwrap_or_default();
-        assert!(msg.contains(says), "{input}: {v}");
-        assert!(!msg.contains("Usage"), "{v}");
-    }
-
-    assert_eq!(
-        call(
-            dir,
-            "remove",
-            json!({"kind": "fqdn", "source": "example.org"})
-        ),
-        ok
-    );
-    let purged = call(
-        dir,
-        "remove",
-        json!({"kind": "asn", "source": "62041", "purge": true}),
-    );
-    assert_eq!(purged, ok);
-    let after = call(dir, "status", json!({}));
-    assert_eq!(after["overview"]["counts"]["asn"], 0, "{after}");
-    let gone = call(dir, "remove", json!({"kind": "asn", "source": "62041"}));
-    assert!(gone["error"].is_string(), "{gone}");
-
-    // collect: the daemon's SIGUSR1, an error while none runs.
-    let none = call(dir, "collect", json!({}));
-    assert!(
-        none["error"].as_str().unwrap().contains("no daemon"),
-        "{none}"
-    );
-    let mut daemon = site.t.spawn(&["daemon"]);
-    let up = eventually(Duration::from_secs(10), || {
-        call(dir, "collect", json!({})) == ok
-    });
-    assert!(up, "{}", daemon.stderr());
-    let unknown = call(dir, "reboot", json!({}));
-    assert!(unknown["error"]
-        .as_str()
-        .unwrap()
-        .contains("unknown method"));
-}
-
-#[test]
-fn rpcd_plugin_adds_to_and_removes_from_a_group() {
-    let t = TestDir::new();
-    t.config(&json!({"asns": ["62041"], "fqdns": [], "groups": {"video": {"asns": []}}}));
-    let ok = json!({"result": true});
-    let add = json!({"kind": "asn", "source": "AS2906", "group": "video"});
-    assert_eq!(call(t.path(), "add", add), ok);
-    let st = call(t.path(), "status", json!({}));
-    let groups = &st["overview"]["groups"];
-    assert_eq!(groups[1]["name"], "video");
-    assert_eq!(groups[1]["sources"][0]["source"], "2906", "{st}");
-    assert_eq!(groups[0]["sources"].as_array().unwrap().len(), 1, "{st}");
-    let unknown = call(
-        t.path(),
-        "add",
-        json!({"kind": "asn", "source": "1", "group": "nope"}),
-    );
-    assert!(
-        unknown["error"].as_str().unwrap().contains("unknown group"),
-        "{unknown}"
-    );
-    let rm = json!({"kind": "asn", "source": "2906", "group": "video"});
-    assert_eq!(call(t.path(), "remove", rm), ok);
-    let st = call(t.path(), "status", json!({}));
-    assert_eq!(st["overview"]["groups"][1]["sources"], json!([]), "{st}");
 }
 
 /// Percent-decodes a query parameter (the stand-in encodes with encodeURIComponent).
@@ -286,10 +91,17 @@ fn file(path: PathBuf, content_type: &str) -> Reply {
     r
 }
 
-/// What the stand-in talks to: its files, the views, the shipped UCI file, and
-/// `/ubus`, which runs the real plugin for methods the ACL grants (403 otherwise).
-fn luci_server(dir: PathBuf) -> FakeServer {
+/// Changes an answer of the plugin before the view gets it: (method, answer).
+type Patch = Arc<dyn Fn(&str, &mut Value) + Send + Sync>;
+
+/// What the stand-in talks to: its files, the views, the shipped UCI file, the
+/// translations (`/tr`, Russian when the query says `lang=ru`), and `/ubus`, which
+/// answers `[status, reply]` as rpcd and the plugin would for methods the ACL grants
+/// and that `deny` does not name, and permission denied otherwise.
+fn luci_server(dir: PathBuf, deny: &'static [&'static str], patch: Option<Patch>) -> FakeServer {
     let allowed = granted();
+    let plugin = Plugin::load();
+    let tr = russian_tr();
     FakeServer::start(move |rq| {
         let (path, query) = rq.url.split_once('?').unwrap_or((&rq.url, ""));
         let param = |k: &str| {
@@ -303,17 +115,34 @@ fn luci_server(dir: PathBuf) -> FakeServer {
         match path {
             "/" => file(tests.join("index.html"), "text/html"),
             "/standin.js" => file(tests.join("standin.js"), "text/javascript"),
+            "/tr" if query.split('&').any(|kv| kv == "lang=ru") => Reply::json(200, tr.to_string()),
+            "/tr" => Reply::json(200, "{}"),
             "/uci/ripe-cidr-collector" => file(
                 root().join("openwrt/ripe-cidr-collector/files/ripe-cidr-collector.config"),
                 "text/plain",
             ),
-            "/ubus" if param("object") == OBJECT && allowed.contains(&param("method")) => {
-                let v = rpcd(&dir, &["call", &param("method")], &param("params"));
-                Reply::json(200, v.to_string())
+            "/ubus" => {
+                let method = param("method");
+                let ok = param("object") == OBJECT
+                    && allowed.contains(&method)
+                    && !deny.contains(&method.as_str());
+                if !ok {
+                    return Reply::json(200, json!([PERMISSION_DENIED]).to_string());
+                }
+                let args: Value = serde_json::from_str(&param("params")).unwrap();
+                let (code, mut answer) = plugin.call(&dir, &method, &args);
+                if let Some(p) = &patch {
+                    p(&method, &mut answer);
+                }
+                let reply = if code == 0 {
+                    json!([0, answer])
+                } else {
+                    json!([code])
+                };
+                Reply::json(200, reply.to_string())
             }
-            "/ubus" => Reply::json(403, "{}"),
-            p => match p.strip_prefix("/view/ripe-cidr-collector/") {
-                Some(v) if !v.contains('/') => {
+            p => match p.strip_prefix("/view/") {
+                Some(v) if !v.contains("..") && view_path(v.trim_end_matches(".js")).is_file() => {
                     file(view_path(v.trim_end_matches(".js")), "text/javascript")
                 }
                 _ => Reply::json(404, "{}"),
@@ -322,16 +151,18 @@ fn luci_server(dir: PathBuf) -> FakeServer {
     })
 }
 
-fn open_view(b: &mut Browser, server: SocketAddr, view: &str) {
+/// Loads `path` (a view under view/), in Russian with `lang = "ru"`.
+fn open_view(b: &mut Browser, server: SocketAddr, path: &str, lang: &str) {
     // A query per view: a change of the fragment alone would not load the page again.
     b.goto(&format!(
-        "http://{server}/?{view}#ripe-cidr-collector/{view}"
+        "http://{server}/?{}&lang={lang}#{path}",
+        path.replace('/', "_")
     ));
     assert!(
         b.wait_for("window.standinDone === true", Duration::from_secs(20)),
-        "{view} did not render"
+        "{path} did not render"
     );
-    assert_eq!(b.errors, Vec::<String>::new(), "{view}");
+    assert_eq!(b.errors, Vec::<String>::new(), "{path}");
 }
 
 fn text(b: &mut Browser, sel: &str) -> String {
@@ -342,17 +173,41 @@ fn text(b: &mut Browser, sel: &str) -> String {
     v.as_str().unwrap_or_default().to_string()
 }
 
+/// AS64500's answer held (what `status --json` says of a held source, trust.rs).
+fn held_64500() -> Patch {
+    Arc::new(|method, answer| {
+        if method != "status" {
+            return;
+        }
+        for s in answer["overview"]["groups"][0]["sources"]
+            .as_array_mut()
+            .unwrap()
+        {
+            if s["source"] == "64500" {
+                s["held"] = json!({"time": "2026-09-21T14:13:20Z", "upstream": "ripestat",
+                    "values": 20, "stored": 100, "added": 0, "removed": 80, "state": "held",
+                    "since": "2026-09-21T14:13:20Z"});
+            }
+        }
+    })
+}
+
+fn browser() -> Option<Browser> {
+    let b = Browser::start();
+    if b.is_none() {
+        cannot_run("chromium is not installed (apt-get install chromium)");
+    }
+    b
+}
+
 #[test]
 fn luci_views_render_the_plugins_answers() {
-    let Some(mut b) = Browser::start() else {
-        cannot_run("chromium is not installed (apt-get install chromium)");
-        return;
-    };
+    let Some(mut b) = browser() else { return };
     let site = site(&["62041", "64500"], &[]);
-    let server = luci_server(site.t.path().to_path_buf());
+    let server = luci_server(site.t.path().to_path_buf(), &[], Some(held_64500()));
     let addr = server.addr;
 
-    open_view(&mut b, addr, "status");
+    open_view(&mut b, addr, "ripe-cidr-collector/status", "en");
     let facts = text(&mut b, "#rcc-facts");
     assert!(
         facts.contains("Stored values") && facts.contains("asn 4"),
@@ -360,7 +215,11 @@ fn luci_views_render_the_plugins_answers() {
     );
     let row = text(&mut b, "tr[data-source=\"62041\"]");
     assert!(row.contains("AS62041") && row.contains('4'), "{row}");
-    assert!(text(&mut b, "tr[data-source=\"64500\"]").contains("503"));
+    let held = text(&mut b, "tr[data-source=\"64500\"] .rcc-held");
+    assert!(
+        held.starts_with("Held since ") && held.contains("has 20 of 100 stored values"),
+        "{held}"
+    );
     b.eval("document.querySelector('#rcc-address').value = '149.154.167.99'; document.querySelector('#rcc-lookup').click(); true");
     assert!(b.wait_for(
         "!!document.querySelector('.rcc-match')",
@@ -372,13 +231,30 @@ fn luci_views_render_the_plugins_answers() {
         b.eval("[...document.querySelectorAll('.rcc-step')].map(l => l.className).join(' ')"),
         "rcc-step rcc-ok rcc-step rcc-broken"
     );
+    assert!(text(&mut b, ".rcc-broken").starts_with("kernel set: "));
     assert!(text(&mut b, ".rcc-broken").contains("Fix: add {\"load\""));
     assert_eq!(
         text(&mut b, ".rcc-verdict"),
         "149.154.167.99: stored in group default, but no output loads group default's sets"
     );
 
-    open_view(&mut b, addr, "sources");
+    open_view(&mut b, addr, "status/include/70_ripe-cidr-collector", "en");
+    let overview = text(&mut b, "#view");
+    for want in [
+        "IP prefix lists",
+        "no heartbeat recorded",
+        "asn 4",
+        "Held sources",
+        "1, waiting",
+    ] {
+        assert!(overview.contains(want), "{want:?} not in {overview}");
+    }
+    assert_eq!(
+        b.eval("document.querySelector('.rcc-overview a').getAttribute('href')"),
+        "/cgi-bin/luci/admin/services/ripe-cidr-collector/status"
+    );
+
+    open_view(&mut b, addr, "ripe-cidr-collector/sources", "en");
     assert!(text(&mut b, "#rcc-sources").contains("AS64500"));
     b.eval(
         "{ const f = document.querySelector('.rcc-add'); f.querySelector('[name=source]').value = 'AS64496';
@@ -392,13 +268,117 @@ fn luci_views_render_the_plugins_answers() {
     let listed = site.t.run(&["asn", "list"]);
     assert!(String::from_utf8_lossy(&listed.stdout).contains("64496"));
 
-    open_view(&mut b, addr, "settings");
+    open_view(&mut b, addr, "ripe-cidr-collector/settings", "en");
     let listen = b.eval("document.querySelector('[data-name=listen] input').value");
     assert_eq!(listen, "127.0.0.1:8080");
     let level = b.eval("document.querySelector('[data-name=log_level] select').value");
     assert_eq!(level, "info");
     assert_eq!(b.errors, Vec::<String>::new());
     settings_refuse_paths_the_init_script_refuses(&mut b);
+    failed_calls_are_shown(&mut b);
+}
+
+/// Every view and the overview box in Russian: the catalog's translations shown, no
+/// English string of the catalog left, the held sentence in Russian, no JS error.
+#[test]
+fn luci_views_in_russian() {
+    let Some(mut b) = browser() else { return };
+    let site = site(&["62041", "64500"], &[]);
+    let server = luci_server(site.t.path().to_path_buf(), &[], Some(held_64500()));
+    let ru = russian();
+    for (path, shows) in [
+        (
+            "ripe-cidr-collector/status",
+            &[
+                "Списки IP-префиксов",
+                "Служба",
+                "Хранимые значения",
+                "Проверить адрес",
+                "Собрать сейчас",
+            ][..],
+        ),
+        (
+            "ripe-cidr-collector/sources",
+            &[
+                "Списки IP-префиксов: источники",
+                "Источник",
+                "Добавить",
+                "Удалить",
+            ][..],
+        ),
+        (
+            "ripe-cidr-collector/settings",
+            &[
+                "Списки IP-префиксов: настройки",
+                "Каталог данных",
+                "Снимок во флеш-памяти",
+                "сведения",
+            ][..],
+        ),
+        (
+            "status/include/70_ripe-cidr-collector",
+            &[
+                "Списки IP-префиксов",
+                "Демон",
+                "Удержанные источники",
+                "Подробнее",
+            ][..],
+        ),
+    ] {
+        open_view(&mut b, server.addr, path, "ru");
+        let page = b.eval("document.getElementById('view').innerText + ' ' + [...document.querySelectorAll('#view option')].map(o => o.textContent).join(' ')");
+        let page = page.as_str().unwrap();
+        for want in shows {
+            assert!(page.contains(want), "{path}: {want:?} not in {page}");
+        }
+        for (id, s) in &ru {
+            let english = id.contains(' ') && !id.contains('%') && id != s;
+            assert!(
+                !(english && page.contains(id.as_str())),
+                "{path}: {id:?} left in English"
+            );
+        }
+    }
+    open_view(&mut b, server.addr, "ripe-cidr-collector/status", "ru");
+    let held = text(&mut b, "tr[data-source=\"64500\"] .rcc-held");
+    assert!(
+        held.starts_with("Удержано с ") && held.contains("в ответе 20 из 100 хранимых значений"),
+        "{held}"
+    );
+    assert!(held.ends_with("команда «confirm»."), "{held}");
+    b.eval("document.querySelector('#rcc-address').value = '149.154.167.99'; document.querySelector('#rcc-lookup').click(); true");
+    assert!(b.wait_for(
+        "!!document.querySelector('.rcc-broken')",
+        Duration::from_secs(10)
+    ));
+    let broken = text(&mut b, ".rcc-broken");
+    assert!(
+        broken.starts_with("множество ядра: ") && broken.contains("Исправление: "),
+        "{broken}"
+    );
+    assert_eq!(b.errors, Vec::<String>::new());
+}
+
+/// `reject: true`: a call rpcd refuses (here: permission denied) is shown as an
+/// error, in the page, the box and the sources page, never as an empty status.
+fn failed_calls_are_shown(b: &mut Browser) {
+    let site = site(&["62041"], &[]);
+    let server = luci_server(site.t.path().to_path_buf(), &["status", "add"], None);
+    let denied =
+        "RPC call to luci.ripe-cidr-collector/status failed with ubus code 6: Permission denied";
+    open_view(b, server.addr, "ripe-cidr-collector/status", "en");
+    let shown = text(b, "#rcc-status");
+    assert_eq!(shown, format!("Cannot read the status: {denied}"));
+    open_view(
+        b,
+        server.addr,
+        "status/include/70_ripe-cidr-collector",
+        "en",
+    );
+    assert!(text(b, ".rcc-overview").contains(denied));
+    open_view(b, server.addr, "ripe-cidr-collector/sources", "en");
+    assert!(text(b, "#rcc-sources").contains(denied));
+    assert_eq!(b.eval("document.querySelectorAll('.rcc-add').length"), 0);
 }
 
 /// The settings form's path validators (the view's `pathCheck`, set as each path
@@ -439,16 +419,13 @@ fn settings_refuse_paths_the_init_script_refuses(b: &mut Browser) {
 }
 
 /// Stored XSS through the LuCI app: LuCI's E() sets innerHTML for a bare string child,
-/// and the stand-in does as LuCI does. A feed URL with markup stored by an earlier
-/// version, failure texts with markup (as an earlier version copied answers into
-/// status.json), and error texts echoing what was typed must show as text and run no
-/// script in the admin's session.
+/// and the stand-in does as LuCI does (and fails the view). A feed URL with markup
+/// stored by an earlier version, failure texts with markup (as an earlier version
+/// copied answers into status.json), and error texts echoing what was typed must show
+/// as text and run no script in the admin's session.
 #[test]
 fn luci_views_show_markup_as_text() {
-    let Some(mut b) = Browser::start() else {
-        cannot_run("chromium is not installed (apt-get install chromium)");
-        return;
-    };
+    let Some(mut b) = browser() else { return };
     let site = site(&["62041", "64500"], &[]);
     let dir = site.t.path();
     let img = |n: u32| format!("<img src=x onerror=window.pwned={n}>");
@@ -470,7 +447,7 @@ fn luci_views_show_markup_as_text() {
     status["last_error"] = json!(img(3));
     status["output_failures"] = json!({ img(4): img(5) });
     std::fs::write(site.t.file("status.json"), status.to_string()).unwrap();
-    let server = luci_server(dir.to_path_buf());
+    let server = luci_server(dir.to_path_buf(), &[], None);
     let addr = server.addr;
     let safe = |b: &mut Browser, what: &str| {
         assert_eq!(
@@ -485,33 +462,21 @@ fn luci_views_show_markup_as_text() {
         );
     };
 
-    open_view(&mut b, addr, "status");
+    open_view(&mut b, addr, "ripe-cidr-collector/status", "en");
     safe(&mut b, "status");
     assert!(text(&mut b, "tr[data-source=\"64500\"]").contains(&img(2)));
     let facts = text(&mut b, "#rcc-facts");
     for n in [3, 4, 5] {
         assert!(facts.contains(&img(n)), "{facts}");
     }
-    // A lookup that finds the feed, and one whose error echoes what was typed.
-    let typed = img(6);
-    for (address, shows) in [("192.0.2.1", &feed), (typed.as_str(), &typed)] {
-        b.eval(&format!(
-            "document.querySelector('#rcc-lookup-result').replaceChildren();
-             document.querySelector('#rcc-address').value = {};
-             document.querySelector('#rcc-lookup').click(); true",
-            json!(address)
-        ));
-        assert!(b.wait_for(
-            "document.querySelector('#rcc-lookup-result').textContent !== ''",
-            Duration::from_secs(10)
-        ));
-        safe(&mut b, address);
-        let shown = text(&mut b, "#rcc-lookup-result");
-        assert!(shown.contains(shows.as_str()), "{address}: {shown}");
-    }
+    open_view(&mut b, addr, "status/include/70_ripe-cidr-collector", "en");
+    safe(&mut b, "overview");
+    assert!(text(&mut b, ".rcc-overview").contains(&img(3)));
+    open_view(&mut b, addr, "ripe-cidr-collector/status", "en");
+    lookups_show_markup_as_text(&mut b, &feed, &img(6));
 
     // Adding a feed URL with markup: refused, the error naming it, shown as text.
-    open_view(&mut b, addr, "sources");
+    open_view(&mut b, addr, "ripe-cidr-collector/sources", "en");
     b.eval(&format!(
         "{{ const f = document.querySelector('.rcc-add');
            f.querySelector('[name=kind]').value = 'feed';
@@ -530,4 +495,33 @@ fn luci_views_show_markup_as_text() {
         "{note}"
     );
     assert_eq!(b.errors, Vec::<String>::new());
+}
+
+/// A lookup that finds the feed with markup in its URL, and one whose error echoes
+/// what was typed: both shown as text.
+fn lookups_show_markup_as_text(b: &mut Browser, feed: &str, typed: &str) {
+    for (address, shows) in [("192.0.2.1", feed), (typed, typed)] {
+        b.eval(&format!(
+            "document.querySelector('#rcc-lookup-result').replaceChildren();
+             document.querySelector('#rcc-address').value = {};
+             document.querySelector('#rcc-lookup').click(); true",
+            json!(address)
+        ));
+        assert!(b.wait_for(
+            "document.querySelector('#rcc-lookup-result').textContent !== ''",
+            Duration::from_secs(10)
+        ));
+        assert_eq!(
+            b.eval("String(window.pwned)"),
+            "undefined",
+            "{address}: a script ran"
+        );
+        assert_eq!(
+            b.eval("document.querySelectorAll('img').length"),
+            0,
+            "{address}"
+        );
+        let shown = text(b, "#rcc-lookup-result");
+        assert!(shown.contains(shows), "{address}: {shown}");
+    }
 }

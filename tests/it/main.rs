@@ -50,6 +50,11 @@ mod kernel_sets;
 mod kinds;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci;
+mod luci_i18n;
+#[cfg(all(feature = "api", feature = "collect", unix))]
+mod luci_plugin;
+#[cfg(all(feature = "api", feature = "collect", unix))]
+mod luci_plugin_run;
 #[cfg(feature = "inspect")]
 mod migrate;
 #[cfg(all(feature = "collect", target_os = "linux"))]
@@ -61,6 +66,8 @@ mod openwrt_run;
 mod packaging;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod redirects;
+#[cfg(unix)]
+mod release;
 mod review;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod service_user;

@@ -129,8 +129,8 @@ fn makefile_prerm_and_postinst_are_the_files() {
     }
 }
 
-/// The shell files: `*.sh`, `.ci/run`, the init script, the uci-defaults script and
-/// the LuCI app's rpcd plugin.
+/// The shell files: `*.sh`, `.ci/run`, the init script, the uci-defaults script (and
+/// any rpcd exec plugin, though the LuCI app's is ucode now).
 fn shell_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -198,7 +198,8 @@ fn mkpkg_builds_an_ipk_that_unpacks_to_the_package_tree() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let ipk = dist.join("ripe-cidr-collector_0.1.0-r1_mipsel_24kc.ipk");
+    let version = format!("{}-r1", env!("CARGO_PKG_VERSION"));
+    let ipk = dist.join(format!("ripe-cidr-collector_{version}_mipsel_24kc.ipk"));
     let unpack = dir.path().join("unpack");
     std::fs::create_dir(&unpack).unwrap();
     let tar = |args: &[&str]| {
@@ -217,9 +218,10 @@ fn mkpkg_builds_an_ipk_that_unpacks_to_the_package_tree() {
     );
     tar(&["-xzf", ipk.to_str().unwrap()]);
     let control = tar(&["-xzOf", "control.tar.gz", "./control"]);
+    let version_line = format!("Version: {version}\n");
     for field in [
         "Package: ripe-cidr-collector\n",
-        "Version: 0.1.0-r1\n",
+        version_line.as_str(),
         "Architecture: mipsel_24kc\n",
         "Depends: ca-bundle, nftables, kmod-nft-core, firewall4, uclient-fetch\n",
         "Require-User: ripe-cidr=3691:ripe-cidr=3691\n",
@@ -257,12 +259,12 @@ fn shipped_config_json_fetches_through_uclient_fetch() {
     let loaded = ripe_cidr_collector::config::parse(&text, &path).unwrap();
     assert_eq!(loaded.warnings, Vec::<String>::new());
     let cmd = loaded.config.fetch.command.expect("fetch.command");
-    assert_eq!(cmd, ["uclient-fetch", "-q", "-T", "30", "-O", "-", "{url}"]);
+    assert_eq!(cmd, ["uclient-fetch", "-T", "30", "-O", "-", "{url}"]);
     assert_eq!(loaded.config.outputs.len(), 1);
     let defaults = std::fs::read_to_string(files.join("ripe-cidr-collector.uci-defaults")).unwrap();
     assert!(
         defaults.contains(
-            r#""fetch": { "command": ["uclient-fetch", "-q", "-T", "30", "-O", "-", "{url}"] }"#
+            r#""fetch": { "command": ["uclient-fetch", "-T", "30", "-O", "-", "{url}"] }"#
         ),
         "uci-defaults adds another fetch.command"
     );

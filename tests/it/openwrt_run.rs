@@ -414,7 +414,7 @@ fn upgrade_adds_fetch_command_to_a_kept_config_json() {
     let conf = t.file("etc");
     fs::create_dir_all(&conf).unwrap();
     let cfg = conf.join("config.json");
-    let fetch = serde_json::json!(["uclient-fetch", "-q", "-T", "30", "-O", "-", "{url}"]);
+    let fetch = serde_json::json!(["uclient-fetch", "-T", "30", "-O", "-", "{url}"]);
     // An edited config.json of an earlier version: sources and the old output.
     let old = r#"{
   "asns": ["62041"],
@@ -443,6 +443,30 @@ fn upgrade_adds_fetch_command_to_a_kept_config_json() {
     let log = uci_defaults(t.path(), &conf, &[]);
     assert_eq!(fs::read_to_string(&cfg).unwrap(), "{ \"asns\": [");
     assert!(log.contains("has no fetch.command"), "{log}");
+}
+
+/// The command earlier versions added had `-q`, which hides the HTTP status (a 404
+/// would be retried like a 503): the upgrade drops it, keeping the rest of the file.
+#[test]
+fn upgrade_drops_quiet_from_the_old_uclient_fetch_command() {
+    let t = TestDir::new();
+    let conf = t.file("etc");
+    fs::create_dir_all(&conf).unwrap();
+    let cfg = conf.join("config.json");
+    let old = r#"{
+  "asns": ["62041"],
+  "fetch": { "command": ["uclient-fetch", "-q", "-T", "30", "-O", "-", "{url}"] }
+}
+"#;
+    fs::write(&cfg, old).unwrap();
+    uci_defaults(t.path(), &conf, &[]);
+    let now = fs::read_to_string(&cfg).unwrap();
+    assert_eq!(now, old.replace(r#""-q", "#, ""));
+    // Another command with -q is the user's own: kept.
+    let own = r#"{"fetch": {"command": ["uclient-fetch", "-q", "-O", "-", "{url}"]}}"#;
+    fs::write(&cfg, own).unwrap();
+    uci_defaults(t.path(), &conf, &[]);
+    assert_eq!(fs::read_to_string(&cfg).unwrap(), own);
 }
 
 /// docs/openwrt.md's "your own chain" recipe, with the real binary and nft: the chain

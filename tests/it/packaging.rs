@@ -55,7 +55,10 @@ fn mkpkg_strips_the_binary_as_package_pack_mk_does() {
     if err.contains("no sstrip, llvm-strip or rust-objcopy found") {
         return crate::common::cannot_run("no strip tool (sstrip, llvm-strip, rust-objcopy)");
     }
-    let ipk = dist.join("ripe-cidr-collector_0.1.0-r1_x86_64.ipk");
+    let ipk = dist.join(format!(
+        "ripe-cidr-collector_{}-r1_x86_64.ipk",
+        env!("CARGO_PKG_VERSION")
+    ));
     let sh = format!(
         "tar -xzOf '{}' ./data.tar.gz | tar -xzOf - ./usr/bin/ripe-cidr-collector",
         ipk.display()

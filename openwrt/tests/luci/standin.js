@@ -1,8 +1,11 @@
 // A small stand-in for the LuCI runtime, enough to load the views of
 // luci-app-ripe-cidr-collector in a plain browser page (tests/it/luci.rs):
-// the module loader with 'require' directives, E(), _(), String.format, L.bind,
-// L.resolveDefault, view.extend, rpc.declare (over GET /ubus, which the test answers
-// by running the real rpcd plugin, after checking the ACL file grants the method),
+// the module loader with 'require' directives, E(), _() with LuCI's translation
+// lookup (window.TR, keyed by the SuperFastHash of the whitespace-normalised string,
+// as luci-base's cbi.js computes it; the test serves the catalog its .lmo holds),
+// String.format, L.bind, L.url, L.resolveDefault, baseclass.extend, view.extend,
+// rpc.declare (over GET /ubus, which the test answers as rpcd and the plugin would,
+// after checking the ACL file grants the method; `reject` as LuCI's rpc.js),
 // ui.addNotification, poll.add (kept, never run by a timer) and a form.Map that
 // renders the options of one named section from the shipped UCI file.
 // What it does not cover is listed in openwrt/README.md.
@@ -18,7 +21,49 @@
 		});
 	};
 
-	window._ = function(s) { return s; };
+	// SuperFastHash (Paul Hsieh) over the UTF-8 bytes, 8 hex digits: the key of a
+	// translation in LuCI's catalog (po2lmo hashes the msgid the same way).
+	function sfh(s) {
+		var b = Array.from(new TextEncoder().encode(s)), n = b.length;
+		if (!n)
+			return null;
+		var u16 = function(i) { return b[i] | (b[i + 1] << 8); };
+		var s8 = function(i) { return b[i] > 127 ? b[i] - 256 : b[i]; };
+		var h = n >>> 0, i = 0, t;
+		for (var left = n >> 2; left > 0; left--, i += 4) {
+			h = (h + u16(i)) >>> 0;
+			t = ((u16(i + 2) << 11) ^ h) >>> 0;
+			h = ((h << 16) ^ t) >>> 0;
+			h = (h + (h >>> 11)) >>> 0;
+		}
+		switch (n & 3) {
+		case 3:
+			h = (h + u16(i)) >>> 0;
+			h = (h ^ (h << 16)) >>> 0;
+			h = (h ^ (s8(i + 2) << 18)) >>> 0;
+			h = (h + (h >>> 11)) >>> 0;
+			break;
+		case 2:
+			h = (h + u16(i)) >>> 0;
+			h = (h ^ (h << 11)) >>> 0;
+			h = (h + (h >>> 17)) >>> 0;
+			break;
+		case 1:
+			h = (h + s8(i)) >>> 0;
+			h = (h ^ (h << 10)) >>> 0;
+			h = (h + (h >>> 1)) >>> 0;
+		}
+		h = (h ^ (h << 3)) >>> 0; h = (h + (h >>> 5)) >>> 0;
+		h = (h ^ (h << 4)) >>> 0; h = (h + (h >>> 17)) >>> 0;
+		h = (h ^ (h << 25)) >>> 0; h = (h + (h >>> 6)) >>> 0;
+		return (0x100000000 + h).toString(16).slice(1);
+	}
+
+	window.TR = {};
+	window._ = function(s) {
+		var key = String(s).trim().replace(/[ \t\n]+/g, ' ');
+		return window.TR[sfh(key)] || s;
+	};
 	window.N_ = window._;
 
 	// E() as luci-base's luci.js builds elements (dom.create, dom.attr, dom.append),
@@ -27,7 +72,8 @@
 	// (a DOM node too); a tag starting with '<' is parsed as markup; of the children,
 	// an array's items become nodes or text nodes (null ones the text "null"), a
 	// function is called with the element, a node is appended, and anything else,
-	// a string in particular, is set as innerHTML.
+	// a string in particular, LuCI sets as innerHTML. The views never give one (every
+	// text a text node), so here that is an error, whatever the string holds.
 	function append(node, kids) {
 		if (Array.isArray(kids)) {
 			kids.forEach(function(k) {
@@ -39,6 +85,7 @@
 			node.appendChild(kids);
 		} else if (kids !== null && kids !== undefined) {
 			node.innerHTML = '' + kids;
+			throw new Error('E(' + node.tagName + '): a bare ' + typeof kids + ' child, parsed as HTML: ' + kids);
 		}
 	}
 
@@ -69,11 +116,22 @@
 	};
 
 	var polls = [];
+	// rpc.js's getStatusText for the codes rpcd gives.
+	var STATUS = { 2: 'Invalid argument', 3: 'Method not found', 4: 'Resource not found',
+		5: 'No data received', 6: 'Permission denied', 7: 'Request timeout' };
+	var kind = function(v) { return Object.prototype.toString.call(v); };
 	var modules = {
+		baseclass: {
+			extend: function(proto) { return proto; }
+		},
 		view: {
 			extend: function(proto) { return proto; }
 		},
 		rpc: {
+			// The test answers [status, reply] as a ubus JSON-RPC result: a non-zero
+			// status rejects when the declaration says `reject: true` (rpc.js's
+			// message) and otherwise becomes the value, which `expect` then replaces
+			// with its default when the types differ.
 			declare: function(o) {
 				return function() {
 					var args = arguments, params = {};
@@ -83,13 +141,21 @@
 					var q = 'object=' + encodeURIComponent(o.object) + '&method=' + encodeURIComponent(o.method) +
 						'&params=' + encodeURIComponent(JSON.stringify(params));
 					return fetch('/ubus?' + q).then(function(r) {
-						if (!r.ok) throw new Error('ubus ' + o.object + ' ' + o.method + ': HTTP ' + r.status);
+						if (!r.ok) throw new Error('RPC call to ' + o.object + '/' + o.method + ' failed with HTTP error ' + r.status);
 						return r.json();
 					}).then(function(res) {
-						var key = Object.keys(o.expect || { '': null })[0];
-						var def = o.expect ? o.expect[key] : null;
-						var v = key === '' ? res : (res || {})[key];
-						return v === undefined ? def : v;
+						if (o.reject && res[0] !== 0)
+							throw new Error('RPC call to ' + o.object + '/' + o.method + ' failed with ubus code ' +
+								res[0] + ': ' + (STATUS[res[0]] || 'Unknown error code'));
+						var ret = res.length > 1 ? res[1] : res[0];
+						for (var key in (o.expect || {})) {
+							if (ret != null && key !== '')
+								ret = ret[key];
+							if (ret == null || kind(ret) !== kind(o.expect[key]))
+								ret = o.expect[key];
+							break;
+						}
+						return ret;
 					});
 				};
 			}
@@ -98,7 +164,7 @@
 			// As LuCI: the title goes into an h4, the children through dom.append.
 			addNotification: function(title, kids, cls) {
 				var n = E('div', { 'class': 'alert-message ' + (cls || '') });
-				if (title != null) n.appendChild(E('h4', {}, title));
+				if (title != null) n.appendChild(E('h4', {}, [ title ]));
 				append(n, kids);
 				document.getElementById('notifications').appendChild(n);
 				return n;
@@ -111,6 +177,7 @@
 	};
 
 	window.L = {
+		url: function(path) { return '/cgi-bin/luci/' + path; },
 		bind: function(fn, self) {
 			return fn.bind.apply(fn, [ self ].concat([].slice.call(arguments, 2)));
 		},
@@ -161,7 +228,7 @@
 			ListValue: sub(function(v) {
 				var cur = v == null ? this.default : v;
 				return E('select', { 'name': this.name }, this.choices.map(function(c) {
-					var o = E('option', { 'value': c[0] }, c[1]);
+					var o = E('option', { 'value': c[0] }, [ c[1] ]);
 					o.selected = c[0] === cur;
 					return o;
 				}));
@@ -195,15 +262,14 @@
 			return fetch('/uci/' + map.config).then(function(r) { return r.text(); }).then(function(text) {
 				var data = parseUci(text);
 				return E('div', { 'class': 'cbi-map', 'data-config': map.config }, [
-					E('h2', map.title), E('div', { 'class': 'cbi-map-descr' }, map.descr)
+					E('h2', {}, [ map.title ]), E('div', { 'class': 'cbi-map-descr' }, [ map.descr ])
 				].concat(map.sections.map(function(s) {
 					var values = data[s.sid] || {};
 					return E('div', { 'class': 'cbi-section', 'data-section': s.sid }, s.options.map(function(o) {
 						return E('div', { 'class': 'cbi-value', 'data-name': o.name }, [
-							E('label', { 'class': 'cbi-value-title' }, o.title),
-							o.widget(values[o.name]),
-							o.descr ? E('div', { 'class': 'cbi-value-description' }, o.descr) : null
-						]);
+							E('label', { 'class': 'cbi-value-title' }, [ o.title ]),
+							o.widget(values[o.name])
+						].concat(o.descr ? [ E('div', { 'class': 'cbi-value-description' }, [ o.descr ]) ] : []));
 					}));
 				})));
 			});
@@ -228,12 +294,25 @@
 		});
 	}
 
+	// A status include is shown as LuCI's overview shows it: its title over what
+	// render() gives.
+	function show(view, node) {
+		if (!view.title)
+			return node;
+		return E('div', { 'class': 'cbi-section' }, [ E('h3', {}, [ view.title ]), node ]);
+	}
+
 	window.standin = {
 		polls: polls,
+		sfh: sfh,
+		// The catalog first (the query names the language, if any), then the view.
 		run: function(path) {
-			return loadView(path).then(function(view) {
+			return fetch('/tr' + location.search).then(function(r) { return r.json(); }).then(function(tr) {
+				window.TR = tr;
+				return loadView(path);
+			}).then(function(view) {
 				return Promise.resolve(view.load ? view.load() : null).then(function(data) {
-					return view.render(data);
+					return show(view, view.render(data));
 				});
 			}).then(function(node) {
 				document.getElementById('view').appendChild(node);

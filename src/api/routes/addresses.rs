@@ -9,7 +9,6 @@
 
 use std::sync::Arc;
 
-use super::files::{file_key, FileKey};
 use super::{word, Context, Reply, RequestInfo};
 use crate::api::answers::{listing_estimate, Listing};
 use crate::api::error::ApiError;
@@ -102,7 +101,7 @@ pub(super) fn addresses(
     req: &RequestInfo,
     ctx: &Context,
 ) -> Result<Reply, ApiError> {
-    let (mut body, mut tag) = listing(opts, details, ctx)?;
+    let (mut body, mut tag) = listing(opts, details, &req.target, ctx)?;
     let mut headers = Vec::new();
     if opts.format == Format::Routeros {
         let pages;
@@ -155,17 +154,26 @@ fn routeros(
 
 /// The body and ETag of a listing: the one held for the same listing of the same
 /// database state (unchanged files), or a new one rendered within the answer budget.
-fn listing(opts: &RenderOptions, details: bool, ctx: &Context) -> Result<Listing, ApiError> {
-    // What the group holds is configuration, read for every request: a changed group
-    // is a different listing of the same database.
+/// `target` is the request's: with `page` left out, it names the listing (every page
+/// of a RouterOS script is cut from the same one).
+fn listing(
+    opts: &RenderOptions,
+    details: bool,
+    target: &str,
+    ctx: &Context,
+) -> Result<Listing, ApiError> {
+    // What the group holds is configuration, read for every request; the key names
+    // the state of config.json as well as the database's.
     let cfg = ctx.config()?;
     let selection = cfg
         .selection(&opts.group)
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let (path, query) = super::split_target(target);
+    let kept: Vec<&str> = (query.unwrap_or("").split('&'))
+        .filter(|p| !p.starts_with("page="))
+        .collect();
     // Shared only when read from files that have settled.
-    let key = file_key(&ctx.paths.db)
-        .filter(FileKey::settled)
-        .map(|files| format!("{opts:?} {selection:?} details={details} {files:?}"));
+    let key = super::files::answer_key(ctx, &format!("{path}?{}", kept.join("&")));
     if let Some(found) = key.as_deref().and_then(|k| ctx.answers.shared(k)) {
         return Ok(found);
     }

@@ -43,7 +43,7 @@ pub(super) fn changes_query(query: Option<&str>) -> Result<ChangesQuery, ApiErro
     })
 }
 
-pub(super) fn changes(q: &ChangesQuery, ctx: &Context) -> Result<Reply, ApiError> {
+pub(super) fn changes(q: &ChangesQuery, target: &str, ctx: &Context) -> Result<Reply, ApiError> {
     if !crate::inspect::ENABLED {
         return Err(ApiError::NotFound(crate::inspect::missing("/changes")));
     }
@@ -55,8 +55,8 @@ pub(super) fn changes(q: &ChangesQuery, ctx: &Context) -> Result<Reply, ApiError
         .map_err(|e| ApiError::BadRequest(format!("group: {e}")))?;
     // At most `MAX_ROWS` rows of about 125 bytes: reserved before, held after.
     let estimate = crate::db::MAX_ROWS * 160;
-    let key = format!("changes {} {:?} {selection:?}", q.since, q.filter);
-    let key = super::files::answer_key(ctx, &key);
+    // The target names the query; the key adds config.json's state (the selection).
+    let key = super::files::answer_key(ctx, target);
     let held = ctx.answers.render(estimate, key, || {
         let render = |db: &_| changes::render(db, &q.since, q.filter, Some(&selection), true);
         ctx.db.with(render).map_err(ApiError::from)

@@ -55,7 +55,37 @@ impl FileKey {
 
 /// `what` with the state of the database and `config.json`, to share an answer
 /// between clients while neither changes; `None` while the database has not settled.
+///
+/// `what` is the request target (or another text that fully names the answer), and
+/// the file states are written field by field: never through `Debug`, which the
+/// router build shortens to the type's name (`-Zfmt-debug=shallow`, cross/build.sh),
+/// so that every listing and every database state would share one key.
 pub(super) fn answer_key(ctx: &super::Context, what: &str) -> Option<String> {
     let files = file_key(&ctx.paths.db).filter(FileKey::settled)?;
-    Some(format!("{what} {files:?} {:?}", stat(&ctx.paths.config())))
+    let mut key = format!("{what} db ");
+    push_stat(&mut key, Some(&files.main));
+    key.push_str(" wal ");
+    push_stat(&mut key, files.wal.as_ref());
+    key.push_str(" config ");
+    push_stat(&mut key, stat(&ctx.paths.config()).as_ref());
+    Some(key)
+}
+
+/// Appends a file's state as numbers (`-` for no file).
+pub(super) fn push_stat(key: &mut String, s: Option<&Stat>) {
+    use std::fmt::Write;
+    match s {
+        Some((dev, ino, len, mtime)) => {
+            let t = mtime
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .unwrap_or_default();
+            let _ = write!(
+                key,
+                "{dev}:{ino}:{len}:{}.{}",
+                t.as_secs(),
+                t.subsec_nanos()
+            );
+        }
+        None => key.push('-'),
+    }
 }

@@ -24,13 +24,13 @@ pub(super) fn lookup_query(query: Option<&str>) -> Result<Query, ApiError> {
 /// Bytes a row of the answer takes at most, about (145 measured for IPv4 prefixes).
 const ROW_BYTES: usize = 200;
 
-pub(super) fn lookup(q: &Query, ctx: &Context) -> Result<Reply, ApiError> {
+pub(super) fn lookup(q: &Query, target: &str, ctx: &Context) -> Result<Reply, ApiError> {
     if !crate::inspect::ENABLED {
         return Err(ApiError::NotFound(crate::inspect::missing("/lookup")));
     }
     let cfg = ctx.config()?;
     // Shared by the clients of the same lookup while the files stay as they were.
-    let key = super::files::answer_key(ctx, &format!("lookup {q:?}"));
+    let key = super::files::answer_key(ctx, target);
     if let Some(found) = key.as_deref().and_then(|k| ctx.answers.shared(k)) {
         return Ok(Reply::held(found));
     }

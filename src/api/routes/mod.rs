@@ -290,7 +290,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         (Route::Lookup, _) if read_only => {
             let q = lookup_query(query)?;
             let _p = permit();
-            lookup(&q, ctx)
+            lookup(&q, &req.target, ctx)
         }
         (Route::Explain, _) if read_only => {
             let (q, group) = explain_query(query)?;
@@ -300,7 +300,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         (Route::Changes, _) if read_only => {
             let q = changes_query(query)?;
             let _p = permit();
-            changes(&q, ctx)
+            changes(&q, &req.target, ctx)
         }
         (Route::Health, _) if read_only => {
             parse_query(query, &[])?;

@@ -13,11 +13,11 @@ pub(super) fn status(ctx: &Context) -> Result<Reply, ApiError> {
     let size = |p: &std::path::Path| std::fs::metadata(p).map_or(0, |m| m.len() as usize);
     let estimate = 8 * (size(&ctx.paths.config()) + size(&ctx.paths.status())) + 16 * 1024;
     // Shared while none of the files it is read from changes.
-    let key = format!(
-        "status {:?} {:?}",
-        super::files::stat(&ctx.paths.status()),
-        ctx.paths.snapshot.as_deref().map(super::files::stat)
-    );
+    let mut key = String::from("/status ");
+    super::files::push_stat(&mut key, super::files::stat(&ctx.paths.status()).as_ref());
+    key.push_str(" snapshot ");
+    let snapshot = ctx.paths.snapshot.as_deref().and_then(super::files::stat);
+    super::files::push_stat(&mut key, snapshot.as_ref());
     let key = super::files::answer_key(ctx, &key);
     let held = ctx.answers.render(estimate, key, || {
         let mut body = overview::build(&ctx.db).to_json();

@@ -3,7 +3,7 @@
 //! them. Structs write their fields in their own order through [`Writer`], without
 //! building a [`Value`] first (an overview of 50,000 sources streams).
 
-use std::collections::BTreeMap;
+use crate::util::map::SortedMap;
 
 use super::{Map, Number, Value};
 
@@ -287,7 +287,7 @@ impl<T: ToJson> ToJson for Vec<T> {
     }
 }
 
-impl<K: AsRef<str>, V: ToJson> ToJson for BTreeMap<K, V> {
+impl<K: AsRef<str>, V: ToJson> ToJson for SortedMap<K, V> {
     fn write_json(&self, w: &mut Writer<'_>) {
         w.begin_object();
         for (k, v) in self {

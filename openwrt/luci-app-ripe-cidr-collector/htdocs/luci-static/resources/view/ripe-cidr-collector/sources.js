@@ -5,27 +5,31 @@
 
 // Services -> IP prefix lists -> Sources: the sources of each group, added and
 // removed through the rpcd plugin (the CLI's `asn add`, `fqdn remove` ...; the
-// daemon collects a new source within seconds). Texts go to E() inside arrays:
-// LuCI sets innerHTML for a bare string child (see status.js).
+// daemon collects a new source within seconds). Texts go to E() inside arrays, as
+// text nodes: LuCI sets innerHTML for a bare string child (see status.js). A failed
+// call (`reject: true`) is reported as the plugin's refusals are.
 
 var callStatus = rpc.declare({
 	object: 'luci.ripe-cidr-collector',
 	method: 'status',
-	expect: { '': {} }
+	expect: { '': {} },
+	reject: true
 });
 
 var callAdd = rpc.declare({
 	object: 'luci.ripe-cidr-collector',
 	method: 'add',
 	params: [ 'kind', 'source', 'group' ],
-	expect: { '': {} }
+	expect: { '': {} },
+	reject: true
 });
 
 var callRemove = rpc.declare({
 	object: 'luci.ripe-cidr-collector',
 	method: 'remove',
 	params: [ 'kind', 'source', 'group', 'purge' ],
-	expect: { '': {} }
+	expect: { '': {} },
+	reject: true
 });
 
 var KINDS = {
@@ -35,6 +39,10 @@ var KINDS = {
 	country: [ _('Country'), 'NL' ]
 };
 
+function failed(e) {
+	return { error: (e && e.message) ? e.message : String(e) };
+}
+
 function shown(kind, source) {
 	return kind === 'asn' ? 'AS' + source : source;
 }
@@ -42,20 +50,20 @@ function shown(kind, source) {
 // Shows the plugin's answer; true when the change was made.
 function report(res, done) {
 	if (res && res.error) {
-		ui.addNotification(null, E('p', [ res.error ]), 'danger');
+		ui.addNotification(null, E('p', {}, [ res.error ]), 'danger');
 		return false;
 	}
-	ui.addNotification(null, E('p', [ done ]), 'info');
+	ui.addNotification(null, E('p', {}, [ done ]), 'info');
 	return true;
 }
 
 return view.extend({
 	load: function() {
-		return callStatus();
+		return callStatus().catch(failed);
 	},
 
 	rerender: function() {
-		return callStatus().then(L.bind(function(st) {
+		return callStatus().catch(failed).then(L.bind(function(st) {
 			var fresh = this.sections(st);
 			this.box.replaceWith(fresh);
 			this.box = fresh;
@@ -72,7 +80,7 @@ return view.extend({
 					'class': 'btn cbi-button cbi-button-remove',
 					'title': _('Remove; its values age out'),
 					'click': L.bind(function() {
-						return callRemove(s.kind, s.source, group, false).then(L.bind(function(res) {
+						return callRemove(s.kind, s.source, group, false).catch(failed).then(L.bind(function(res) {
 							if (report(res, _('%s removed; its values age out.').format(shown(s.kind, s.source))))
 								return this.rerender();
 						}, this));
@@ -96,7 +104,7 @@ return view.extend({
 					var v = source.value.trim();
 					if (!v)
 						return;
-					return callAdd(kind.value, v, group).then(L.bind(function(res) {
+					return callAdd(kind.value, v, group).catch(failed).then(L.bind(function(res) {
 						if (report(res, _('%s added; the daemon collects it within seconds.').format(v)))
 							return this.rerender();
 					}, this));
@@ -109,13 +117,13 @@ return view.extend({
 		var o = st.overview || {};
 		var groups = o.groups || [];
 		var kinds = Object.keys(o.counts || { asn: 0, fqdn: 0 }).filter(function(k) { return KINDS[k]; });
-		var errors = (o.errors || []).map(function(e) {
+		var errors = (st.error ? [ _('Cannot read the status: %s').format(st.error) ] : o.errors || []).map(function(e) {
 			return E('div', { 'class': 'alert-message warning' }, [ e ]);
 		});
 		return E('div', { 'id': 'rcc-sources' }, errors.concat(groups.map(L.bind(function(g) {
 			var rows = g.sources.map(L.bind(function(s) { return this.sourceRow(s, g.name); }, this));
 			return E('div', { 'class': 'cbi-section', 'data-group': g.name }, [
-				E('h3', [ groups.length > 1 ? _('Group %s').format(g.name) : _('Sources') ]),
+				E('h3', {}, [ groups.length > 1 ? _('Group %s').format(g.name) : _('Sources') ]),
 				E('table', { 'class': 'table' }, [
 					E('tr', { 'class': 'tr table-titles' }, [
 						E('th', { 'class': 'th' }, [ _('Kind') ]),
@@ -132,7 +140,7 @@ return view.extend({
 	render: function(st) {
 		this.box = this.sections(st);
 		return E('div', {}, [
-			E('h2', [ _('IP prefix lists: sources') ]),
+			E('h2', {}, [ _('IP prefix lists: sources') ]),
 			E('div', { 'class': 'cbi-map-descr' }, [ _('ASNs give the prefixes they announce, host names the addresses they resolve to. Removed sources keep their values until they age out (ttl_days).') ]),
 			this.box
 		]);

@@ -8,34 +8,51 @@
 // the sources of each group with their values and failures, and "Check an address"
 // (why an address is, or is not, routed). All of it comes from the rpcd plugin
 // (`status --json`, `lookup --json`, `explain --json` of the CLI).
-// Every text is given to E() inside an array: LuCI sets innerHTML for a bare string
-// child, and source names, feed URLs and failure texts come from outside.
+// Every text is given to E() inside an array, so it becomes a text node: LuCI sets
+// innerHTML for a bare string child, and source names, feed URLs and failure texts
+// come from outside. Colours are the theme's variables (with a fallback for themes
+// without them). `reject: true`: a failed call (no access, plugin missing, timeout)
+// is shown as an error, never taken for an empty answer.
 
 var callStatus = rpc.declare({
 	object: 'luci.ripe-cidr-collector',
 	method: 'status',
-	expect: { '': {} }
+	expect: { '': {} },
+	reject: true
 });
 
 var callLookup = rpc.declare({
 	object: 'luci.ripe-cidr-collector',
 	method: 'lookup',
 	params: [ 'address' ],
-	expect: { '': {} }
+	expect: { '': {} },
+	reject: true
 });
 
 var callExplain = rpc.declare({
 	object: 'luci.ripe-cidr-collector',
 	method: 'explain',
 	params: [ 'address' ],
-	expect: { '': {} }
+	expect: { '': {} },
+	reject: true
 });
 
 var callCollect = rpc.declare({
 	object: 'luci.ripe-cidr-collector',
 	method: 'collect',
-	expect: { '': {} }
+	expect: { '': {} },
+	reject: true
 });
+
+var RED = 'color:var(--error-color-high, #c44)',
+	AMBER = 'color:var(--warn-color-high, #c80)',
+	GREEN = 'color:var(--success-color-high, #2a2)',
+	GREY = 'color:var(--text-color-medium, #888)';
+
+// A call that failed is shown as the plugin's refusals are.
+function failed(e) {
+	return { error: (e && e.message) ? e.message : String(e) };
+}
 
 function shown(kind, source) {
 	return kind === 'asn' ? 'AS' + source : source;
@@ -62,8 +79,8 @@ function daemonText(d) {
 function countsText(c) {
 	if (!c)
 		return _('unknown');
-	var shown = Object.keys(c).filter(function(k) { return c[k] > 0; });
-	return shown.length ? shown.map(function(k) { return k + ' ' + c[k]; }).join(', ') : _('none');
+	var kinds = Object.keys(c).filter(function(k) { return c[k] > 0; });
+	return kinds.length ? kinds.map(function(k) { return k + ' ' + c[k]; }).join(', ') : _('none');
 }
 
 function factsTable(o) {
@@ -84,7 +101,7 @@ function factsTable(o) {
 	Object.keys(d.kernel_sets || {}).forEach(function(g) {
 		var k = d.kernel_sets[g];
 		rows.push([ _('Kernel sets') + ' ' + g,
-			_('%d elements, about %d KiB').format(k.elements, Math.ceil(k.estimate_bytes / 1024)) ]);
+			_('elements: %d, about %d KiB').format(k.elements, Math.ceil(k.estimate_bytes / 1024)) ]);
 	});
 	return E('table', { 'class': 'table', 'id': 'rcc-facts' }, rows.map(function(r) {
 		return E('tr', { 'class': 'tr' }, [
@@ -100,17 +117,21 @@ function heldText(h) {
 		.format(when(h.since), h.values, h.stored);
 }
 
+function lastRun(s) {
+	if (s.held)
+		return E('span', { 'style': AMBER, 'class': 'rcc-held' }, [ heldText(s.held) ]);
+	if (s.failure)
+		return E('span', { 'style': RED }, [ s.failure ]);
+	return s.values ? _('ok') : _('not collected yet');
+}
+
 function groupSection(g, many) {
 	var rows = g.sources.map(function(s) {
 		return E('tr', { 'class': 'tr', 'data-source': s.source }, [
 			E('td', { 'class': 'td', 'data-title': _('Source') }, [ shown(s.kind, s.source) ]),
 			E('td', { 'class': 'td', 'data-title': _('Values') }, [ String(s.values) ]),
 			E('td', { 'class': 'td', 'data-title': _('Last seen') }, [ when(s.last_seen, '-') ]),
-			E('td', { 'class': 'td', 'data-title': _('Last run') }, [
-				s.held ? E('span', { 'style': 'color:#c80', 'class': 'rcc-held' }, [ heldText(s.held) ])
-				: s.failure ? E('span', { 'style': 'color:#c44' }, [ s.failure ])
-					: (s.values ? _('ok') : _('not collected yet'))
-			])
+			E('td', { 'class': 'td', 'data-title': _('Last run') }, [ lastRun(s) ])
 		]);
 	});
 	var table = E('table', { 'class': 'table' }, [
@@ -121,41 +142,40 @@ function groupSection(g, many) {
 			E('th', { 'class': 'th' }, [ _('Last run') ])
 		])
 	].concat(rows.length ? rows : [
-		E('tr', { 'class': 'tr placeholder' }, [ E('td', { 'class': 'td' }, [ E('em', [ _('No sources yet.') ]) ]) ])
+		E('tr', { 'class': 'tr placeholder' }, [ E('td', { 'class': 'td' }, [ E('em', {}, [ _('No sources yet.') ]) ]) ])
 	]));
 	return E('div', { 'class': 'cbi-section', 'data-group': g.name }, [
-		E('h3', [ many ? _('Group %s').format(g.name) + ' (' + countsText(g.counts) + ')'
-			: _('Sources') + ' (' + countsText(g.counts) + ')' ]),
+		E('h3', {}, [ (many ? _('Group %s').format(g.name) : _('Sources')) + ' (' + countsText(g.counts) + ')' ]),
 		table
 	]);
 }
 
-function problems(o) {
-	return (o.errors || []).map(function(e) {
+function problems(errors) {
+	return errors.map(function(e) {
 		return E('div', { 'class': 'alert-message warning' }, [ e ]);
 	});
 }
 
 function body(st) {
+	if (st.error)
+		return E('div', { 'id': 'rcc-status' }, problems([ _('Cannot read the status: %s').format(st.error) ]));
 	var o = st.overview || {};
 	var groups = o.groups || [];
-	return E('div', { 'id': 'rcc-status' }, problems(o).concat([
-		E('div', { 'class': 'cbi-section' }, [ E('h3', [ _('Service') ]), factsTable(o) ])
+	return E('div', { 'id': 'rcc-status' }, problems(o.errors || []).concat([
+		E('div', { 'class': 'cbi-section' }, [ E('h3', {}, [ _('Service') ]), factsTable(o) ])
 	], groups.map(function(g) { return groupSection(g, groups.length > 1); })));
 }
 
-// A text node: E() reads a string child as HTML, and a verdict or fix quotes what the
-// kernel and config.json hold.
-function T(s) {
-	return document.createTextNode(String(s));
+function errorText(res) {
+	return E('p', { 'style': RED }, [ res.error ]);
 }
 
 function lookupResult(res) {
 	if (res.error)
-		return E('p', { 'style': 'color:#c44' }, [ T(res.error) ]);
+		return errorText(res);
 	var m = res.matches || [];
 	if (!m.length)
-		return E('p', [ T(_('%s is in no stored list.').format(res.query)) ]);
+		return E('p', {}, [ _('%s is in no stored list.').format(res.query) ]);
 	return E('table', { 'class': 'table' }, [
 		E('tr', { 'class': 'tr table-titles' }, [
 			E('th', { 'class': 'th' }, [ _('Value') ]),
@@ -164,82 +184,94 @@ function lookupResult(res) {
 		])
 	].concat(m.map(function(x) {
 		return E('tr', { 'class': 'tr rcc-match' }, [
-			E('td', { 'class': 'td', 'data-title': _('Value') }, [ T(x.value) ]),
-			E('td', { 'class': 'td', 'data-title': _('Source') }, [ T(shown(x.kind, x.source) + (x.configured ? '' : ' ' + _('(not configured)'))) ]),
-			E('td', { 'class': 'td', 'data-title': _('Last seen') }, [ T(when(x.last_seen)) ])
+			E('td', { 'class': 'td', 'data-title': _('Value') }, [ x.value ]),
+			E('td', { 'class': 'td', 'data-title': _('Source') }, [ shown(x.kind, x.source) + (x.configured ? '' : ' ' + _('(not configured)')) ]),
+			E('td', { 'class': 'td', 'data-title': _('Last seen') }, [ when(x.last_seen) ])
 		]);
 	})));
 }
 
+var STEPS = {
+	stored: _('stored'),
+	kernel: _('kernel set'),
+	mark: _('mark'),
+	rule: _('policy rule'),
+	route: _('route')
+};
+
 // The steps of `explain`: green when the link holds, red at the broken one with its
-// fix, grey when not checked; the verdict last.
+// fix, grey when not checked; the verdict last. The step names are translated; what
+// each found, its fix and the verdict are the CLI's own words.
 function explainResult(res) {
 	if (res.error)
-		return E('p', { 'style': 'color:#c44' }, [ T(res.error) ]);
-	var colour = { ok: '#2a2', broken: '#c44' };
+		return errorText(res);
+	var colour = { ok: GREEN, broken: RED };
 	return E('div', {}, [
 		E('ul', { 'id': 'rcc-explain' }, (res.steps || []).map(function(s) {
-			var kids = [ E('strong', {}, [ T(s.step + ': ') ]), T((s.found || []).join('; ')) ];
+			var kids = [ E('strong', {}, [ (STEPS[s.step] || s.step) + ': ' ]), (s.found || []).join('; ') ];
 			if (s.fix)
-				kids.push(E('div', {}, [ T(_('Fix') + ': ' + s.fix) ]));
-			return E('li', { 'class': 'rcc-step rcc-' + s.state, 'style': 'color:' + (colour[s.state] || '#888') }, kids);
+				kids.push(E('div', {}, [ _('Fix') + ': ' + s.fix ]));
+			return E('li', { 'class': 'rcc-step rcc-' + s.state, 'style': colour[s.state] || GREY }, kids);
 		})),
-		E('p', { 'class': 'rcc-verdict', 'style': 'font-weight:bold;color:' + (res.routed ? '#2a2' : '#c44') }, [ T(res.verdict || '') ]),
+		E('p', { 'class': 'rcc-verdict', 'style': 'font-weight:bold;' + (res.routed ? GREEN : RED) }, [ res.verdict || '' ]),
 		res.lookup ? lookupResult(res.lookup) : E('div')
 	]);
 }
 
+function checkBox() {
+	var input = E('input', { 'class': 'cbi-input-text', 'id': 'rcc-address', 'placeholder': '149.154.167.99', 'spellcheck': 'false' });
+	var result = E('div', { 'id': 'rcc-lookup-result' });
+	var check = function() {
+		var a = input.value.trim();
+		if (!a)
+			return;
+		// A prefix is only looked up; an address walks the whole chain.
+		var show = a.indexOf('/') >= 0 ? lookupResult : explainResult;
+		return (a.indexOf('/') >= 0 ? callLookup(a) : callExplain(a)).catch(failed).then(function(res) {
+			result.replaceChildren(show(res));
+		});
+	};
+	return E('div', { 'class': 'cbi-section' }, [
+		E('h3', {}, [ _('Check an address') ]),
+		E('div', { 'class': 'cbi-value' }, [
+			input, ' ',
+			E('button', { 'class': 'btn cbi-button cbi-button-action', 'id': 'rcc-lookup', 'click': check }, [ _('Check') ])
+		]),
+		result
+	]);
+}
+
+function collectButton() {
+	return E('button', {
+		'class': 'btn cbi-button cbi-button-positive',
+		'click': function() {
+			return callCollect().catch(failed).then(function(res) {
+				ui.addNotification(null, E('p', {}, [ res.error ? res.error : _('The daemon collects every source now.') ]), res.error ? 'danger' : 'info');
+			});
+		}
+	}, [ _('Collect now') ]);
+}
+
 return view.extend({
 	load: function() {
-		return callStatus();
+		return callStatus().catch(failed);
 	},
 
 	render: function(st) {
-		var input = E('input', { 'class': 'cbi-input-text', 'id': 'rcc-address', 'placeholder': '149.154.167.99', 'spellcheck': 'false' });
-		var result = E('div', { 'id': 'rcc-lookup-result' });
-		var doLookup = function() {
-			var a = input.value.trim();
-			if (!a)
-				return;
-			// A prefix is only looked up; an address walks the whole chain.
-			if (a.indexOf('/') >= 0)
-				return callLookup(a).then(function(res) {
-					result.replaceChildren(lookupResult(res));
-				});
-			return callExplain(a).then(function(res) {
-				result.replaceChildren(explainResult(res));
-			});
-		};
 		var status = body(st);
 		poll.add(function() {
-			return callStatus().then(function(next) {
+			return callStatus().catch(failed).then(function(next) {
 				var fresh = body(next);
 				status.replaceWith(fresh);
 				status = fresh;
 			});
 		}, 30);
 		return E('div', {}, [
-			E('h2', [ _('IP prefix lists') ]),
+			E('h2', {}, [ _('IP prefix lists') ]),
 			E('div', { 'class': 'cbi-map-descr' }, [ _('The lists ripe-cidr-collector keeps: what was collected, from where, when it last worked, and what failed.') ]),
 			status,
-			E('div', { 'class': 'cbi-section' }, [
-				E('h3', [ _('Check an address') ]),
-				E('div', { 'class': 'cbi-value' }, [
-					input, ' ',
-					E('button', { 'class': 'btn cbi-button cbi-button-action', 'id': 'rcc-lookup', 'click': doLookup }, [ _('Check') ])
-				]),
-				result
-			]),
-			E('div', { 'class': 'right' }, [
-				E('button', {
-					'class': 'btn cbi-button cbi-button-positive',
-					'click': function() {
-						return callCollect().then(function(res) {
-							ui.addNotification(null, E('p', [ res.error ? res.error : _('The daemon collects every source now.') ]), res.error ? 'danger' : 'info');
-						});
-					}
-				}, [ _('Collect now') ])
-			])
+			checkBox(),
+			E('div', { 'class': 'right' }, [ collectButton() ])
 		]);
 	},
 
