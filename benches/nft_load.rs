@@ -7,9 +7,12 @@
 //!
 //! Then the reload the dnsmasq output's design leaves us (docs/groups-and-routing.md):
 //! the same 100,000-prefix group reloaded after 1,000 changes (500 prefixes gone, 500
-//! new) while dnsmasq's own `ripe_dns_v4` set in the table holds 10,000 addresses:
-//! our flush + add of `ripe_v4` costs what it costs without them, and the dns set
-//! keeps every element (checked after each round).
+//! new) while dnsmasq's own `ripe_dns_v4` set in the table holds 10,000 addresses
+//! (20 of them added one at a time between the first two loads, as dnsmasq does),
+//! by one process that keeps a memory of what it loaded (as the daemon does: the
+//! loads by difference need not read the set back), beside the same difference by
+//! a new process (which reads the set back) and by `nft -f`; the dns set keeps
+//! every element (checked after each round).
 //!
 //! Last, the product path: the release binary's daemon with a `{"load": "nft"}`
 //! output, loading the same 100,000 prefixes from its database at start, beside the
@@ -44,10 +47,25 @@ mod linux {
     const SHIFT: u32 = 500;
     /// Addresses dnsmasq's set holds during that reload.
     const DNS: u32 = 10_000;
+    /// Of those, the addresses dnsmasq adds one at a time between two of our loads.
+    const ADDS: u32 = 20;
+
+    fn dns_address(i: u32) -> String {
+        format!("100.64.{}.{}", i >> 8, i & 255)
+    }
 
     fn prefix(i: u32) -> String {
         let a = (1u32 << 24) + i * 512;
         format!("{}.{}.{}.0/24", a >> 24, (a >> 16) & 255, (a >> 8) & 255)
+    }
+
+    /// CPU seconds (user and system) of this process so far.
+    fn cpu_secs() -> f64 {
+        // SAFETY: an all-zero rusage is valid; getrusage fills it.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+        let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 / 1e6;
+        t(u.ru_utime) + t(u.ru_stime)
     }
 
     fn peak_kib() -> u64 {
@@ -71,19 +89,62 @@ mod linux {
         let p = c.finish(true);
         let prepared = t.elapsed();
         let after_prepare = peak_kib();
-        let t2 = Instant::now();
+        let (t2, cpu) = (Instant::now(), cpu_secs());
         match nftnl::load("ripe_cidr", "ripe", &p, None) {
             Ok(s) => println!(
-                "{:.3} {:.3} {} {} {} {} {}",
+                "{:.3} {:.3} {} {} {} {} {} {:.3}",
                 (prepared + t2.elapsed()).as_secs_f64(),
                 t2.elapsed().as_secs_f64(),
                 peak_kib(),
                 before,
                 s.bytes,
                 after_prepare,
-                s.elements
+                s.elements,
+                cpu_secs() - cpu
             ),
             Err(e) => println!("error {e}"),
+        }
+    }
+
+    /// The daemon's way: beside dnsmasq's set (filled by `nft -f dns`), one process
+    /// that keeps a memory of what it loaded loads the set (new), then, once dnsmasq
+    /// added [`ADDS`] addresses one at a time (the memory watched after each, as the
+    /// daemon's tick does), the 1,000 changes, back, and nothing changed. Prints per
+    /// load its seconds, bytes, elements and whether the set was read back.
+    fn remembered(nft: &str, dns: &str) {
+        let memory = nftnl::Memory::default();
+        let done = Command::new(nft).arg("-f").arg(dns).status();
+        assert!(done.is_ok_and(|s| s.success()), "nft -f {dns}");
+        for (k, first) in [0, SHIFT, 0, 0].into_iter().enumerate() {
+            for i in (DNS - ADDS..DNS).filter(|_| k == 1) {
+                let one = format!("{{ {} }}", dns_address(i));
+                let added = Command::new(nft)
+                    .args(["add", "element", "inet", "ripe_cidr", "ripe_dns_v4", &one])
+                    .status();
+                assert!(added.is_ok_and(|s| s.success()), "nft add element {one}");
+                memory.watch();
+            }
+            let mut c = Collector::new(None);
+            for i in first..first + N {
+                c.push(&prefix(i));
+            }
+            let p = c.finish(true);
+            let o = nftnl::LoadOptions {
+                memory: Some(&memory),
+                ..nftnl::LoadOptions::default()
+            };
+            let (t, cpu) = (Instant::now(), cpu_secs());
+            match nftnl::load_with("ripe_cidr", "ripe", &p, &o) {
+                Ok(s) => println!(
+                    "{:.3} {} {} {:.3} {}",
+                    t.elapsed().as_secs_f64(),
+                    s.bytes,
+                    s.elements,
+                    cpu_secs() - cpu,
+                    s.read_back
+                ),
+                Err(e) => println!("error {e}"),
+            }
         }
     }
 
@@ -112,6 +173,11 @@ mod linux {
         if let Some(at) = args.iter().position(|a| a == "--child") {
             let first = args.get(at + 1).and_then(|a| a.parse().ok()).unwrap_or(0);
             return child(first);
+        }
+        if let [_, flag, nft, dns, ..] = &args[..] {
+            if flag == "--remembered" {
+                return remembered(nft, dns);
+            }
         }
         let Some(nft) = ["/usr/sbin/nft", "/sbin/nft", "/usr/local/sbin/nft"]
             .into_iter()
@@ -153,15 +219,15 @@ mod linux {
         let ours = |first: u32| {
             let (secs, _, out) = measure(Command::new(&exe).arg("--child").arg(first.to_string()));
             let f: Vec<&str> = out.split_whitespace().collect();
-            if f.len() != 7 {
+            if f.len() != 8 {
                 eprintln!("netlink load failed: {}", out.trim());
                 std::process::exit(1);
             }
             let kib = f[2].parse().unwrap_or(0);
-            // Load time, bytes and elements first (read by `after_changes`).
+            // Load time, bytes, elements and CPU first (read by `after_changes`).
             let note = format!(
-                "{} {} {} (batch {} bytes, {} elements; VmHWM {} KiB at start, {} KiB after aggregating)",
-                f[1], f[4], f[6], f[4], f[6], f[3], f[5]
+                "{} {} {} {} (batch {} bytes, {} elements; VmHWM {} KiB at start, {} KiB after aggregating)",
+                f[1], f[4], f[6], f[7], f[4], f[6], f[3], f[5]
             );
             (secs, kib, note)
         };
@@ -189,7 +255,7 @@ mod linux {
             secs.sort_by(f64::total_cmp);
             median[k] = secs[secs.len() / 2];
             let kib = runs.iter().map(|r| r[k].1).max().unwrap_or(0);
-            let note = runs[0][k].2.splitn(4, ' ').nth(3).unwrap_or("");
+            let note = runs[0][k].2.splitn(5, ' ').nth(4).unwrap_or("");
             println!(
                 "{name:<28} {:>7.3} s  peak RSS {kib:>7} KiB  {note}",
                 median[k]
@@ -200,7 +266,7 @@ mod linux {
             100.0 * median[2] / median[0],
             100.0 * median[3] / median[1]
         );
-        after_changes(nft, dir.path(), &opts, &ours);
+        after_changes(nft, dir.path(), &opts, &ours, &exe);
         daemon_peaks(nft);
     }
 
@@ -309,36 +375,33 @@ mod linux {
         }
     }
 
-    /// The reload of the group after 1,000 changes, with dnsmasq's set beside it,
-    /// by netlink and by `nft -f`; prints their rows and checks the dns set.
+    /// The reload of the group after 1,000 changes, with dnsmasq's set beside it: by
+    /// a process that remembers what it loaded (the daemon), by a new process (which
+    /// reads the set back) and by `nft -f`; prints their rows and checks the dns set.
     fn after_changes(
         nft: &str,
         dir: &std::path::Path,
         opts: &RenderOptions,
         ours: &dyn Fn(u32) -> (f64, i64, String),
+        exe: &std::path::Path,
     ) {
         let values: Vec<String> = (SHIFT..N + SHIFT).map(prefix).collect();
         let changed = dir.join("changed.nft");
         std::fs::write(&changed, render(&values, opts)).unwrap();
         drop(values);
         // dnsmasq's set as the dnsmasq output creates it, filled as dnsmasq would.
-        let dns: Vec<String> = (0..DNS)
-            .map(|i| format!("100.64.{}.{}", i >> 8, i & 255))
-            .collect();
+        let dns: Vec<String> = (0..DNS - ADDS).map(dns_address).collect();
         let dns_script = dir.join("dns.nft");
         std::fs::write(
             &dns_script,
             format!(
-                "add set inet ripe_cidr ripe_dns_v4 {{ type ipv4_addr; flags timeout; timeout 1d; }}\n\
+                "add table inet ripe_cidr\n\
+                 add set inet ripe_cidr ripe_dns_v4 {{ type ipv4_addr; flags timeout; timeout 1d; }}\n\
                  add element inet ripe_cidr ripe_dns_v4 {{ {} }}\n",
                 dns.join(", ")
             ),
         )
         .unwrap();
-        let nft_f = |script: &std::path::Path| {
-            let (secs, kib, _) = measure(Command::new(nft).arg("-f").arg(script));
-            (secs, kib, String::new())
-        };
         let dns_count = || {
             let o = Command::new(nft)
                 .args(["list", "set", "inet", "ripe_cidr", "ripe_dns_v4"])
@@ -348,22 +411,32 @@ mod linux {
                 .matches("expires")
                 .count() as u32
         };
-        // Per round: a full load (new set), the difference after 1,000 changes,
-        // the difference back, a load with nothing changed, and nft -f of the change.
-        let mut rows: Vec<[(f64, i64, String); 5]> = Vec::new();
+        // Per round: the daemon's four loads (new set, the difference after 1,000
+        // changes, the difference back, nothing changed), the difference again by a
+        // new process, and nft -f of the change.
+        let mut rows: Vec<[(f64, i64, String); 6]> = Vec::new();
         for _ in 0..ROUNDS {
             let _ = Command::new(nft)
                 .args(["delete", "table", "inet", "ripe_cidr"])
                 .stderr(std::process::Stdio::null())
                 .status();
-            let full = ours(0);
-            nft_f(&dns_script);
-            let diff = ours(SHIFT);
-            let back = ours(0);
-            let same = ours(0);
-            let b = nft_f(&changed);
+            let (_, kib, out) = measure(
+                Command::new(exe)
+                    .arg("--remembered")
+                    .arg(nft)
+                    .arg(&dns_script),
+            );
+            let lines: Vec<(f64, i64, String)> =
+                out.lines().map(|l| (0.0, kib, l.to_string())).collect();
+            if lines.len() != 4 || out.contains("error") {
+                eprintln!("netlink loads failed: {out}");
+                std::process::exit(1);
+            }
+            let fresh = ours(SHIFT);
+            let (secs, kib, _) = measure(Command::new(nft).arg("-f").arg(&changed));
             assert_eq!(dns_count(), DNS, "dnsmasq's set lost elements in a reload");
-            rows.push([full, diff, back, same, b]);
+            let [a, b, c, d]: [_; 4] = lines.try_into().unwrap();
+            rows.push([a, b, c, d, fresh, (secs, kib, String::new())]);
         }
         println!(
             "reload after 1,000 changes ({SHIFT} out, {SHIFT} in), dnsmasq's set of {DNS} beside:"
@@ -382,33 +455,42 @@ mod linux {
             v[v.len() / 2]
         };
         for (k, name) in [
-            "netlink, full load (new set)",
-            "netlink, difference",
-            "netlink, difference back",
-            "netlink, nothing changed",
+            "one process, full load (new)",
+            "remembered, difference",
+            "remembered, difference back",
+            "remembered, nothing changed",
+            "new process, difference",
         ]
         .iter()
         .enumerate()
         {
-            let kib = rows.iter().map(|r| r[k].1).max().unwrap_or(0);
+            let how = match (k, rows[0][k].2.split(' ').nth(4)) {
+                (0, _) => "created",
+                (4, _) | (_, Some("true")) => "read back",
+                _ => "remembered",
+            };
             println!(
-                "  {name:<30} load {:>7.3} s  {:>8} bytes  {:>6} elements  process peak RSS {kib:>6} KiB",
+                "  {name:<28} load {:>6.3} s (CPU {:>6.3} s) {:>8} bytes {:>6} elements ({how})",
                 median(k, 0),
+                median(k, 3),
                 median(k, 1),
                 median(k, 2)
             );
         }
-        let mut nft_secs: Vec<f64> = rows.iter().map(|r| r[4].0).collect();
+        let mut nft_secs: Vec<f64> = rows.iter().map(|r| r[5].0).collect();
         nft_secs.sort_by(f64::total_cmp);
         println!(
-            "  nft -f, flush + add            {:>7.3} s (whole process)",
+            "  nft -f, flush + add          {:>6.3} s (whole process)",
             nft_secs[nft_secs.len() / 2]
         );
-        println!(
-            "  difference / full load: {:.1}% of the time, {:.1}% of the bytes",
-            100.0 * median(1, 0) / median(0, 0),
-            100.0 * median(1, 1) / median(0, 1)
-        );
+        for (k, name) in [(1, "remembered"), (4, "new process")] {
+            println!(
+                "  difference ({name}) / full load: {:.1}% of the time, {:.1}% of the CPU, {:.1}% of the bytes",
+                100.0 * median(k, 0) / median(0, 0),
+                100.0 * median(k, 3) / median(0, 3),
+                100.0 * median(k, 1) / median(0, 1)
+            );
+        }
         println!("  dnsmasq's {DNS} elements kept by every reload");
     }
 }

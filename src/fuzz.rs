@@ -82,6 +82,9 @@ pub fn http_body(data: &[u8]) {
 pub fn config(text: &str) {
     use crate::util::json;
     let _ = crate::config::parse(text, Path::new("config.json"));
+    // Read in small pieces, as an upstream's answer streams, the tokenizer reads the
+    // same document.
+    json::fuzz_pieces(text.as_bytes(), text.len() % 7 + 1);
     // What the JSON module parses, it writes (compact and pretty, as rewrites and
     // answers do) to text that parses to the same document.
     if let Ok(v) = json::parse(text) {
@@ -110,6 +113,42 @@ pub fn legacy(text: &str) {
         };
         let _ = read(kind, &mut text.as_bytes(), "data.json", &mut sink);
     }
+}
+
+/// What the LuCI app's rpcd plugin hands the CLI and reads back from it. The call's
+/// arguments (`{"kind": .., "source": ..}`, the first document): a source the CLI
+/// accepts is normalised for good and holds nothing a page could take for markup.
+/// The same document as `status.json` (whose failure texts come from upstreams),
+/// with a `config.json` after a NUL byte, rendered as `status --json` and
+/// `GET /status` answer: one JSON object whose daemon record reads back as it was.
+pub fn luci(data: &[u8]) {
+    use crate::source::Kind;
+    use crate::util::json::{self, Value};
+    let (doc, config) = match data.iter().position(|&b| b == 0) {
+        Some(i) => (&data[..i], &data[i + 1..]),
+        None => (data, &[][..]),
+    };
+    let Ok(doc) = json::parse(doc) else {
+        return;
+    };
+    let arg = |k: &str| doc.get(k).and_then(Value::as_str);
+    if let (Some(kind), Some(source)) = (arg("kind").and_then(Kind::from_word), arg("source")) {
+        if let Ok(n) = kind.normalize(source) {
+            assert_eq!(kind.normalize(&n).as_ref(), Ok(&n), "{source:?}");
+            assert!(!n.contains(['<', '>', '"', '\'', '\\', '`', ' ']), "{n:?}");
+        }
+    }
+    let Ok(st) = crate::status::Status::from_json(&doc) else {
+        return;
+    };
+    let cfg = std::str::from_utf8(config)
+        .ok()
+        .and_then(|t| crate::config::parse(t, Path::new("config.json")).ok())
+        .map(|l| l.config);
+    let out = crate::overview::fuzz_render(st.clone(), cfg.as_ref());
+    let back = json::parse(&out).expect("the overview is JSON");
+    let daemon = back.get("daemon").expect("a daemon record");
+    assert_eq!(crate::status::Status::from_json(daemon).as_ref(), Ok(&st));
 }
 
 /// An upstream's answer as the collect client reads it: status line, headers, framing

@@ -93,7 +93,7 @@ pub(crate) fn read_file(kind: Kind, path: &Path, sink: &mut Sink<'_>) -> Result<
     let name = path.display().to_string();
     read(kind, &mut f.take(MAX_LEGACY_BYTES), &name, sink).map_err(|e| match e {
         ScanError::Failed(e) => failed(e),
-        ScanError::Syntax(m) => syntax(&name, format!("invalid JSON ({m})")),
+        ScanError::Syntax(m, at) => syntax(&name, format!("invalid JSON ({m} at byte {at})")),
         ScanError::Shape(m) => syntax(&name, m),
     })?;
     Ok(true)
@@ -191,13 +191,8 @@ impl Entry<'_> {
         let (name, key) = (self.name, self.key);
         sc.begin_array()?;
         while sc.next_item()? {
-            if sc.peek()? != Next::String {
-                log::warn!("{name}: {key}: a value that is not a string; skipped");
-                sc.skip()?;
-                continue;
-            }
-            let Some(raw) = sc.string()? else {
-                log::warn!("{name}: {key}: a value too long; skipped");
+            let Some(raw) = string(sc)? else {
+                log::warn!("{name}: {key}: a value that is not a short string; skipped");
                 continue;
             };
             match normalize_value(self.kind, raw) {
@@ -241,14 +236,18 @@ fn seen(sc: &mut Scanner, sink: &mut Sink<'_>) -> Scan<()> {
     Ok(())
 }
 
+/// The next value when it is a string (of at most `MAX_TEXT` bytes), else `None`
+/// with the value skipped.
+fn string<'s>(sc: &'s mut Scanner) -> Scan<Option<&'s str>> {
+    if sc.peek()? == Next::String {
+        return sc.string();
+    }
+    sc.skip().map(|_| None)
+}
+
 /// A time as written, when it is a string that reads as one.
 fn time(sc: &mut Scanner) -> Scan<Option<String>> {
-    if sc.peek()? != Next::String {
-        sc.skip()?;
-        return Ok(None);
-    }
-    Ok(sc
-        .string()?
+    Ok(string(sc)?
         .filter(|s| util::parse_iso(s).is_some())
         .map(str::to_string))
 }
@@ -340,7 +339,7 @@ mod tests {
     #[test]
     fn bad_files_and_values() {
         let e = rows(Kind::Asn, "{\"1\": [", "x").unwrap_err();
-        assert!(matches!(e, ScanError::Syntax(_)), "{e:?}");
+        assert!(matches!(e, ScanError::Syntax(..)), "{e:?}");
         assert!(matches!(
             rows(Kind::Asn, "[]", "x").unwrap_err(),
             ScanError::Shape(_)

@@ -18,16 +18,29 @@ pub mod dnsmasq;
 /// Renders every output and runs its command. Returns the failures, keyed by path; a
 /// failing output never stops the others.
 pub fn render_all(paths: &Paths, outputs: &[OutputConfig]) -> Vec<(String, String)> {
-    render_all_sets(paths, outputs).0
+    render_all_sets(paths, outputs, None).0
+}
+
+/// What the `load` outputs loaded, kept by the daemon from one load to the next.
+#[cfg(target_os = "linux")]
+pub use crate::nftnl::Memory;
+#[cfg(not(target_os = "linux"))]
+#[derive(Debug, Default)]
+pub struct Memory;
+#[cfg(not(target_os = "linux"))]
+impl Memory {
+    pub fn watch(&self) {}
 }
 
 /// The kernel sets a `load` output filled: its group, their elements and estimate.
 pub type Loaded = (String, KernelSet);
 
-/// [`render_all`], and what each `load` output that succeeded put in the kernel.
+/// [`render_all`], and what each `load` output that succeeded put in the kernel;
+/// `memory` what they loaded before (see [`Memory`]).
 pub fn render_all_sets(
     paths: &Paths,
     outputs: &[OutputConfig],
+    memory: Option<&Memory>,
 ) -> (Vec<(String, String)>, Vec<Loaded>) {
     let (mut failures, mut sets) = (Vec::new(), Vec::new());
     if outputs.is_empty() {
@@ -53,7 +66,7 @@ pub fn render_all_sets(
     }
     for out in outputs {
         let name = out.name();
-        match render_one(&db, out) {
+        match render_one(&db, out, memory) {
             Ok(loaded) => {
                 log::info!("output {name} written");
                 sets.extend(loaded);
@@ -85,7 +98,11 @@ fn lock_outputs(paths: &Paths) -> Option<std::fs::File> {
     Some(f)
 }
 
-fn render_one(db: &db::Db, out: &OutputConfig) -> Result<Option<Loaded>, String> {
+fn render_one(
+    db: &db::Db,
+    out: &OutputConfig,
+    memory: Option<&Memory>,
+) -> Result<Option<Loaded>, String> {
     if let Some(d) = &out.dnsmasq {
         return dnsmasq::render(out, d)
             .map(|_| None)
@@ -120,6 +137,7 @@ fn render_one(db: &db::Db, out: &OutputConfig) -> Result<Option<Loaded>, String>
                     None => crate::nftnl::default_max_kernel_bytes(),
                 },
                 group: &out.render.group,
+                memory,
             };
             let stats =
                 crate::nftnl::load_logged(&out.render, &prepared, &o).map_err(|e| e.to_string())?;
@@ -130,7 +148,10 @@ fn render_one(db: &db::Db, out: &OutputConfig) -> Result<Option<Loaded>, String>
             loaded = Some((out.render.group.clone(), set));
         }
         #[cfg(not(target_os = "linux"))]
-        return Err("loading nftables sets needs Linux".into());
+        {
+            let _ = memory;
+            return Err("loading nftables sets needs Linux".into());
+        }
     }
     match &out.command {
         Some(cmd) => run_shell(cmd, Duration::from_secs(out.timeout_seconds)).map(|()| loaded),

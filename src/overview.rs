@@ -242,6 +242,19 @@ pub fn build(pool: &db::Pool) -> Overview {
     }
 }
 
+/// The fuzz target's way in: the overview of `st` and `cfg` with nothing stored, as
+/// `GET /status` and `status --json` write it.
+#[cfg(fuzzing)]
+pub(crate) fn fuzz_render(st: Status, cfg: Option<&Config>) -> Vec<u8> {
+    Overview {
+        groups: cfg.map(|c| group_lines(c, &[], &st)).unwrap_or_default(),
+        errors: vec![format!("status: {:?}", st.last_error)],
+        daemon: st,
+        ..Overview::default()
+    }
+    .to_json()
+}
+
 /// The stored sources of one kind.
 type Stored = (Kind, Vec<SourceSummary>);
 

@@ -115,7 +115,7 @@ impl ToJson for Status {
 impl Status {
     /// Reads the fields it knows; others (from another version) are ignored, missing
     /// ones keep their default.
-    fn from_json(v: &Value) -> Result<Status, String> {
+    pub(crate) fn from_json(v: &Value) -> Result<Status, String> {
         let o = v
             .as_object()
             .ok_or_else(|| format!("expected an object, got {v}"))?;

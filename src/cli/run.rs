@@ -146,7 +146,7 @@ mod imp {
         let mut failed = Vec::new();
         if report.changed() || retry {
             let sets;
-            (failed, sets) = outputs::render_all_sets(paths, &cfg.outputs);
+            (failed, sets) = outputs::render_all_sets(paths, &cfg.outputs, None);
             record_outputs(paths, &failed, sets);
         }
         snapshot(paths, &cfg, report.changed())?;

@@ -248,10 +248,11 @@ fn kill_group(child: &mut Child, pipes: &[PathBuf]) {
     let _ = child.wait();
 }
 
-/// Kills every other process that holds one of `pipes` (our ends' names in /proc):
-/// what the program started and moved out of its group (`setsid`) but left holding
-/// its output, which no process group kill reaches. The pipes are the program's
-/// own, so only what it started can have them.
+/// Kills every process that holds the writing end of one of `pipes` (our ends' names
+/// in /proc): what the program started and moved out of its group (`setsid`) but
+/// left holding its output, which no process group kill reaches. Only what the
+/// program started can have that end; a child another thread is starting may hold
+/// our reading end for a moment (until its exec), and is left alone.
 fn kill_holders(pipes: &[PathBuf]) {
     let Some(procs) = std::fs::read_dir("/proc")
         .ok()
@@ -259,25 +260,26 @@ fn kill_holders(pipes: &[PathBuf]) {
     else {
         return;
     };
-    let me = std::process::id();
     for entry in procs.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
             continue;
         };
         let Ok(fds) = std::fs::read_dir(entry.path().join("fd")) else {
             continue;
         };
-        let holds =
-            |fd: std::fs::DirEntry| std::fs::read_link(fd.path()).is_ok_and(|l| pipes.contains(&l));
-        if pid != me && fds.flatten().any(holds) {
-            if let Ok(pid) = libc::pid_t::try_from(pid) {
-                // SAFETY: kill(2) of one process, which holds the program's pipe.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-            }
+        let writes = |fd: std::fs::DirEntry| {
+            let info = entry.path().join("fdinfo").join(fd.file_name());
+            std::fs::read_link(fd.path()).is_ok_and(|l| pipes.contains(&l))
+                && std::fs::read_to_string(info).is_ok_and(|i| {
+                    // The access mode is the last octal digit of the flags: 1 writes.
+                    i.lines()
+                        .find_map(|l| l.strip_prefix("flags:"))
+                        .is_some_and(|f| f.trim().ends_with('1'))
+                })
+        };
+        if fds.flatten().any(writes) {
+            // SAFETY: kill(2) of one process, which holds the program's pipe.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
         }
     }
 }

@@ -212,13 +212,21 @@ fn placeholders_are_replaced_inside_arguments() {
 /// exiting with `code`, as the real one does (uclient-fetch.c): each run is counted
 /// in `dir/runs`.
 fn fake_uclient_fetch(dir: &Path, said: &str, code: i32) -> String {
-    let path = dir.join("uclient-fetch");
+    let (text, path) = (dir.join("script"), dir.join("uclient-fetch"));
     let body = format!(
         "#!/bin/sh\necho >> {}/runs\nprintf '{said}' >&2\nexit {code}\n",
         dir.display()
     );
-    std::fs::write(&path, body).unwrap();
-    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::write(&text, body).unwrap();
+    // Copied by another process: a file this one had open for writing could still be
+    // open in a child another test is forking, and exec would fail (ETXTBSY).
+    let installed = std::process::Command::new("install")
+        .args(["-m", "755"])
+        .arg(&text)
+        .arg(&path)
+        .status()
+        .unwrap();
+    assert!(installed.success());
     path.display().to_string()
 }
 

@@ -1,5 +1,5 @@
-//! The upstreams' JSON answers are read with the streaming parser of `util::json::scan`;
-//! here its errors become the source's.
+//! The upstreams' JSON answers are read with the one JSON tokenizer, `util::json::scan`,
+//! as they stream; here its errors become the source's.
 
 use std::io;
 
@@ -18,8 +18,8 @@ pub(crate) fn failed(e: SourceError) -> ScanError {
 pub(crate) fn bad_body(e: ScanError, what: &str, start: &[u8]) -> SourceError {
     match e {
         ScanError::Failed(e) => super::fetcher::from_io(e),
-        ScanError::Syntax(m) => SourceError::BadBody(format!(
-            "not JSON ({m}): {}",
+        ScanError::Syntax(m, at) => SourceError::BadBody(format!(
+            "not JSON ({m} at byte {at}): {}",
             super::fetch::looks_like(start)
         )),
         ScanError::Shape(m) => SourceError::BadBody(format!("not the {what} JSON shape ({m})")),
@@ -46,7 +46,7 @@ mod tests {
         let e = bad_body(s.begin_object().unwrap_err(), "RIPEstat", s.start());
         assert_eq!(
             e.to_string(),
-            "unexpected answer: not JSON (expected a value at byte 0): an HTML page"
+            "unexpected answer: not JSON (expected value at byte 0): an HTML page"
         );
     }
 }

@@ -11,7 +11,6 @@ use crate::format::{Family, Format, RenderOptions, TypeFilter};
 use crate::source::Kind;
 
 mod check;
-mod dupkeys;
 mod edit;
 mod group;
 mod read;

@@ -18,13 +18,16 @@ mod upstreams;
 pub(crate) use groups::{parse_exclusion, parse_mark};
 
 pub(super) fn read_value(text: &str, path: &Path) -> Result<Value, ConfigError> {
-    let mut value = crate::util::json::parse(text).map_err(|e| ConfigError::Syntax {
+    let parsed = crate::util::json::parse_repeats(text.as_bytes());
+    let (mut value, repeated) = parsed.map_err(|e| ConfigError::Syntax {
         path: path.into(),
         line: e.line(),
         column: e.column(),
         message: e.message().into(),
     })?;
-    if let Some((key, line, column)) = super::dupkeys::repeated_key(text) {
+    // A key given twice (`"asns"` pasted in again, say): the value keeps the last,
+    // and the next rewrite by `asn add` would drop the other silently.
+    if let Some((key, line, column)) = repeated {
         return Err(ConfigError::Syntax {
             path: path.into(),
             line,

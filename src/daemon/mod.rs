@@ -137,6 +137,9 @@ struct Shell {
     /// The connection that reads the change count, kept: opening one every second
     /// would parse the schema every second.
     store: crate::db::Pool,
+    /// What the `load` outputs loaded, so that the next load need not read the
+    /// kernel's sets back; watched at each tick.
+    kernel: Arc<crate::outputs::Memory>,
 }
 
 /// Runs the daemon until SIGTERM or SIGINT arrives. SIGUSR1 collects every source
@@ -169,6 +172,7 @@ pub fn run(paths: &Paths) -> Result<(), DaemonError> {
         saver,
         generation: (None, Instant::now()),
         store: crate::db::Pool::new(paths.clone(), 1),
+        kernel: Arc::default(),
     };
     log::info!("daemon started (pid {})", std::process::id());
     shell.main_loop();
@@ -200,6 +204,7 @@ impl Shell {
             // jobs' messages.
             let until = self.core.wake_at().saturating_sub(util::unix_now());
             thread::sleep(Duration::from_secs(until.max(0) as u64).clamp(MIN_SLEEP, TICK));
+            self.kernel.watch();
             self.drain();
         }
     }
@@ -306,11 +311,12 @@ impl Shell {
                 Action::CollectOnly(only) => self.collect(Some(only)),
                 Action::Snapshot => self.save(),
                 Action::Render(outputs) => {
-                    let paths = self.paths.clone();
+                    let (paths, memory) = (self.paths.clone(), self.kernel.clone());
                     self.spawn(
                         PHASE_OUTPUTS,
                         Box::new(move |_| {
-                            let (failed, sets) = crate::outputs::render_all_sets(&paths, &outputs);
+                            let (failed, sets) =
+                                crate::outputs::render_all_sets(&paths, &outputs, Some(&memory));
                             Msg::Rendered(failed, sets)
                         }),
                     );

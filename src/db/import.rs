@@ -94,7 +94,9 @@ impl Import<'_> {
     fn item(&mut self, kind: Kind, item: Item<'_>) -> rusqlite::Result<()> {
         match item {
             Item::Value { raw, value } => self.value.execute([raw, value]).map(drop),
-            Item::Seen { raw, first, last } => self.seen.execute([raw, first, last]).map(drop),
+            Item::Seen { raw, first, last } => {
+                self.seen.execute(params![raw, first, last]).map(drop)
+            }
             Item::End { source, updated } => self.end(kind, source, updated),
         }
     }
@@ -105,7 +107,7 @@ impl Import<'_> {
         let mut sid = None;
         let mut rows = self
             .timed
-            .query([updated.unwrap_or(&self.now), &self.now])?;
+            .query(params![updated.unwrap_or(&self.now), self.now])?;
         while let Some(r) = rows.next()? {
             let id = match sid {
                 Some(id) => id,

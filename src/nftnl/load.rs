@@ -1,12 +1,15 @@
-//! One load: what each of our sets holds is read back from the kernel first, and the
-//! batch then carries only what differs (or, when that is not smaller, a flush and
-//! the whole list). Reading back, rather than remembering what we wrote, also sees
-//! what someone else changed: an element deleted or added behind our back is just
-//! part of the difference, so every load repairs the set (no full reload needed).
+//! One load: what each of our sets holds is known first, and the batch then carries
+//! only what differs (or, when that is not smaller, a flush and the whole list). A
+//! set is read back from the kernel, or, in a process that keeps a
+//! [`Memory`](super::Memory), taken from what it loaded while nobody else touched
+//! it (see `memory`). Reading back also sees what someone else changed: an element
+//! deleted or added behind our back is just part of the difference, so every load
+//! repairs the set.
 
 use std::io;
 
-use super::diff::{self, Counts, Held, Side};
+use super::diff::{self, Counts, Held, Side, Unit};
+use super::memory::{Remembered, Set};
 use super::msg::{self, elem_top, Batch, Elems};
 use super::read::{self, SetInfo};
 use super::sock::Socket;
@@ -14,7 +17,7 @@ use super::{budget, dns, transact, LoadError, LoadOptions, LoadStats};
 use crate::format::{Family, Prepared};
 
 /// What the load does to one of our sets.
-enum Mode {
+enum Mode<'a> {
     /// Missing: created and filled. (A set of another type is refused by its NEWSET.)
     Fill,
     /// Flushed and filled: the difference would not be smaller.
@@ -22,7 +25,42 @@ enum Mode {
     /// There with the other timeout flag: deleted and created again, filled.
     Recreate,
     /// Only the difference is sent: deletes, then adds.
-    Diff(Held, Counts),
+    Diff(Was<'a>, Counts),
+}
+
+/// What a set holds before the load: read back, or remembered.
+enum Was<'a> {
+    Read(Held),
+    Loaded(&'a Prepared),
+}
+
+impl Was<'_> {
+    /// Its units, through one iterator type (not boxed: each boxed type costs a
+    /// table of every iterator method in the binary).
+    fn units(&self, v6: bool, top: u128) -> impl Iterator<Item = Unit> + '_ {
+        let (mut read, mut loaded) = match self {
+            Was::Read(held) => (Some(held.units(top)), None),
+            Was::Loaded(p) => (None, Some(diff::wanted(ranges(p, v6)))),
+        };
+        std::iter::from_fn(move || match (&mut read, &mut loaded) {
+            (Some(r), _) => r.next(),
+            (_, l) => l.as_mut()?.next(),
+        })
+    }
+}
+
+/// The ranges of `p`'s list of one family, as inclusive pairs of keys.
+fn ranges(p: &Prepared, v6: bool) -> Box<dyn Iterator<Item = (u128, u128)> + '_> {
+    match v6 {
+        false => Box::new(p.v4.iter().map(|e| {
+            let (a, b) = (e.net.network(), e.net.broadcast());
+            (u128::from(u32::from(a)), u128::from(u32::from(b)))
+        })),
+        true => Box::new(
+            p.v6.iter()
+                .map(|e| (u128::from(e.net.network()), u128::from(e.net.broadcast()))),
+        ),
+    }
 }
 
 /// One of our sets: `<set>_v4` or `<set>_v6`.
@@ -30,10 +68,10 @@ struct Plan<'a> {
     name: String,
     v6: bool,
     p: &'a Prepared,
-    mode: Mode,
+    mode: Mode<'a>,
 }
 
-impl Plan<'_> {
+impl<'a> Plan<'a> {
     fn key_len(&self) -> usize {
         if self.v6 {
             16
@@ -48,18 +86,22 @@ impl Plan<'_> {
 
     /// The set's ranges, as inclusive pairs of keys.
     fn ranges(&self) -> Box<dyn Iterator<Item = (u128, u128)> + '_> {
-        match self.v6 {
-            false => Box::new(self.p.v4.iter().map(|e| {
-                let (a, b) = (e.net.network(), e.net.broadcast());
-                (u128::from(u32::from(a)), u128::from(u32::from(b)))
-            })),
-            true => Box::new(
-                self.p
-                    .v6
-                    .iter()
-                    .map(|e| (u128::from(e.net.network()), u128::from(e.net.broadcast()))),
-            ),
-        }
+        ranges(self.p, self.v6)
+    }
+
+    /// Only the difference to `was`, unless that is not smaller than a refill.
+    fn by_difference(&mut self, was: Was<'a>) {
+        let top = self.top();
+        let c = diff::count(
+            diff::diff(was.units(self.v6, top), diff::wanted(self.ranges())),
+            top,
+        );
+        // The difference sends delete + add elements, a refill keep + add.
+        self.mode = if c.delete <= c.keep {
+            Mode::Diff(was, c)
+        } else {
+            Mode::Flush
+        };
     }
 
     /// The elements the set holds once loaded.
@@ -85,7 +127,8 @@ fn compatible(info: &SetInfo, v6: bool, timeout: bool) -> Option<bool> {
     ours.then_some(same)
 }
 
-/// Reads the set back and decides how to load it.
+/// Decides how to load the set: from what it was loaded with (`was`, remembered),
+/// else from the set read back.
 fn plan<'a>(
     s: &Socket,
     table: &str,
@@ -93,6 +136,7 @@ fn plan<'a>(
     v6: bool,
     p: &'a Prepared,
     timeout: bool,
+    was: Option<&'a Prepared>,
 ) -> Result<Plan<'a>, LoadError> {
     let reading = |e: io::Error| match e.raw_os_error() {
         Some(libc::EPERM) => LoadError::Permission,
@@ -104,27 +148,21 @@ fn plan<'a>(
         p,
         mode: Mode::Fill,
     };
+    if let Some(list) = was {
+        plan.by_difference(Was::Loaded(list));
+        return Ok(plan);
+    }
     let info = read::set_info(s, table, &name).map_err(reading)?;
-    plan.mode = match info.map(|i| compatible(&i, v6, timeout)) {
-        None | Some(None) => Mode::Fill,
-        Some(Some(false)) => Mode::Recreate,
+    match info.map(|i| compatible(&i, v6, timeout)) {
+        None | Some(None) => {}
+        Some(Some(false)) => plan.mode = Mode::Recreate,
         Some(Some(true)) => {
             let mut held = Held::default();
             read::elements(s, table, &name, &mut |k, end| held.push(k, end)).map_err(reading)?;
             held.sort();
-            let top = plan.top();
-            let c = diff::count(
-                diff::diff(held.units(top), diff::wanted(plan.ranges())),
-                top,
-            );
-            // The difference sends delete + add elements, a refill keep + add.
-            if c.delete <= c.keep {
-                Mode::Diff(held, c)
-            } else {
-                Mode::Flush
-            }
+            plan.by_difference(Was::Read(held));
         }
-    };
+    }
     Ok(plan)
 }
 
@@ -152,8 +190,8 @@ fn encode(batch: &mut Batch, table: &str, n: usize, plan: &Plan, timeout_ms: Opt
             batch.flush(table, name, n);
             batch.elements_as(table, name, (kl, n), add, &mut plan.ranges())
         }
-        Mode::Diff(held, _) => {
-            let sides = || diff::diff(held.units(top), diff::wanted(plan.ranges()));
+        Mode::Diff(was, _) => {
+            let sides = || diff::diff(was.units(plan.v6, top), diff::wanted(plan.ranges()));
             let del = Elems {
                 delete: true,
                 timeout_ms: None,
@@ -179,22 +217,81 @@ fn encode(batch: &mut Batch, table: &str, n: usize, plan: &Plan, timeout_ms: Opt
     }
 }
 
-/// [`super::load_with`]: plans each set, checks the memory budget, sends one batch.
+/// [`super::load_with`]: with a [`Memory`](super::Memory), from what it remembers (when still true)
+/// and remembering what was loaded; without, from the sets read back.
 pub(super) fn run(
     table: &str,
     set: &str,
     p: &Prepared,
     o: &LoadOptions,
 ) -> Result<LoadStats, LoadError> {
-    let s = super::open_socket()?;
     let timeout = o.timeout_seconds.filter(|_| budget::refreshes_in_place());
+    let Some(memory) = o.memory else {
+        return attempt(table, set, p, o, timeout, None).map(|r| r.0);
+    };
+    let known = memory.take();
+    let (stats, genid) = match attempt(table, set, p, o, timeout, Some(known.as_ref())) {
+        // A commit by anyone since (ERESTART), or what was remembered wrong after
+        // all: once more from the sets read back, and nothing remembered.
+        Err(LoadError::Kernel(..)) => return attempt(table, set, p, o, timeout, None).map(|r| r.0),
+        r => r?,
+    };
+    let Some(genid) = genid else {
+        return Ok(stats);
+    };
+    let mut sets = known.map(|k| k.sets).unwrap_or_default();
+    sets.retain(|s| !(s.table == table && s.set == set));
+    sets.push(Set {
+        table: table.to_string(),
+        set: set.to_string(),
+        family: o.family,
+        timeout: timeout.is_some(),
+        list: p.clone(),
+    });
+    // The kernel skips 0 when the generation wraps.
+    let genid = genid.wrapping_add(1).max(1);
+    memory.keep(Remembered { genid, sets });
+    Ok(stats)
+}
+
+/// Our sets of `family` (both without one): whether IPv6, and the name.
+fn names(set: &str, family: Option<Family>) -> impl Iterator<Item = (bool, String)> + '_ {
+    [(false, Family::V4), (true, Family::V6)]
+        .into_iter()
+        .filter(move |(_, f)| family.is_none_or(|w| w == *f))
+        .map(move |(v6, _)| (v6, format!("{set}_{}", if v6 { "v6" } else { "v4" })))
+}
+
+/// One load: plans each set, checks the memory budget, sends one batch. `memory`:
+/// the load keeps a memory (`Some`), with what it remembers (if anything); then the
+/// batch is pinned to the generation its plan is true at, which is returned.
+fn attempt(
+    table: &str,
+    set: &str,
+    p: &Prepared,
+    o: &LoadOptions,
+    timeout: Option<u32>,
+    memory: Option<Option<&Remembered>>,
+) -> Result<(LoadStats, Option<u32>), LoadError> {
+    let s = super::open_socket()?;
+    let generation = |s: &Socket| {
+        read::genid(s).map_err(|e| LoadError::Kernel("reading the ruleset's generation".into(), e))
+    };
+    let known = memory.flatten();
+    let mut pin = match memory {
+        None => None,
+        Some(Some(k)) => Some(k.genid),
+        Some(None) => Some(generation(&s)?),
+    };
     let mut plans = Vec::new();
-    for (v6, fam) in [(false, Family::V4), (true, Family::V6)] {
-        if o.family.is_some_and(|f| f != fam) {
-            continue;
-        }
-        let name = format!("{set}_{}", if v6 { "v6" } else { "v4" });
-        plans.push(plan(&s, table, name, v6, p, timeout.is_some())?);
+    for (v6, name) in names(set, o.family) {
+        let was = known.and_then(|k| k.set(table, set, v6, timeout.is_some()));
+        plans.push(plan(&s, table, name, v6, p, timeout.is_some(), was)?);
+    }
+    // Sets read back are true at the generation before only if nothing was committed
+    // while they were read.
+    if known.is_none() && pin.is_some() && pin != Some(generation(&s)?) {
+        pin = None;
     }
     let mut stats = LoadStats::default();
     stats.kernel_elements = plans.iter().map(Plan::count).sum();
@@ -208,6 +305,9 @@ pub(super) fn run(
         });
     }
     let mut batch = Batch::new(2 * p.len() + 2, 1);
+    if let Some(g) = pin {
+        batch.pin(g);
+    }
     batch.table(table);
     if o.mark.is_some() {
         super::prepare_chains(&mut batch, table, set);
@@ -218,24 +318,16 @@ pub(super) fn run(
         // Sets keep their numbers (v4 0, v6 1) for the mark rules' set ids.
         let n = usize::from(plan.v6);
         stats.elements += encode(&mut batch, table, n, plan, timeout_ms);
-        if let Mode::Diff(_, c) = &plan.mode {
+        if let Mode::Diff(was, c) = &plan.mode {
             stats.kept += c.keep;
             stats.deleted += c.delete;
+            stats.read_back |= matches!(was, Was::Read(_));
         }
         stats.by_difference |= matches!(plan.mode, Mode::Diff(..));
         names.resize(n, String::new());
         names.push(plan.name.clone());
     }
-    stats.v4 = if o.family == Some(Family::V6) {
-        0
-    } else {
-        p.v4.len()
-    };
-    stats.v6 = if o.family == Some(Family::V4) {
-        0
-    } else {
-        p.v6.len()
-    };
+    (stats.v4, stats.v6) = (plans_len(&plans, false), plans_len(&plans, true));
     names.resize(2, String::new());
     let dns_names = o
         .dns_timeout
@@ -249,5 +341,11 @@ pub(super) fn run(
     stats.bytes = bytes.len();
     let all: Vec<String> = names.iter().chain(&dns_names).cloned().collect();
     transact(&s, bytes, &acks, table, &all)?;
-    Ok(stats)
+    Ok((stats, pin))
+}
+
+/// The prefixes the plans load of one family.
+fn plans_len(plans: &[Plan], v6: bool) -> usize {
+    let p = plans.iter().find(|x| x.v6 == v6);
+    p.map_or(0, |x| if v6 { x.p.v6.len() } else { x.p.v4.len() })
 }

@@ -4,8 +4,9 @@
 //!
 //! One batch is one atomic transaction: `inet <table>` and the interval sets
 //! `<set>_v4` (`ipv4_addr`) / `<set>_v6` (`ipv6_addr`) are created if missing, and
-//! get what changed since the kernel's contents were read back (`load`), or are
-//! flushed and filled when that is not smaller. Nothing else in the table is touched
+//! get what changed since the kernel's contents were read back, or since the load a
+//! daemon remembers (`load`, `memory`), or are flushed and filled when that is not
+//! smaller. Nothing else in the table is touched
 //! and the sets are deleted only to switch their timeouts, so rules that reference
 //! them keep working. When any step fails the kernel discards the whole batch: the
 //! previous contents stay.
@@ -19,6 +20,7 @@ pub(crate) mod decode;
 mod diff;
 mod dns;
 mod load;
+mod memory;
 pub(crate) mod msg;
 pub mod probe;
 mod read;
@@ -26,6 +28,7 @@ mod sock;
 
 pub use budget::default_max as default_max_kernel_bytes;
 pub use dns::ensure_dns_sets;
+pub use memory::Memory;
 
 use std::io;
 
@@ -47,6 +50,8 @@ pub struct LoadStats {
     pub bytes: usize,
     /// Whether a set was updated by difference (else created, or flushed and filled).
     pub by_difference: bool,
+    /// Whether a set updated by difference was read back (not remembered).
+    pub read_back: bool,
     /// Elements of the difference loads deleted, and left in place.
     pub deleted: usize,
     pub kept: usize,
@@ -132,10 +137,12 @@ pub struct LoadOptions<'a> {
     pub max_bytes: Option<u64>,
     /// The group loaded, to name it in a refusal.
     pub group: &'a str,
+    /// What this process loaded before, so that the sets need not be read back.
+    pub memory: Option<&'a Memory>,
 }
 
-/// [`load`] with `o`: each set is read back and only the difference is sent (see
-/// `load`).
+/// [`load`] with `o`: each set is read back (or remembered, with a memory) and only
+/// the difference is sent (see `load`).
 pub fn load_with(
     table: &str,
     set: &str,
@@ -310,8 +317,10 @@ pub fn load_logged(
     let stats = load_with(&opts.table, &opts.set, prepared, &o)?;
     let how = match stats.by_difference {
         true => format!(
-            "by difference: {} kept, {} deleted, ",
-            stats.kept, stats.deleted
+            "by difference{}: {} kept, {} deleted, ",
+            if stats.read_back { " (read back)" } else { "" },
+            stats.kept,
+            stats.deleted
         ),
         false => String::new(),
     };

@@ -16,6 +16,7 @@ pub use chain::{read_mark_rule, MarkRule, MarkSet, HOOK_OUTPUT, HOOK_PREROUTING}
 /// `NETLINK_NETFILTER` message type of the batch delimiters.
 const NFNL_MSG_BATCH_BEGIN: u16 = 0x10;
 const NFNL_MSG_BATCH_END: u16 = 0x11;
+const NFNL_BATCH_GENID: u16 = 1;
 /// The nf_tables subsystem: the high byte of its message types.
 const NFNL_SUBSYS_NFTABLES: u16 = 10;
 const NFT_MSG_NEWTABLE: u16 = 0;
@@ -109,6 +110,13 @@ impl Batch {
         };
         b.delimiter(NFNL_MSG_BATCH_BEGIN);
         b
+    }
+
+    /// Pins the batch to the ruleset's generation `genid`: the kernel refuses it
+    /// (ERESTART) if anyone committed since. Right after [`Batch::new`].
+    pub fn pin(&mut self, genid: u32) {
+        self.attr(NFNL_BATCH_GENID, &genid.to_be_bytes());
+        self.close(0);
     }
 
     /// The encoded bytes, closed with BATCH_END.

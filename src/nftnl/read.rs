@@ -20,6 +20,8 @@ use super::sock::Socket;
 
 const NLMSG_ERROR: u16 = 2;
 const NLMSG_DONE: u16 = 3;
+/// `NFTA_GEN_ID`, the generation in NEWGEN.
+pub const NFTA_GEN_ID: u16 = 1;
 /// The most answer bytes `exchange` gathers: a dump of a few rules or routes is a
 /// few KiB; a namespace with thousands of them is cut here, not read into memory.
 const MAX_ANSWER: usize = 1 << 20;
@@ -88,7 +90,7 @@ pub fn be_u64(b: &[u8]) -> Option<u64> {
     Some(u64::from_be_bytes(b.get(..8)?.try_into().ok()?))
 }
 
-fn be_u32(v: &[u8]) -> u32 {
+pub fn be_u32(v: &[u8]) -> u32 {
     v.try_into().map(u32::from_be_bytes).unwrap_or(0)
 }
 
@@ -149,6 +151,19 @@ pub fn exchange(proto: libc::c_int, request: &[u8], dump: bool) -> io::Result<Ve
         Ok(())
     })?;
     Ok(out)
+}
+
+/// The ruleset's generation (`NFTA_GEN_ID` of NEWGEN): every commit in the
+/// namespace, by anyone, moves it on.
+pub fn genid(s: &Socket) -> io::Result<u32> {
+    let mut b = Batch::request_from(SEQ + 2);
+    b.get_gen();
+    let mut id = None;
+    ask(s, &b.into_bytes(), false, &mut |body| {
+        id = attr(body.get(4..).unwrap_or(&[]), NFTA_GEN_ID).map(be_u32);
+        Ok(())
+    })?;
+    id.ok_or_else(|| io::Error::other("no generation in the kernel's answer"))
 }
 
 /// An existing set's flags, nft key type and key length.

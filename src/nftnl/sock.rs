@@ -123,11 +123,38 @@ impl Socket {
         }
     }
 
+    /// Binds the socket to the multicast `group` (1 to 32: the events of a netlink
+    /// family); a socket never bound (by a send) would receive none.
+    pub fn subscribe(&self, group: u32) -> io::Result<()> {
+        // SAFETY: an all-zero sockaddr_nl is valid (port id chosen by the kernel).
+        let mut addr: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
+        addr.nl_family = libc::AF_NETLINK as libc::sa_family_t;
+        addr.nl_groups = 1 << (group - 1);
+        // SAFETY: `addr` outlives the call and its size is passed.
+        check(unsafe {
+            libc::bind(
+                self.0,
+                (&addr as *const libc::sockaddr_nl).cast(),
+                size_of::<libc::sockaddr_nl>() as libc::socklen_t,
+            )
+        })
+        .map(drop)
+    }
+
     /// Receives one datagram (truncated to `buf`).
     pub fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.recv_flags(buf, 0)
+    }
+
+    /// [`Self::recv`] without waiting: `WouldBlock` when nothing is queued.
+    pub fn recv_now(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.recv_flags(buf, libc::MSG_DONTWAIT)
+    }
+
+    fn recv_flags(&self, buf: &mut [u8], flags: libc::c_int) -> io::Result<usize> {
         loop {
             // SAFETY: `buf` is valid for its length.
-            let n = unsafe { libc::recv(self.0, buf.as_mut_ptr().cast(), buf.len(), 0) };
+            let n = unsafe { libc::recv(self.0, buf.as_mut_ptr().cast(), buf.len(), flags) };
             if n >= 0 {
                 return Ok(n as usize);
             }

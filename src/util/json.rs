@@ -1,7 +1,10 @@
-//! A small JSON module: a document tree ([`Value`]) with the accessors the readers of
-//! `config.json`, `status.json`, the legacy files and API bodies need, a parser with
-//! a nesting limit and errors that give line and column ([`parse`]), and a writer
-//! ([`Writer`]) that answers, status files and rewrites stream through.
+//! A small JSON module: one tokenizer (`scan::Scanner`, a pull parser over any
+//! `Read`, bounded in memory, which upstreams' answers and the legacy files are
+//! walked with as they stream), a document tree ([`Value`]) with the accessors the
+//! readers of `config.json`, `status.json` and API bodies need, a parser that builds
+//! it from the tokenizer's events with a nesting limit and errors that give line and
+//! column ([`parse`]), and a writer ([`Writer`]) that answers, status files and
+//! rewrites stream through.
 //!
 //! It replaced serde_json (about 50 KB of code on mipsel, plus the generic code every
 //! `Serialize`/`Deserialize` impl compiled). What it keeps of serde_json's behaviour,
@@ -19,7 +22,9 @@ mod parse;
 pub(crate) mod scan;
 mod write;
 
-pub use parse::{parse, parse_with_depth, JsonError, MAX_DEPTH};
+#[cfg(fuzzing)]
+pub use parse::fuzz_pieces;
+pub use parse::{parse, parse_repeats, parse_with_depth, JsonError, Repeated, MAX_DEPTH};
 pub use write::{push_string, to_string, to_string_pretty, to_vec, to_vec_pretty, ToJson, Writer};
 
 /// A JSON document or a part of it.

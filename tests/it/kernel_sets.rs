@@ -10,7 +10,7 @@ use ripe_cidr_collector::config::Mark;
 use ripe_cidr_collector::format::prepare;
 use ripe_cidr_collector::nftnl::{self, LoadError, LoadOptions, LoadStats};
 
-use crate::common::{cannot_run, ripe_body, FakeServer, Reply, TestDir};
+use crate::common::{cannot_run, eventually, ripe_body, FakeServer, Proc, Reply, TestDir};
 use crate::netlink::{loopback, namespace, Nft};
 
 macro_rules! ns_or_skip {
@@ -124,6 +124,161 @@ fn a_set_changed_behind_our_back_is_repaired_and_nothing_changed_sends_nothing()
     // The missing range back, the extra one gone: two elements each.
     assert_eq!((stats.elements, stats.deleted), (4, 2), "{stats:?}");
     assert_eq!(list(&nft), want);
+}
+
+/// A process that keeps a memory (the daemon) loads by difference without reading
+/// the set back, while nobody touches it: dnsmasq filling its own set in the same
+/// table does not count; a change to ours behind our back does, and is repaired.
+#[test]
+fn a_remembered_set_is_not_read_back_until_someone_else_changes_it() {
+    let nft = ns_or_skip!();
+    let memory = nftnl::Memory::default();
+    let o = LoadOptions {
+        memory: Some(&memory),
+        ..LoadOptions::default()
+    };
+    load(&blocks(1, 0, 20), &o).unwrap();
+    nft.script(
+        b"add set inet ripe_cidr ripe_dns_v4 { type ipv4_addr; flags timeout; timeout 1h; }
+add element inet ripe_cidr ripe_dns_v4 { 100.64.0.1 }
+",
+    )
+    .unwrap();
+    let values = blocks(1, 1, 20);
+    let shifted = load(&values, &o).unwrap();
+    // One range out, one in: a start and an end each.
+    assert!(shifted.by_difference && !shifted.read_back, "{shifted:?}");
+    assert_eq!((shifted.elements, shifted.deleted), (4, 2), "{shifted:?}");
+    let want = list(&nft);
+    let el = |v: &str| format!("{{ {v} }}");
+    nft.ok(&[
+        "delete",
+        "element",
+        "inet",
+        "ripe_cidr",
+        "ripe_v4",
+        &el(&values[3]),
+    ]);
+    nft.ok(&[
+        "add",
+        "element",
+        "inet",
+        "ripe_cidr",
+        "ripe_v4",
+        &el("192.0.2.0/24"),
+    ]);
+    let repaired = load(&values, &o).unwrap();
+    assert!(repaired.read_back, "{repaired:?}");
+    assert_eq!(
+        (repaired.elements, repaired.deleted),
+        (4, 2),
+        "{repaired:?}"
+    );
+    assert_eq!(list(&nft), want);
+    // Remembered again from that load on.
+    let same = load(&values, &o).unwrap();
+    assert!(!same.read_back && same.by_difference, "{same:?}");
+    assert_eq!(same.elements, 0, "{same:?}");
+    let dns = nft.ok(&["list", "set", "inet", "ripe_cidr", "ripe_dns_v4"]);
+    assert!(dns.contains("100.64.0.1"), "{dns}");
+}
+
+/// A commit that the memory's events did not tell of (in life: one between reading
+/// them and the batch; here the namespace changed under the memory) makes the
+/// kernel refuse the batch pinned to the remembered generation, and the load is
+/// done again from the set read back.
+#[test]
+fn a_commit_the_events_missed_makes_the_load_read_the_set_back() {
+    let _first = ns_or_skip!();
+    let memory = nftnl::Memory::default();
+    let o = LoadOptions {
+        memory: Some(&memory),
+        ..LoadOptions::default()
+    };
+    let values = blocks(1, 0, 5);
+    load(&values, &o).unwrap();
+    // A namespace of its own: the same set plus one element, in three commits (so
+    // at another generation than the first namespace's one commit).
+    let nft = ns_or_skip!();
+    nft.ok(&["add", "table", "inet", "ripe_cidr"]);
+    nft.ok(&[
+        "add",
+        "set",
+        "inet",
+        "ripe_cidr",
+        "ripe_v4",
+        "{ type ipv4_addr; flags interval; }",
+    ]);
+    let all = format!("{{ {}, 192.0.2.0/24 }}", values.join(", "));
+    nft.ok(&["add", "element", "inet", "ripe_cidr", "ripe_v4", &all]);
+    let stats = load(&values, &o).unwrap();
+    assert!(stats.read_back, "{stats:?}");
+    assert_eq!((stats.elements, stats.deleted), (2, 2), "{stats:?}");
+    let now = list(&nft);
+    assert!(
+        !now.contains("192.0.2.0") && now.contains("10.1.8.0/24"),
+        "{now}"
+    );
+}
+
+/// The daemon keeps what its `load` output loaded: after each collection the set
+/// is updated by difference without being read back, until someone else changes it.
+#[test]
+fn the_daemon_remembers_what_it_loaded() {
+    let nft = ns_or_skip!();
+    if let Err(why) = loopback(&[]) {
+        return cannot_run(&why);
+    }
+    // Public prefixes (collection keeps 10/8 out); each answer holds one more.
+    let answers = std::sync::atomic::AtomicU32::new(4);
+    let server = FakeServer::start(move |_| {
+        let n = answers.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let prefixes: Vec<String> = (0..n).map(|i| format!("1.0.{}.0/24", 2 * i)).collect();
+        Reply::json(200, ripe_body(&prefixes))
+    });
+    let dir = TestDir::new();
+    dir.config(&serde_json::json!({
+        "asns": ["AS64500"],
+        "ripe": {"url": server.url("/data.json")},
+        "outputs": [{"load": "nft", "type": "cidr"}],
+    }));
+    let mut daemon = dir.spawn(&["daemon"]);
+    let collect = |pid: u32| {
+        let kill = Command::new("kill")
+            .args(["-USR1", &pid.to_string()])
+            .status();
+        assert!(kill.unwrap().success());
+    };
+    assert!(nth_load(&mut daemon, 1).contains("loaded 4 IPv4"));
+    collect(daemon.pid());
+    let second = nth_load(&mut daemon, 2);
+    assert!(
+        second.contains("by difference: 9 kept, 0 deleted"),
+        "{second}"
+    );
+    nft.ok(&[
+        "delete",
+        "element",
+        "inet",
+        "ripe_cidr",
+        "ripe_v4",
+        "{ 1.0.2.0/24 }",
+    ]);
+    collect(daemon.pid());
+    let third = nth_load(&mut daemon, 3);
+    assert!(third.contains("by difference (read back):"), "{third}");
+    assert!(list(&nft).contains("1.0.2.0/24"));
+}
+
+/// The `n`th "loaded" line of the daemon's log, once it is there.
+fn nth_load(daemon: &mut Proc, n: usize) -> String {
+    let seen = eventually(Duration::from_secs(20), || {
+        daemon.stderr().matches("loaded ").count() >= n
+    });
+    let log = daemon.stderr();
+    assert!(seen, "{log}");
+    let mut loads = log.lines().filter(|l| l.contains("loaded "));
+    loads.nth(n - 1).unwrap().to_string()
 }
 
 /// The `expires` of the first element listed, in milliseconds.

@@ -178,3 +178,99 @@ fn failure_texts_never_quote_answers() {
         "{status}"
     );
 }
+
+/// The curl `fetch.command` of docs/configuration.md, as its JSON list.
+fn documented_curl() -> Vec<String> {
+    let doc = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/configuration.md");
+    let text = std::fs::read_to_string(doc).unwrap();
+    let line = text.lines().find(|l| l.contains("[\"curl\"")).unwrap();
+    let list = &line[line.find('[').unwrap()..=line.rfind(']').unwrap()];
+    serde_json::from_str(list).unwrap()
+}
+
+/// Where a `fetch.command` is redirected, the program cannot see, so its check of
+/// redirects does not apply: the documented curl command follows none. A public feed
+/// redirecting to the router's own https service (openssl's test server on
+/// 127.0.0.1, trusted through `CURL_CA_BUNDLE`) or to its plain http one fails in
+/// curl, and nothing of theirs is stored. (With `-L` and `--proto-redir =https`
+/// alone, the https one was stored.)
+#[test]
+fn the_documented_curl_command_follows_no_redirect() {
+    let (Some(curl), Some(openssl)) = (find("curl"), find("openssl")) else {
+        return cannot_run("curl or openssl not found");
+    };
+    let public = match public_address() {
+        Ok(a) => a,
+        Err(why) => return cannot_run(&why),
+    };
+    let t = TestDir::new();
+    let www = t.file("www");
+    std::fs::create_dir(&www).unwrap();
+    std::fs::write(www.join("secret"), "10.66.0.0/16\n").unwrap();
+    let (cert, key) = (t.file("cert.pem"), t.file("key.pem"));
+    let made = Command::new(&openssl)
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+        ])
+        .args(["-nodes", "-days", "2", "-subj", "/CN=127.0.0.1"])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1", "-keyout"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let port = free_port();
+    let mut tls = Command::new(&openssl)
+        .args([
+            "s_server",
+            "-quiet",
+            "-WWW",
+            "-accept",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .arg("-cert")
+        .arg(&cert)
+        .arg("-key")
+        .arg(&key)
+        .current_dir(&www)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let tls_addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    assert!(wait_listening(tls_addr, std::time::Duration::from_secs(10)));
+    let plain = FakeServer::start(|_| Reply::json(200, "10.77.0.0/16\n"));
+    let plain_port = plain.addr.port();
+    let feed = FakeServer::start_on(&format!("{public}:0"), move |s| match s.url.as_str() {
+        "/https" => redirect_to(format!("https://127.0.0.1:{port}/secret")),
+        _ => redirect_to(format!("http://127.0.0.1:{plain_port}/secret")),
+    });
+    let feeds = [feed.url("/https"), feed.url("/http")];
+    let mut argv = documented_curl();
+    argv[0] = curl.display().to_string();
+    t.config(&json!({"feeds": feeds, "fetch": {"command": argv}}));
+    let out = t
+        .cmd()
+        .env("CURL_CA_BUNDLE", &cert)
+        .arg("run")
+        .output()
+        .unwrap();
+    let _ = tls.kill();
+    let _ = tls.wait();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    for f in &feeds {
+        assert!(stored(&t, Kind::Feed, f).is_empty(), "{f}: {err}");
+        assert!(err.contains(&format!("{f}: ")), "{err}");
+    }
+    assert!(err.contains("exited with status 47"), "{err}");
+}

@@ -11,6 +11,7 @@ use super::{
 
 const NFT_MSG_GETSET: u16 = 10;
 const NFT_MSG_GETSETELEM: u16 = 13;
+const NFT_MSG_GETGEN: u16 = 16;
 /// `NLM_F_DUMP` (`NLM_F_ROOT | NLM_F_MATCH`): every object, in parts.
 pub const NLM_F_DUMP: u16 = 0x300;
 
@@ -58,6 +59,12 @@ impl Batch {
         let at = self.nft_get(NFT_MSG_GETSET, 0);
         self.string(NFTA_SET_TABLE, table);
         self.string(NFTA_SET_NAME, set);
+        self.close(at);
+    }
+
+    /// GETGEN: the ruleset's generation (NEWGEN's `NFTA_GEN_ID`).
+    pub fn get_gen(&mut self) {
+        let at = self.nft_get(NFT_MSG_GETGEN, 0);
         self.close(at);
     }
 

@@ -233,3 +233,145 @@ fn writer_writes_fields_in_order() {
         "{\n  \"z\": 3,\n  \"a\": null,\n  \"list\": [\n    \"x\",\n    7\n  ],\n  \"m\": {}\n}"
     );
 }
+
+fn rk(text: &str) -> Option<(String, usize, usize)> {
+    parse_repeats(text.as_bytes()).unwrap().1
+}
+
+fn some(key: &str, line: usize, col: usize) -> Option<(String, usize, usize)> {
+    Some((key.to_string(), line, col))
+}
+
+#[test]
+fn finds_repeated_keys_at_any_depth() {
+    assert_eq!(rk(r#"{"a":1,"b":2}"#), None);
+    assert_eq!(rk(r#"{"a":1,"a":2}"#), some("a", 1, 8));
+    assert_eq!(rk("{\"a\":{\"x\":\"a\",\n \"x\":[1]}}"), some("x", 2, 2));
+    // Values equal to keys, equal keys in sibling objects, escaped quotes.
+    assert_eq!(rk(r#"{"a":"a","l":[{"a":1},{"a":2}],"q\"":"a"}"#), None);
+    assert_eq!(rk(r#"[{"k":1},{"k":2,"k":3}]"#), some("k", 1, 17));
+    // The repetition that starts first wins, whichever object closes first.
+    assert_eq!(rk(r#"{"a":{"x":1,"x":2},"a":3}"#), some("x", 1, 13));
+    assert_eq!(
+        rk(r#"{"a":1,"b":{"x":1},"a":2,"c":{"y":1,"y":2}}"#),
+        some("a", 1, 20)
+    );
+    assert_eq!(
+        rk(r#"{"a":1,"b":{"x":1,"x":2,"x":3},"a":2}"#),
+        some("x", 1, 19)
+    );
+    // Keys are compared as the parser reads them: an escape spells the same key.
+    assert_eq!(rk(r#"{"ab":1,"a\u0062":2}"#), some("ab", 1, 9));
+    assert_eq!(rk(r#"{"x":{"a\"":1,"a\u0022":2}}"#), some("a\"", 1, 15));
+    assert_eq!(rk(r#"{"a\\":1,"a\u005c":2}"#), some("a\\", 1, 10));
+    assert_eq!(rk(r#"{"a\n":1,"a\u000a":2}"#), some("a\n", 1, 10));
+    assert_eq!(rk(r#"{"a\u0062":1,"a\u0063":2}"#), None);
+    // What is not JSON is a syntax error first, as `parse` says it.
+    assert_eq!(
+        parse_repeats(b"{\"a\":1,\"a\":}"),
+        Err(parse("{\"a\":1,\"a\":}").unwrap_err())
+    );
+    let (v, _) = parse_repeats(br#"{"a":1,"a":2}"#).unwrap();
+    assert_eq!(v, parse(r#"{"a":1,"a":2}"#).unwrap());
+}
+
+/// A source that gives one byte per read, as a slow socket does.
+struct Trickle<'a>(&'a [u8]);
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let Some((&b, rest)) = self.0.split_first() else {
+            return Ok(0);
+        };
+        buf[0] = b;
+        self.0 = rest;
+        Ok(1)
+    }
+}
+
+/// The document `text` read by the tokenizer one byte at a time: the value, or the
+/// error's message and offset.
+fn trickled(text: &[u8]) -> Result<Value, (&'static str, u64)> {
+    let mut src = Trickle(text);
+    let mut r = scan::Scanner::with_limits(&mut src, MAX_DEPTH, usize::MAX);
+    let v = parse::tree(&mut r, None).and_then(|v| r.end().map(|_| v));
+    v.map_err(|e| match e {
+        scan::ScanError::Syntax(m, at) => (m, at),
+        other => panic!("{other:?}"),
+    })
+}
+
+#[test]
+fn the_tokenizer_reads_any_pieces_alike() {
+    // Strings, escapes and numbers across the reader's 8 KiB buffer, at every shift.
+    for shift in 0..12 {
+        let pad = "a".repeat((8 << 10) - 8 + shift);
+        let text = format!(r#"["{pad}\u00e9\ud83d\ude00\n", -12.5, {{"k\"": "{pad}"}}]"#);
+        let ours = parse(&text).unwrap();
+        assert!(
+            trickled(text.as_bytes()) == Ok(ours.clone()),
+            "shift {shift}"
+        );
+        let theirs: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert!(
+            to_string(&ours) == serde_json::to_string(&theirs).unwrap(),
+            "shift {shift}"
+        );
+    }
+    // Errors in a later buffer name the same line and column as serde_json, and the
+    // same message and offset however the text comes in.
+    let long = format!("[{}\n  \"x\\q\"]", "1,".repeat(6000));
+    assert_eq!(err(&long), serde_err(&long));
+    for text in [
+        long.as_str(),
+        "[1,]",
+        "{\"a\" 1}",
+        "\"\\ud83d\\u0041\"",
+        "[1 2]",
+        "01",
+    ] {
+        let e = parse(text).unwrap_err();
+        let (message, at) = trickled(text.as_bytes()).unwrap_err();
+        assert_eq!(message, e.message(), "{text:?}");
+        let line_start = text[..at as usize].rfind('\n').map_or(0, |p| p + 1);
+        assert_eq!(at as usize - line_start + 1, e.column(), "{text:?}");
+    }
+}
+
+#[test]
+fn the_tokenizer_bounds_strings_and_numbers() {
+    let read = |text: &str| {
+        let mut src = text.as_bytes();
+        let mut r = scan::Scanner::with_limits(&mut src, 4, 8);
+        r.begin_array()?;
+        let mut out = Vec::new();
+        while r.next_item()? {
+            out.push(match r.peek()? {
+                scan::Next::String => r.string()?.unwrap_or("<long>").to_string(),
+                scan::Next::Number => r.number()?.to_string(),
+                _ => {
+                    r.skip()?;
+                    "<skipped>".into()
+                }
+            });
+        }
+        r.end().map(|_| out)
+    };
+    let out =
+        read(r#"["12345678", "123456789", 12345678, [[["\u00e9"]]], "\u00e9\u00e9\u00e9\u00e9"]"#);
+    assert_eq!(
+        out.unwrap(),
+        ["12345678", "<long>", "12345678", "<skipped>", "éééé"]
+    );
+    assert!(matches!(
+        read("[123456789]"),
+        Err(scan::ScanError::Syntax("number too long", 9))
+    ));
+    assert!(matches!(
+        read("[[[[[]]]]]"),
+        Err(scan::ScanError::Syntax("nested too deeply", 4))
+    ));
+    assert!(
+        matches!(read("{}"), Err(scan::ScanError::Shape(m)) if m == "expected a list at byte 0, found an object")
+    );
+}

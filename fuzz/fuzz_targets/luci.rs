@@ -1,0 +1,5 @@
+//! See `ripe_cidr_collector::fuzz::luci`.
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    ripe_cidr_collector::fuzz::luci(data);
+});
