@@ -424,10 +424,13 @@ fn luci_package_scripts_drop_the_caches_and_reload_rpcd() {
     );
     std::fs::write(d.join("postinst-pkg"), script).unwrap();
     stub_killall(d);
+    // The test's directory may itself be under /tmp (a checkout there): it is bound to
+    // /mnt first, which the private /tmp does not hide (both mounts are the namespace's).
     let sh = format!(
-        "mount -t tmpfs tmpfs /tmp && touch /tmp/luci-indexcache /tmp/luci-indexcache.3f2a.json /tmp/keep \
+        "mount --bind {0} /mnt && mount -t tmpfs tmpfs /tmp \
+         && touch /tmp/luci-indexcache /tmp/luci-indexcache.3f2a.json /tmp/keep \
          && mkdir /tmp/luci-modulecache && touch /tmp/luci-modulecache/x.js \
-         && PATH={0}/bin:$PATH IPKG_INSTROOT= sh {0}/postinst-pkg && ls -A /tmp",
+         && PATH=/mnt/bin:$PATH IPKG_INSTROOT= sh /mnt/postinst-pkg && ls -A /tmp",
         d.display()
     );
     let o = run(Command::new("unshare").args(["-m", "--propagation", "private", "sh", "-c", &sh]));
@@ -457,7 +460,8 @@ fn luci_package_scripts_drop_the_caches_and_reload_rpcd() {
 /// A killall in `d/bin` that writes its arguments to `d/killall.log`.
 fn stub_killall(d: &Path) {
     std::fs::create_dir(d.join("bin")).unwrap();
-    let script = format!("#!/bin/sh\necho \"$*\" >> {}/killall.log\n", d.display());
+    // Beside its own bin/, wherever that is mounted.
+    let script = "#!/bin/sh\necho \"$*\" >> \"${0%/bin/killall}/killall.log\"\n";
     std::fs::write(d.join("bin/killall"), script).unwrap();
     let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
     std::fs::set_permissions(d.join("bin/killall"), mode).unwrap();
