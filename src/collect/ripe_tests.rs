@@ -359,3 +359,53 @@ fn chunked_answer_streams() {
     let s = FakeServer::start(vec![Reply::new(200, FULL).chunked()]);
     assert_eq!(client(&s, "/", 0).fetch("62041").unwrap().values.len(), 12);
 }
+
+/// An answer of `time` 2026-11-27T08:00:00 with one prefix and `times` (the data's
+/// `latest_time` / `query_time` members, each `,"key":"value"`).
+fn dated(times: &str) -> String {
+    format!(
+        r#"{{"status":"ok","time":"2026-11-27T08:00:00","data":{{"prefixes":[{{"prefix":"192.0.2.0/24"}}]{times}}}}}"#
+    )
+}
+
+/// Freshness (trust.max_age_hours, 48 here): without `data.latest_time` the data's
+/// time is `data.query_time` (country-resource-list and routing-status give only
+/// that); with both, `latest_time` decides, whichever comes first.
+#[test]
+fn query_time_is_the_data_time_without_latest_time() {
+    let (stale, fresh) = ("2026-11-20T08:00:00", "2026-11-27T07:00:00");
+    let fetch = |times: String| {
+        let s = FakeServer::start(vec![Reply::new(200, dated(&times))]);
+        client(&s, "/", 0).fetch("64496").map(|f| f.values.len())
+    };
+    let e = fetch(format!(r#","query_time":"{stale}""#)).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("stale data: of 2026-11-20T08:00:00, 168 hours"),
+        "{e}"
+    );
+    assert_eq!(fetch(format!(r#","query_time":"{fresh}""#)), Ok(1));
+    let both = |l: &str, q: &str| {
+        let (l, q) = (
+            format!(r#","latest_time":"{l}""#),
+            format!(r#","query_time":"{q}""#),
+        );
+        [fetch(format!("{l}{q}")), fetch(format!("{q}{l}"))]
+    };
+    assert_eq!(both(fresh, stale), [Ok(1), Ok(1)]);
+    assert!(both(stale, fresh).iter().all(Result::is_err));
+    // routing-status (the second opinion) and a country answer: the same check.
+    let routing = format!(
+        r#"{{"status":"ok","time":"2026-11-27T08:00:00","data":{{"announced_space":{{"v4":{{"prefixes":9}}}},"query_time":"{stale}"}}}}"#
+    );
+    let s = FakeServer::start(vec![Reply::new(200, routing)]);
+    let e = client(&s, "/data/announced-prefixes/data.json", 0)
+        .prefix_count("64496")
+        .unwrap_err();
+    assert!(e.to_string().contains("stale data"), "{e}");
+    let country = format!(
+        r#"{{"status":"ok","time":"2026-11-27T08:00:00","data":{{"resources":{{"ipv4":["192.0.2.0/24"]}},"query_time":"{stale}"}}}}"#
+    );
+    let e = crate::collect::country::parse_answer(country.as_bytes()).unwrap_err();
+    assert!(e.to_string().contains("stale data"), "{e}");
+}

@@ -92,13 +92,17 @@ fn file(path: PathBuf, content_type: &str) -> Reply {
 }
 
 /// Changes an answer of the plugin before the view gets it: (method, answer).
-type Patch = Arc<dyn Fn(&str, &mut Value) + Send + Sync>;
+pub(crate) type Patch = Arc<dyn Fn(&str, &mut Value) + Send + Sync>;
 
 /// What the stand-in talks to: its files, the views, the shipped UCI file, the
 /// translations (`/tr`, Russian when the query says `lang=ru`), and `/ubus`, which
 /// answers `[status, reply]` as rpcd and the plugin would for methods the ACL grants
 /// and that `deny` does not name, and permission denied otherwise.
-fn luci_server(dir: PathBuf, deny: &'static [&'static str], patch: Option<Patch>) -> FakeServer {
+pub(crate) fn luci_server(
+    dir: PathBuf,
+    deny: &'static [&'static str],
+    patch: Option<Patch>,
+) -> FakeServer {
     let allowed = granted();
     let plugin = Plugin::load();
     let tr = russian_tr();
@@ -152,7 +156,7 @@ fn luci_server(dir: PathBuf, deny: &'static [&'static str], patch: Option<Patch>
 }
 
 /// Loads `path` (a view under view/), in Russian with `lang = "ru"`.
-fn open_view(b: &mut Browser, server: SocketAddr, path: &str, lang: &str) {
+pub(crate) fn open_view(b: &mut Browser, server: SocketAddr, path: &str, lang: &str) {
     // A query per view: a change of the fragment alone would not load the page again.
     b.goto(&format!(
         "http://{server}/?{}&lang={lang}#{path}",

@@ -50,6 +50,8 @@ mod kernel_sets;
 mod kinds;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci;
+#[cfg(all(feature = "api", feature = "collect", unix))]
+mod luci_history;
 mod luci_i18n;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci_plugin;

@@ -230,6 +230,68 @@ fn routing_status_and_a_person_confirm_through_the_binary() {
     drop(p);
 }
 
+/// Sends `sig` to the process `pid`.
+fn signal(pid: u32, sig: &str) {
+    let sent = std::process::Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status();
+    assert!(sent.unwrap().success(), "kill {sig} {pid}");
+}
+
+/// Starts the daemon in `t`, has it collect every source now (SIGUSR1: the last run
+/// is recent, so it would wait hours), stops it after that run: its log.
+fn daemon_run(t: &TestDir) -> String {
+    let mut d = t.spawn(&["daemon"]);
+    let logged = |d: &mut crate::common::Proc, what: &str| {
+        crate::common::eventually(Duration::from_secs(20), || d.stderr().contains(what))
+    };
+    assert!(logged(&mut d, "next run"), "{}", d.stderr());
+    signal(d.pid(), "-USR1");
+    assert!(logged(&mut d, "run finished"), "{}", d.stderr());
+    signal(d.pid(), "-TERM");
+    d.wait_exit(Duration::from_secs(6)).expect("daemon stopped");
+    d.stderr()
+}
+
+/// The daemon's log: one WARN per held answer, with its figures. Two sources are held
+/// in one run (AS64500 100 -> 20, the feed 100 -> 10), and every held answer the
+/// daemon merged (one each, or more if it ran again) has exactly one line.
+#[test]
+fn the_daemon_logs_one_warn_per_held_answer() {
+    let a = Arc::new(Mutex::new(Answers::default()));
+    a.lock().unwrap().ripe = prefixes(100);
+    a.lock().unwrap().feed = prefixes(100).join("\n");
+    let (t, up) = setup(&a, &["ripestat"], json!({}));
+    let feed = with_feed(&t, &up);
+    assert!(t.run(&["run"]).status.success());
+    age(&t);
+    {
+        let mut a = a.lock().unwrap();
+        a.ripe = prefixes(20);
+        a.feed = prefixes(10).join("\n");
+    }
+    let log = daemon_run(&t);
+    let c = rusqlite::Connection::open(&t.paths().db).unwrap();
+    let held_rows = |n: i64| -> usize {
+        let q = "SELECT count(*) FROM fetches WHERE state = 1 AND answer = ?1";
+        c.query_row(q, [n], |r| r.get::<_, i64>(0)).unwrap() as usize
+    };
+    for (name, figures, n) in [
+        ("AS64500", "answer has 20 of 100 stored values", 20),
+        (feed.as_str(), "answer has 10 of 100 stored values", 10),
+    ] {
+        let warned = log
+            .lines()
+            .filter(|l| l.contains("WARN") && l.contains(&format!("{name}: {figures}")))
+            .count();
+        assert!(held_rows(n) >= 1, "{name} not held: {log}");
+        assert_eq!(warned, held_rows(n), "{name}: {log}");
+    }
+    let held_lines = log.lines().filter(|l| l.contains("held until confirmed"));
+    assert!(held_lines.clone().all(|l| l.contains("WARN")), "{log}");
+    assert_eq!(held_lines.count(), held_rows(20) + held_rows(10), "{log}");
+}
+
 #[test]
 fn an_empty_or_unsupported_answer_removes_nothing() {
     let a = Arc::new(Mutex::new(Answers::default()));

@@ -5,9 +5,9 @@
 'require poll';
 
 // Services -> IP prefix lists -> Status: what the daemon and the last run recorded,
-// the sources of each group with their values and failures, and "Check an address"
-// (why an address is, or is not, routed). All of it comes from the rpcd plugin
-// (`status --json`, `lookup --json`, `explain --json` of the CLI).
+// the sources of each group with their values, failures and last fetches, and "Check
+// an address" (why an address is, or is not, routed). All of it comes from the rpcd
+// plugin (`status --json`, `lookup --json`, `explain --json` of the CLI).
 // Every text is given to E() inside an array, so it becomes a text node: LuCI sets
 // innerHTML for a bare string child, and source names, feed URLs and failure texts
 // come from outside. Colours are the theme's variables (with a fallback for themes
@@ -125,13 +125,43 @@ function lastRun(s) {
 	return s.values ? _('ok') : _('not collected yet');
 }
 
+var STATES = {
+	applied: _('applied'),
+	held: _('held'),
+	confirmed: _('confirmed')
+};
+
+// A source's last fetches, oldest first (at most 30), as the web page shows them: the
+// values of each answer in one line, a held one marked "!" in amber; opened, a row per
+// fetch with its time, upstream, values, what it added and removed, and its state.
+function history(s) {
+	var f = s.history || [];
+	if (!f.length)
+		return '';
+	var line = [ _('History') + ':' ], rows = [];
+	f.forEach(function(x) {
+		var held = x.state === 'held' ? ' rcc-held-fetch' : '', style = held ? AMBER : null;
+		line.push(' ', E('span', { 'class': 'rcc-fetch' + held, 'style': style }, [ x.values + (held ? '!' : '') ]));
+		rows.push(E('tr', { 'class': 'tr' + held, 'style': style }, [ when(x.time), x.upstream || '-', x.values, '+' + x.added,
+			'-' + x.removed, (STATES[x.state] || x.state) + (x.confirmed_by ? ' (' + x.confirmed_by + ')' : '')
+		].map(function(v) { return E('td', { 'class': 'td' }, [ v ]); })));
+	});
+	return E('details', { 'class': 'rcc-history', 'style': GREY }, [
+		E('summary', {}, line),
+		E('table', { 'class': 'table' }, [
+			E('tr', { 'class': 'tr table-titles' }, [ _('Time'), _('Upstream'), _('Values'), _('Added'), _('Removed'), _('State') ]
+				.map(function(t) { return E('th', { 'class': 'th' }, [ t ]); }))
+		].concat(rows))
+	]);
+}
+
 function groupSection(g, many) {
 	var rows = g.sources.map(function(s) {
 		return E('tr', { 'class': 'tr', 'data-source': s.source }, [
 			E('td', { 'class': 'td', 'data-title': _('Source') }, [ shown(s.kind, s.source) ]),
 			E('td', { 'class': 'td', 'data-title': _('Values') }, [ String(s.values) ]),
 			E('td', { 'class': 'td', 'data-title': _('Last seen') }, [ when(s.last_seen, '-') ]),
-			E('td', { 'class': 'td', 'data-title': _('Last run') }, [ lastRun(s) ])
+			E('td', { 'class': 'td', 'data-title': _('Last run') }, [ lastRun(s), history(s) ])
 		]);
 	});
 	var table = E('table', { 'class': 'table' }, [
@@ -262,6 +292,10 @@ return view.extend({
 		poll.add(function() {
 			return callStatus().catch(failed).then(function(next) {
 				var fresh = body(next);
+				// A history the admin opened stays open (the row's source names it).
+				var row = function(d) { return d.closest('tr').getAttribute('data-source'); };
+				var opened = Array.prototype.map.call(status.querySelectorAll('details[open]'), row);
+				fresh.querySelectorAll('details').forEach(function(d) { d.open = opened.indexOf(row(d)) >= 0; });
 				status.replaceWith(fresh);
 				status = fresh;
 			});
