@@ -176,16 +176,8 @@ impl Http {
         let timeout = SourceError::Timeout {
             seconds: self.seconds(),
         };
-        let ips = match url.host.parse::<IpAddr>() {
-            Ok(ip) => vec![ip],
-            Err(_) => {
-                let left = left(deadline).map_err(|_| timeout.clone())?;
-                lookup(&url.host, left).map_err(|e| match e {
-                    SourceError::Timeout { .. } => timeout.clone(),
-                    e => e,
-                })?
-            }
-        };
+        // None (a name that does not exist) ends in no_such_host below.
+        let ips = addresses(&url.host, deadline, self.seconds())?;
         let (mut last, mut refused) = (None, None);
         for ip in ips {
             if *reach == Some(false) && internal(ip) {
@@ -203,9 +195,7 @@ impl Http {
         }
         Err(match (last, refused) {
             (Some(e), _) => io_error(e, self.seconds()),
-            (None, Some(ip)) => SourceError::Redirect(format!(
-                "to an internal address ({ip}) from a URL that is not one"
-            )),
+            (None, Some(ip)) => refused_internal(ip),
             (None, None) => no_such_host(),
         })
     }
@@ -258,32 +248,45 @@ pub(crate) fn internal(ip: IpAddr) -> bool {
     }
 }
 
+/// The refusal of a redirect from a public URL to the internal address `ip`; also
+/// `fetch.command`'s (`followed`).
+pub(crate) fn refused_internal(ip: IpAddr) -> SourceError {
+    SourceError::Redirect(format!(
+        "to an internal address ({ip}) from a URL that is not one"
+    ))
+}
+
+/// The addresses of a URL's `host`: itself when it is an address, else what the
+/// system resolver says (none for a name that does not exist). Also where
+/// `fetch.command`'s redirects are judged (`followed`): uclient-fetch resolves
+/// through the same resolver. A lookup cannot be interrupted: it runs on a helper
+/// thread (shared with the DNS sources) and is given up at `deadline`.
+pub(crate) fn addresses(
+    host: &str,
+    deadline: Instant,
+    seconds: u64,
+) -> Result<Vec<IpAddr>, SourceError> {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Ok(vec![ip]);
+    }
+    let timeout = SourceError::Timeout { seconds };
+    let left = left(deadline).map_err(|_| timeout.clone())?;
+    let found = dns::lookup_on_thread(host, left, dns::system_lookup)
+        .and_then(|r| r.or_else(|e| dns::system_error(&e).map(|_| Vec::new())));
+    match found {
+        Err(SourceError::NxDomain) => Ok(Vec::new()),
+        Err(SourceError::Timeout { .. }) => Err(timeout),
+        // A failing resolver is a transport problem of this request (retried).
+        Err(SourceError::Dns(m)) => Err(SourceError::transport(format!(
+            "looking up the server's host name failed: {m}"
+        ))),
+        found => found,
+    }
+}
+
 /// The error of a server name without addresses.
 fn no_such_host() -> SourceError {
     SourceError::transport("the server's host name does not resolve")
-}
-
-/// The addresses of the server's name through the system resolver, which cannot be
-/// interrupted: it runs on a helper thread (shared with the DNS sources) and is
-/// given up after `timeout`.
-fn lookup(host: &str, timeout: Duration) -> Result<Vec<IpAddr>, SourceError> {
-    let found = dns::lookup_on_thread(host, timeout, dns::system_lookup)
-        .and_then(|r| r.or_else(|e| dns::system_error(&e).map(|_| Vec::new())));
-    let ips = match found {
-        Ok(ips) => ips,
-        Err(SourceError::NxDomain) => Vec::new(),
-        // A failing resolver is a transport problem of this request (retried).
-        Err(SourceError::Dns(m)) => {
-            return Err(SourceError::transport(format!(
-                "looking up the server's host name failed: {m}"
-            )))
-        }
-        Err(e) => return Err(e),
-    };
-    if ips.is_empty() {
-        return Err(no_such_host());
-    }
-    Ok(ips)
 }
 
 /// The time left until `deadline`; an error once it has passed.

@@ -10,7 +10,9 @@
 //! program that exits with status 0 makes a successful source: a non-zero exit fails
 //! the source whatever it printed, so stored values are never replaced by a partial
 //! answer. The failure is classified from the exit status and the error output as
-//! the built-in client's would be (an HTTP 404 is not retried early).
+//! the built-in client's would be (an HTTP 404 is not retried early). The redirects
+//! it says it followed (uclient-fetch) are judged as the built-in client's, before
+//! the answer is returned (`followed`).
 
 use std::io::{self, Read};
 use std::os::fd::AsRawFd;
@@ -20,6 +22,7 @@ use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use super::fetch::{Cause, SourceError};
+use super::followed::Followed;
 
 /// Error output kept for the message (its end: the error follows any progress).
 const STDERR_KEPT: usize = 300;
@@ -109,6 +112,8 @@ fn start(
         eof: false,
         timed_out: false,
         errors: Vec::new(),
+        followed: Followed::default(),
+        url: url.to_string(),
         pipes,
         program,
     };
@@ -135,7 +140,18 @@ impl Output {
             Some(status) => status,
             None => return Some(SourceError::Timeout { seconds }),
         };
-        (!status.success()).then(|| self.failed(status))
+        if !status.success() {
+            return Some(self.failed(status));
+        }
+        if !parsed {
+            return None;
+        }
+        // Every line it printed, the redirects it followed among them, is judged.
+        if !self.drain_rest() {
+            return Some(SourceError::Timeout { seconds });
+        }
+        let (url, deadline) = (std::mem::take(&mut self.url), self.deadline);
+        self.followed.check(&url, deadline, seconds).err()
     }
 
     /// The error of a program that exited with `status`, not 0: what it said last,
@@ -298,6 +314,10 @@ struct Output {
     timed_out: bool,
     /// The end of the error output.
     errors: Vec<u8>,
+    /// The redirects it says it followed.
+    followed: Followed,
+    /// The URL it was given, for judging them.
+    url: String,
     /// The pipes' names in /proc (`pipe:[N]`), for [`kill_holders`].
     pipes: Vec<PathBuf>,
     /// The program, for messages.
@@ -366,11 +386,26 @@ impl Output {
         match err.read(&mut buf) {
             Ok(0) | Err(_) => self.stderr = None,
             Ok(n) => {
+                self.followed.feed(&buf[..n]);
                 self.errors.extend_from_slice(&buf[..n]);
                 let over = self.errors.len().saturating_sub(STDERR_KEPT);
                 self.errors.drain(..over);
             }
         }
+    }
+
+    /// After the program exited (and whatever it started was killed): reads what is
+    /// left in its error output. False if the deadline passed first.
+    fn drain_rest(&mut self) -> bool {
+        while self.stderr.is_some() {
+            match self.poll(false, Some(Duration::ZERO)) {
+                Ok((_, true)) => self.drain_stderr(),
+                // Empty, and held open by something that survived: all it said is read.
+                Ok((_, false)) => return true,
+                Err(_) => return false,
+            }
+        }
+        true
     }
 
     /// Waits for the program to exit after its output ended, at most until the

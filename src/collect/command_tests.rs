@@ -380,3 +380,46 @@ fn a_setsid_grandchild_holding_the_output_is_killed_at_the_timeout() {
     }
     assert!(!alive(), "the setsid grandchild {pid} still runs");
 }
+
+/// uclient-fetch's line after a redirect it followed (uclient-fetch.c: `Redirected to
+/// PATH on HOST`) says where the answer came from: from an internal address for a
+/// public URL, it is refused, whether the line comes before a long stretch of
+/// progress or is still in the pipe when the program exits; a URL on the router
+/// itself may redirect there.
+#[test]
+fn uclient_fetch_redirects_to_internal_addresses_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (answer, said) = (dir.path().join("answer"), dir.path().join("said"));
+    std::fs::write(&answer, FULL).unwrap();
+    let progress: String = (0..200).map(|i| format!("\rdata.json {i:>3}%")).collect();
+    std::fs::write(
+        &said,
+        format!(
+            "Downloading 'http://192.0.2.1/data.json'\nConnecting to 192.0.2.1:80\n\
+             Redirected to /secret.json on 127.0.0.1\nWriting to stdout\n{progress}\n\
+             Download completed ({} bytes)\n",
+            FULL.len()
+        ),
+    )
+    .unwrap();
+    let (a, s) = (answer.display(), said.display());
+    for order in [
+        format!("cat {s} >&2; cat {a}"),
+        format!("cat {a}; cat {s} >&2"),
+    ] {
+        let argv = script(&order);
+        let e = ripe("http://192.0.2.1/data.json", &argv, 10)
+            .fetch("62041")
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "redirect refused: to an internal address (127.0.0.1) from a URL that is not one",
+            "{order}"
+        );
+        assert!(!e.is_transient());
+        let f = ripe("http://127.0.0.1:9/data.json", &argv, 10)
+            .fetch("62041")
+            .unwrap();
+        assert_eq!(f.values.len(), 12, "{order}");
+    }
+}

@@ -11,6 +11,7 @@ pub mod feed;
 mod feed_state;
 pub mod fetch;
 mod fetcher;
+mod followed;
 mod ipverse;
 mod json;
 pub mod ripe;

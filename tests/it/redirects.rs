@@ -4,6 +4,9 @@
 //! list and served it), and no failure text in `status.json` (which the web page and
 //! LuCI show) may carry what a server sent.
 //!
+//! Through `fetch.command`, uclient-fetch (the OpenWrt package's default) follows
+//! redirects on its own: the lines it prints for them are judged the same way.
+//!
 //! The public address is 192.0.2.10 on the loopback device of the test's own network
 //! namespace (`unshare(CLONE_NEWNET)`, as in `netlink.rs`), so nothing leaves the host.
 
@@ -188,8 +191,9 @@ fn documented_curl() -> Vec<String> {
     serde_json::from_str(list).unwrap()
 }
 
-/// Where a `fetch.command` is redirected, the program cannot see, so its check of
-/// redirects does not apply: the documented curl command follows none. A public feed
+/// Where curl as `fetch.command` is redirected, the program cannot see (curl prints
+/// nothing of it), so its check of redirects does not apply: the documented curl
+/// command follows none. A public feed
 /// redirecting to the router's own https service (openssl's test server on
 /// 127.0.0.1, trusted through `CURL_CA_BUNDLE`) or to its plain http one fails in
 /// curl, and nothing of theirs is stored. (With `-L` and `--proto-redir =https`
@@ -273,4 +277,144 @@ fn the_documented_curl_command_follows_no_redirect() {
         assert!(err.contains(&format!("{f}: ")), "{err}");
     }
     assert!(err.contains("exited with status 47"), "{err}");
+}
+
+/// A stand-in for uclient-fetch (the OpenWrt package's `fetch.command`) over curl,
+/// printing on standard error what the real one prints without `-q`
+/// (uclient-fetch.c): `Downloading`, `Connecting to ADDR:PORT` for the first
+/// connection only, `Redirected to PATH on HOST` (HOST without port or brackets)
+/// after each of up to 10 redirects (301, 302, 307) it follows on its own, `Writing
+/// to stdout`, progress, `Download completed (N bytes)`, or `HTTP error N` and exit 8.
+const FAKE_UCLIENT_FETCH: &str = r#"#!/bin/sh
+for url; do :; done
+body="$(dirname "$0")/body.$$"
+trap 'rm -f "$body"' EXIT
+echo "Downloading '$url'" >&2
+hops=0
+while :; do
+    out=$(CURL -s --globoff --max-redirs 0 -o "$body" \
+        -w '%{http_code} %{remote_ip} %{remote_port} %{redirect_url}' "$url") || {
+        echo "Connection error: Connection failed" >&2
+        exit 4
+    }
+    set -- $out
+    [ "$hops" = 0 ] && echo "Connecting to $2:$3" >&2
+    case "$1" in 301|302|307)
+        if [ "$hops" -lt 10 ] && [ -n "$4" ]; then
+            url=$4 hops=$((hops + 1)) rest=${4#*://}
+            case "$rest" in */*) path=/${rest#*/} ;; *) path=/ ;; esac
+            host=${rest%%/*}
+            case "$host" in
+            \[*) host=${host#\[} host=${host%%\]*} ;;
+            *) host=${host%:*} ;;
+            esac
+            echo "Redirected to $path on $host" >&2
+            continue
+        fi
+    esac
+    case "$1" in 200|204)
+        echo "Writing to stdout" >&2
+        cat "$body"
+        printf '\r%-20.20s 100%% |*******************************|  1k  0:00:00 ETA\n' - >&2
+        echo "Download completed ($(wc -c < "$body") bytes)" >&2
+        exit 0
+    esac
+    echo "HTTP error $1" >&2
+    exit 8
+done
+"#;
+
+/// The OpenWrt package fetches through uclient-fetch, which follows redirects to any
+/// address on its own: the lines it prints after following one are judged as the
+/// built-in client judges redirects. A public feed redirected to the router's own
+/// service (by address, by name, as a mapped IPv6 address, after a first public hop)
+/// fails with `redirect refused`, keeps its stored values, and nothing of the
+/// internal list is stored; a public hop, and a configured URL on 127.0.0.1
+/// redirecting to 127.0.0.1, still work.
+#[test]
+fn uclient_fetch_is_not_redirected_to_internal_addresses() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let Some(curl) = find("curl") else {
+        return cannot_run("curl not found (the stand-in for uclient-fetch uses it)");
+    };
+    let public = match public_address() {
+        Ok(a) => a,
+        Err(why) => return cannot_run(&why),
+    };
+    // A superset of what the feeds stored first, so that the shrink gate would not
+    // hold it back: without the check, it is merged.
+    let internal = FakeServer::start(|s| match s.url.as_str() {
+        "/secret" => Reply::json(200, "10.66.0.0/16\n198.51.100.0/24\n"),
+        _ => redirect_to("/secret".into()),
+    });
+    let port = internal.addr.port();
+    // The first run stores the feeds' public lists; then they redirect.
+    let redirecting = Arc::new(AtomicBool::new(false));
+    let later = redirecting.clone();
+    let feed = FakeServer::start_on(&format!("{public}:0"), move |s| {
+        let path = s.url.as_str();
+        match later.load(Ordering::SeqCst) {
+            false => Reply::json(200, "198.51.100.0/24\n"),
+            true if path == "/literal" => redirect_to(format!("http://127.0.0.1:{port}/secret")),
+            true if path == "/name" => redirect_to(format!("http://localhost:{port}/secret")),
+            true if path == "/v6" => {
+                redirect_to(format!("http://[::ffff:127.0.0.1]:{port}/secret"))
+            }
+            true if path == "/chain" => redirect_to("/literal".into()),
+            true if path == "/hop" => redirect_to("/list".into()),
+            true => Reply::json(200, "198.51.100.0/24\n203.0.113.0/24\n"),
+        }
+    });
+    let t = TestDir::new();
+    let fake = t.file("uclient-fetch");
+    let text = t.file("uclient-fetch.txt");
+    let script = FAKE_UCLIENT_FETCH.replace("CURL", &curl.display().to_string());
+    std::fs::write(&text, script).unwrap();
+    // Installed by another process: a file this one had open for writing could still
+    // be open in a child another test is forking, and exec would fail (ETXTBSY).
+    let installed = Command::new("install")
+        .arg("-m755")
+        .arg(&text)
+        .arg(&fake)
+        .status();
+    assert!(installed.unwrap().success());
+    let refused = ["/literal", "/name", "/v6", "/chain"].map(|p| feed.url(p));
+    let (hop, own) = (feed.url("/hop"), internal.url("/hop"));
+    let mut all = refused.to_vec();
+    all.extend([hop.clone(), own.clone()]);
+    let fake = fake.display().to_string();
+    let argv = [fake.as_str(), "-T", "30", "-O", "-", "{url}"];
+    t.config(&json!({"feeds": all, "fetch": {"command": argv}}));
+    let out = t.run(&["run"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+
+    redirecting.store(true, Ordering::SeqCst);
+    let out = t.run(&["run"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    for f in &refused {
+        assert_eq!(stored(&t, Kind::Feed, f), ["198.51.100.0/24"], "{f}: {err}");
+        let line = err.lines().find(|l| l.contains(&format!("{f}: ")));
+        assert!(
+            line.unwrap_or_default()
+                .contains("redirect refused: to an internal address ("),
+            "{f}: {err}"
+        );
+    }
+    assert_eq!(
+        stored(&t, Kind::Feed, &hop),
+        ["198.51.100.0/24", "203.0.113.0/24"],
+        "{err}"
+    );
+    assert_eq!(
+        stored(&t, Kind::Feed, &own),
+        ["10.66.0.0/16", "198.51.100.0/24"],
+        "{err}"
+    );
+    let status = std::fs::read_to_string(t.file("status.json")).unwrap();
+    assert!(
+        status.contains("redirect refused: to an internal address (127.0.0.1)"),
+        "{status}"
+    );
 }
