@@ -168,7 +168,7 @@ impl Output {
             .map(<[u8]>::trim_ascii)
             .rfind(|l| !l.is_empty());
         let why = match last {
-            Some(line) => format!("{why}: {}", super::fetch::snippet(line)),
+            Some(line) => format!("{why}: {}", super::fetch::snippet(quotable(line))),
             None => why,
         };
         let (kind, transient) = status.code().map_or((String::new(), true), |code| {
@@ -184,6 +184,26 @@ impl Output {
             cause: None,
         }
     }
+}
+
+/// What of a program's last error line may be quoted: not a redirect's target,
+/// which the server chose (uclient-fetch's "Failed to redirect to PATH on HOST",
+/// wget's "Location: URL"), since a failure text (in `status.json`, the API and
+/// LuCI) says what was wrong, never what an answer held.
+fn quotable(line: &[u8]) -> &[u8] {
+    let lower = line.to_ascii_lowercase();
+    [
+        (&b"redirected to "[..], 10),
+        (b"redirect to ", 8),
+        (b"location:", 8),
+    ]
+    .iter()
+    .filter_map(|(w, keep)| {
+        let at = lower.windows(w.len()).position(|x| x == *w)?;
+        Some(at + keep)
+    })
+    .min()
+    .map_or(line, |end| &line[..end])
 }
 
 /// What a failed program's exit status and error output say, in the built-in

@@ -423,3 +423,24 @@ fn uclient_fetch_redirects_to_internal_addresses_are_refused() {
         assert_eq!(f.values.len(), 12, "{order}");
     }
 }
+
+/// A redirect's target is the server's text: uclient-fetch's last line names it
+/// when the redirect fails, and the failure text (served by `GET /status`, shown
+/// in LuCI) must not carry it.
+#[test]
+fn a_failed_redirect_is_not_quoted() {
+    for line in [
+        "Failed to redirect to /<img src=x onerror=alert(1)> on evil.example",
+        "Redirected to /<img src=x onerror=alert(1)> on evil.example",
+        "Location: http://evil.example/<img src=x onerror=alert(1)>",
+    ] {
+        let cmd = format!("echo '{line}' >&2; exit 8");
+        let argv = script(&cmd);
+        let e = ripe("http://192.0.2.1/data.json", &argv, 10)
+            .fetch("62041")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("<img") && !e.contains("evil"), "{e}");
+        assert!(e.contains("exited with status 8"), "{e}");
+    }
+}

@@ -127,8 +127,16 @@ fn compatible(info: &SetInfo, v6: bool, timeout: bool) -> Option<bool> {
     ours.then_some(same)
 }
 
-/// Decides how to load the set: from what it was loaded with (`was`, remembered),
-/// else from the set read back.
+/// What a load starts from: what this process loaded (remembered), the set read
+/// back, or nothing at all (a flush and the whole list, when reading back failed).
+#[derive(Clone, Copy)]
+enum Basis<'a> {
+    Loaded(&'a Prepared),
+    Read,
+    Flush,
+}
+
+/// Decides how to load the set from `basis`.
 fn plan<'a>(
     s: &Socket,
     table: &str,
@@ -136,7 +144,7 @@ fn plan<'a>(
     v6: bool,
     p: &'a Prepared,
     timeout: bool,
-    was: Option<&'a Prepared>,
+    basis: Basis<'a>,
 ) -> Result<Plan<'a>, LoadError> {
     let reading = |e: io::Error| match e.raw_os_error() {
         Some(libc::EPERM) => LoadError::Permission,
@@ -148,7 +156,7 @@ fn plan<'a>(
         p,
         mode: Mode::Fill,
     };
-    if let Some(list) = was {
+    if let Basis::Loaded(list) = basis {
         plan.by_difference(Was::Loaded(list));
         return Ok(plan);
     }
@@ -156,6 +164,7 @@ fn plan<'a>(
     match info.map(|i| compatible(&i, v6, timeout)) {
         None | Some(None) => {}
         Some(Some(false)) => plan.mode = Mode::Recreate,
+        Some(Some(true)) if matches!(basis, Basis::Flush) => plan.mode = Mode::Flush,
         Some(Some(true)) => {
             let mut held = Held::default();
             read::elements(s, table, &name, &mut |k, end| held.push(k, end)).map_err(reading)?;
@@ -227,13 +236,14 @@ pub(super) fn run(
 ) -> Result<LoadStats, LoadError> {
     let timeout = o.timeout_seconds.filter(|_| budget::refreshes_in_place());
     let Some(memory) = o.memory else {
-        return attempt(table, set, p, o, timeout, None).map(|r| r.0);
+        return from_read(table, set, p, o, timeout);
     };
     let known = memory.take();
-    let (stats, genid) = match attempt(table, set, p, o, timeout, Some(known.as_ref())) {
+    let basis = Some(known.as_ref());
+    let (stats, genid) = match attempt(table, set, p, o, timeout, basis, Basis::Read) {
         // A commit by anyone since (ERESTART), or what was remembered wrong after
         // all: once more from the sets read back, and nothing remembered.
-        Err(LoadError::Kernel(..)) => return attempt(table, set, p, o, timeout, None).map(|r| r.0),
+        Err(LoadError::Kernel(..)) => return from_read(table, set, p, o, timeout),
         r => r?,
     };
     let Some(genid) = genid else {
@@ -254,6 +264,27 @@ pub(super) fn run(
     Ok(stats)
 }
 
+/// A load from the sets read back, unpinned. Someone else's commit between the
+/// read and the batch (an element we delete that they deleted first, ENOENT), or
+/// one that tears the dump, makes the kernel refuse the batch as a whole, so the
+/// load is done again from a new read, and then as a flush and the whole list,
+/// which depends on nothing read.
+fn from_read(
+    table: &str,
+    set: &str,
+    p: &Prepared,
+    o: &LoadOptions,
+    timeout: Option<u32>,
+) -> Result<LoadStats, LoadError> {
+    for _ in 0..2 {
+        match attempt(table, set, p, o, timeout, None, Basis::Read) {
+            Err(LoadError::Kernel(..)) => {}
+            r => return r.map(|r| r.0),
+        }
+    }
+    attempt(table, set, p, o, timeout, None, Basis::Flush).map(|r| r.0)
+}
+
 /// Our sets of `family` (both without one): whether IPv6, and the name.
 fn names(set: &str, family: Option<Family>) -> impl Iterator<Item = (bool, String)> + '_ {
     [(false, Family::V4), (true, Family::V6)]
@@ -272,6 +303,7 @@ fn attempt(
     o: &LoadOptions,
     timeout: Option<u32>,
     memory: Option<Option<&Remembered>>,
+    basis: Basis,
 ) -> Result<(LoadStats, Option<u32>), LoadError> {
     let s = super::open_socket()?;
     let generation = |s: &Socket| {
@@ -286,7 +318,8 @@ fn attempt(
     let mut plans = Vec::new();
     for (v6, name) in names(set, o.family) {
         let was = known.and_then(|k| k.set(table, set, v6, timeout.is_some()));
-        plans.push(plan(&s, table, name, v6, p, timeout.is_some(), was)?);
+        let basis = was.map_or(basis, Basis::Loaded);
+        plans.push(plan(&s, table, name, v6, p, timeout.is_some(), basis)?);
     }
     // Sets read back are true at the generation before only if nothing was committed
     // while they were read.

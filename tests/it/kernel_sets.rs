@@ -126,6 +126,57 @@ fn a_set_changed_behind_our_back_is_repaired_and_nothing_changed_sends_nothing()
     assert_eq!(list(&nft), want);
 }
 
+/// Two writers of one set, each reading it back (two `run`s, or a `run` beside
+/// the daemon): an element one reads and means to delete, deleted by the other
+/// before its batch, made the kernel refuse the whole batch (ENOENT), and the load
+/// failed. Now it is done again from a new read, and at last as a flush and the
+/// whole list.
+#[test]
+fn a_set_read_back_while_another_writer_changes_it_is_still_loaded() {
+    let nft = ns_or_skip!();
+    // /24s 512 addresses apart from 1.0.0.0, none adjacent: 60,000 elements.
+    let spread = |from: u32| -> Vec<String> {
+        (from..from + 30_000)
+            .map(|i| {
+                let a = (1u32 << 24) + i * 512;
+                format!("{}.{}.{}.0/24", a >> 24, (a >> 16) & 255, (a >> 8) & 255)
+            })
+            .collect()
+    };
+    load(&spread(0), &LoadOptions::default()).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let other = {
+        let stop = stop.clone();
+        // A thread started here shares this thread's network namespace.
+        std::thread::spawn(move || {
+            let lists = [spread(0), spread(50)];
+            let mut results = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let list = &lists[results.len() % 2];
+                results.push(load(list, &LoadOptions::default()).map(|_| ()));
+            }
+            results
+        })
+    };
+    let mut results = Vec::new();
+    for i in 1..=6 {
+        results.push(load(&spread(100 * i), &LoadOptions::default()).map(|_| ()));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let theirs = other.join().unwrap();
+    assert!(theirs.len() > 2, "only {} loads beside ours", theirs.len());
+    let failed: Vec<_> = results
+        .iter()
+        .chain(&theirs)
+        .filter(|r| r.is_err())
+        .collect();
+    assert!(failed.is_empty(), "{failed:?}");
+    // Alone again: the list from prefix 700 (1.5.120.0/24); 699 (1.5.118.0/24) gone.
+    load(&spread(700), &LoadOptions::default()).unwrap();
+    let now = list(&nft);
+    assert!(now.contains("1.5.120.0/24") && !now.contains("1.5.118.0/24"));
+}
+
 /// A process that keeps a memory (the daemon) loads by difference without reading
 /// the set back, while nobody touches it: dnsmasq filling its own set in the same
 /// table does not count; a change to ours behind our back does, and is repaired.
