@@ -22,10 +22,12 @@ NFT_STATE="$tmp/nft"
 FW4_LOCK="$tmp/fw4.lock"
 FW4_INCLUDES="$include"
 RIPE_CIDR_BIN="$tmp/ripe-cidr-collector"
-# Where the include may find nft files besides /tmp, /var, ...: here (TMPDIR may be
-# elsewhere).
-RIPE_CIDR_ROOT="$tmp"
-export PATH STUB_LOG NFT_STATE FW4_LOCK FW4_INCLUDES RIPE_CIDR_BIN RIPE_CIDR_ROOT
+# The package's path rules (path-check.sh), with paths here allowed besides /tmp,
+# /var, ... (TMPDIR may be elsewhere): the only change made to the files under test.
+RIPE_CIDR_LIB="$tmp/path-check.sh"
+sed "s|^RIPE_CIDR_ROOTS=\"|RIPE_CIDR_ROOTS=\"$tmp |" \
+	"$here/../ripe-cidr-collector/files/path-check.sh" > "$RIPE_CIDR_LIB"
+export PATH STUB_LOG NFT_STATE FW4_LOCK FW4_INCLUDES RIPE_CIDR_BIN RIPE_CIDR_LIB
 
 # The stub binary: `render --load-only` loads table inet ripe_cidr after a second (a
 # large list takes a moment; the firewall start must not wait for it); a plain
@@ -45,12 +47,13 @@ chmod +x "$RIPE_CIDR_BIN"
 echo "add table inet ripe_cidr" > "$tmp/list.nft"
 
 # The shipped settings, the database in place (the service ran since boot).
+d="$tmp/ripe-cidr-data"
 setup() {
-	UCI_main_enabled=1 UCI_main_data_dir="$tmp/data" UCI_main_db="$tmp/data/ripe.db"
+	UCI_main_enabled=1 UCI_main_data_dir="$d" UCI_main_db="$d/ripe.db"
 	UCI_main_nft_file="$tmp/list.nft"
 	export UCI_main_enabled UCI_main_data_dir UCI_main_db UCI_main_nft_file
-	mkdir -p "$tmp/data"
-	: > "$tmp/data/ripe.db"
+	mkdir -p "$d"
+	: > "$d/ripe.db"
 	rm -rf "$NFT_STATE"
 	mkdir -p "$NFT_STATE"
 	STUB_RENDER_EXIT=0
@@ -107,7 +110,7 @@ before() {
 
 # Boot: the firewall (START=19) starts before our service has made the database.
 setup
-rm -f "$tmp/data/ripe.db"
+rm -f "$d/ripe.db"
 fw4_then_wait start
 check "boot, no database yet: nothing run, nothing logged" \
 	"^fw4 start: done$" "!^bin " "!^logger " "!^nft -f" "!failed"
@@ -116,7 +119,7 @@ check "boot, no database yet: nothing run, nothing logged" \
 setup
 fw4_then_wait start
 check "table missing: render --load-only, then the nft files" \
-	"^bin --syslog --data-dir $tmp/data --db $tmp/data/ripe.db render --load-only$" \
+	"^bin --syslog --data-dir $d --db $d/ripe.db render --load-only$" \
 	"^nft -f $tmp/list.nft$" "!reload-sets" "!failed" "!^logger "
 before "table missing: the firewall start does not wait for the load" \
 	"^fw4 start: done$" "^bin done$"
@@ -149,7 +152,24 @@ UCI_main_nft_file="/etc/passwd $tmp/passwd $tmp/../x.nft $tmp/list.nft"
 fw4_then_wait start
 check "nft_file outside the allowed places: refused, logged" "!^nft -f /etc/passwd" \
 	"!^nft -f $tmp/passwd" "!^nft -f $tmp/\.\./x.nft" "^nft -f $tmp/list.nft$" \
-	"^logger -t ripe-cidr-collector -p daemon.err firewall include: nft_file /etc/passwd refused"
+	"^logger -t ripe-cidr-collector -p daemon.err firewall include: option nft_file '/etc/passwd' refused: only under "
+
+# A data directory or database the init script would refuse: the real binary, run
+# here as root, moves a file that is no database aside (db=/etc/shadow would become
+# /etc/shadow.corrupt-TIME), so it is not run; the nft files still are, and the
+# include ends well, as fw4 needs (a failure is logged as "Include ... failed").
+for bad in "db:/etc/passwd:only under" "db:$d/passwd.db:not a database or snapshot of ours" \
+	"data_dir:/etc:only under"; do
+	setup
+	opt=${bad%%:*} rest=${bad#*:}
+	val=${rest%:*} why=${rest##*:}
+	cp /etc/passwd "$d/passwd.db"
+	eval "UCI_main_$opt=\$val"
+	fw4_then_wait start
+	check "$opt=$val: the binary not run, logged, the nft files loaded" "!^bin " "!failed with exit code" \
+		"^logger -t ripe-cidr-collector -p daemon.err firewall include: option $opt '$val' refused: $why" \
+		"^nft -f $tmp/list.nft$"
+done
 
 # A failing load is logged as an error.
 setup

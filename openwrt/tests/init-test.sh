@@ -8,19 +8,51 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 init="$here/../ripe-cidr-collector/files/ripe-cidr-collector.init"
+lib="$here/../ripe-cidr-collector/files/path-check.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failed=0
 
-# The script keeps config.json in /etc/ripe-cidr-collector and its data in
-# /var/lib/ripe-cidr-collector: point those at the temporary directory (the only change
-# made to the script under test; a case without data_dir must not touch the host's).
-sed -e "s|^CONF_DIR=.*|CONF_DIR=$tmp/etc|" -e "s|^DATA_DIR=.*|DATA_DIR=$tmp/var-lib|" \
-	-e "s|^UJAIL=.*|UJAIL=$tmp/ujail|" -e "s|^PASSWD=.*|PASSWD=$tmp/passwd|" \
-	-e "s|^PATH_ROOTS=\"|PATH_ROOTS=\"$tmp |" "$init" > "$tmp/init"
+# The package keeps config.json in /etc/ripe-cidr-collector and its data in
+# /var/lib/ripe-cidr-collector (path-check.sh, which the script sources): point those
+# at the temporary directory and allow paths under it (the only changes made to the
+# files under test; a case without data_dir must not touch the host's).
+sed -e "s|^RIPE_CIDR_CONF_DIR=.*|RIPE_CIDR_CONF_DIR=$tmp/etc|" \
+	-e "s|^RIPE_CIDR_DATA_DIR=.*|RIPE_CIDR_DATA_DIR=$tmp/var-lib|" \
+	-e "s|^RIPE_CIDR_ROOTS=\"|RIPE_CIDR_ROOTS=\"$tmp |" "$lib" > "$tmp/path-check.sh"
+sed -e "s|^PATH_CHECK=.*|PATH_CHECK=$tmp/path-check.sh|" \
+	-e "s|^UJAIL=.*|UJAIL=$tmp/ujail|" -e "s|^PASSWD=.*|PASSWD=$tmp/passwd|" "$init" > "$tmp/init"
 # Every other absolute path the script names is only read or logged, never written.
 # A user for the jail cases (one that exists here, for chown).
 echo 'daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin' > "$tmp/passwd"
+# chown as OpenWrt's busybox does it (coreutils/chown.c, built without
+# CONFIG_DESKTOP): without -h it follows every symbolic link it is given or meets
+# in -R's walk (chown(), not lchown(); the walk itself never descends through a
+# link); with -h it changes the link itself. GNU chown -R changes links
+# themselves, so without this stub a planted link would go unnoticed.
+mkdir -p "$tmp/bin"
+cat > "$tmp/bin/chown" <<'STUB'
+#!/bin/sh
+r='' h=''
+while :; do
+	case "$1" in
+	-R) r=1 ;;
+	-h) h=-h ;;
+	-Rh | -hR) r=1 h=-h ;;
+	*) break ;;
+	esac
+	shift
+done
+owner=$1
+shift
+for top in "$@"; do
+	if [ -n "$r" ]; then find "$top" -depth; else printf '%s\n' "$top"; fi
+done | while IFS= read -r f; do
+	command -p chown $h "$owner" "$f" || echo failed
+done | grep -q failed && exit 1
+exit 0
+STUB
+chmod +x "$tmp/bin/chown"
 
 # Runs "$@" (init script functions) in a subshell with the UCI variables that are
 # set in the caller; the log is left in $tmp/log.
@@ -29,6 +61,7 @@ run() {
 	(
 		STUB_LOG="$tmp/log"
 		IPKG_INSTROOT=${IPKG_INSTROOT:-}
+		PATH="$tmp/bin:$PATH"
 		# shellcheck source=stubs.sh
 		. "$here/stubs.sh"
 		# shellcheck source=/dev/null
@@ -67,7 +100,7 @@ absent() {
 reset_uci() {
 	unset UCI_main_enabled UCI_main_listen UCI_main_data_dir UCI_main_db \
 		UCI_main_snapshot UCI_main_trigger_interface UCI_main_log_level UCI_main_syslog \
-		UCI_main_user STUB_RUNNING
+		UCI_main_user UCI_main_nft_file STUB_RUNNING
 	rm -f "$tmp/ujail"
 	rm -rf "${tmp:?}/ripe-cidr-data" "${tmp:?}/etc" "${tmp:?}/ram" "${tmp:?}/var-lib"
 	d="$tmp/ripe-cidr-data"
@@ -122,6 +155,45 @@ check "user without ujail: root, logged" \
 UCI_main_user=root
 run start_service
 absent "user root: no jail, no message" '^jail\|running as root'
+
+# Links planted in the data directory (by the daemon's user, or anyone who may write
+# there): the service's chown as root changes the links, never their targets.
+reset_uci
+UCI_main_enabled=1 UCI_main_data_dir="$d" UCI_main_user=daemon
+printf '#!/bin/sh\n' > "$tmp/ujail" && chmod +x "$tmp/ujail"
+mkdir -p "$d"
+: > "$tmp/victim-wal" && : > "$tmp/victim-walk"
+ln -s "$tmp/victim-wal" "$d/ripe.db-wal"
+ln -s "$tmp/victim-walk" "$d/planted"
+run start_service
+if [ "$(stat -c %U "$tmp/victim-wal" "$tmp/victim-walk")" = "root
+root" ] && [ "$(stat -c %U "$d/ripe.db-wal")" = daemon ]; then
+	echo "ok   user: links in the data directory chowned themselves, not their targets"
+else
+	echo "FAIL user: a link's target chowned: $(ls -l "$tmp/victim-wal" "$tmp/victim-walk" "$d")"
+	failed=1
+fi
+rm -f "$tmp/victim-wal" "$tmp/victim-walk"
+# A data directory, or an nft file, that is itself a link: refused before anything.
+for bad in "data_dir:$tmp/ripe-cidr-link:target-dir" "nft_file:$tmp/link.nft:target-dir/x.nft"; do
+	reset_uci
+	opt=${bad%%:*} rest=${bad#*:}
+	val=${rest%:*}
+	mkdir -p "$tmp/target-dir"
+	echo "add table inet ripe_cidr" > "$tmp/target-dir/x.nft"
+	ln -s "$tmp/${rest##*:}" "$val"
+	UCI_main_enabled=1 UCI_main_data_dir="$d"
+	eval "UCI_main_$opt=\$val"
+	run start_service
+	if grep -q "^logger .* option $opt '$val' refused: a symbolic link" "$tmp/log" \
+		&& ! grep -q '^instance' "$tmp/log" && [ ! -e "$tmp/target-dir/config.json" ]; then
+		echo "ok   $opt a symbolic link: refused"
+	else
+		echo "FAIL $opt a symbolic link: $(cat "$tmp/log"; ls -l "$tmp/target-dir")"
+		failed=1
+	fi
+	rm -rf "$val" "$tmp/target-dir"
+done
 
 reset_uci
 UCI_main_enabled=1 UCI_main_data_dir="$d" UCI_main_syslog=0

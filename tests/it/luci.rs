@@ -169,7 +169,7 @@ pub(crate) fn open_view(b: &mut Browser, server: SocketAddr, path: &str, lang: &
     assert_eq!(b.errors, Vec::<String>::new(), "{path}");
 }
 
-fn text(b: &mut Browser, sel: &str) -> String {
+pub(crate) fn text(b: &mut Browser, sel: &str) -> String {
     let v = b.eval(&format!(
         "(document.querySelector({}) || {{}}).textContent || ''",
         json!(sel)
@@ -278,7 +278,7 @@ fn luci_views_render_the_plugins_answers() {
     let level = b.eval("document.querySelector('[data-name=log_level] select').value");
     assert_eq!(level, "info");
     assert_eq!(b.errors, Vec::<String>::new());
-    settings_refuse_paths_the_init_script_refuses(&mut b);
+    crate::luci_settings::settings_refuse_paths_the_init_script_refuses(&mut b);
     failed_calls_are_shown(&mut b);
 }
 
@@ -383,43 +383,6 @@ fn failed_calls_are_shown(b: &mut Browser) {
     open_view(b, server.addr, "ripe-cidr-collector/sources", "en");
     assert!(text(b, "#rcc-sources").contains(denied));
     assert_eq!(b.eval("document.querySelectorAll('.rcc-add').length"), 0);
-}
-
-/// The settings form's path validators (the view's `pathCheck`, set as each path
-/// option's `validate`) refuse what the init script's path_ok refuses.
-fn settings_refuse_paths_the_init_script_refuses(b: &mut Browser) {
-    let cases = json!([
-        ["dir", "/etc", false],
-        ["dir", "/tmp", false],
-        ["dir", "/tmp/x", false],
-        ["dir", "/var/lib/ripe-cidr-collector", true],
-        ["dir", "/mnt/usb/ripe-cidr", true],
-        ["db", "/etc/shadow", false],
-        ["db", "/tmp/passwd", false],
-        ["db", "/tmp/a/../b.db", false],
-        ["db", "/var/lib/ripe-cidr-collector/ripe.db", true],
-        ["db", "/tmp/x.db", true],
-        ["snapshot", "/etc/passwd", false],
-        [
-            "snapshot",
-            "/etc/ripe-cidr-collector/ripe.db.snapshot",
-            true
-        ],
-        ["snapshot", "/overlay/ripe.db.snapshot", true],
-        ["nft", "/etc/passwd", false],
-        ["nft", "/tmp/x.sh", false],
-        ["nft", "/etc/ripe-cidr-mark.nft", true],
-        ["nft", "/tmp/ripe-cidr.nft", true],
-        ["dir", "/tmp/a ripe-cidr", false],
-        ["db", "", true]
-    ]);
-    let got = b.eval(&format!(
-        "fetch('/view/ripe-cidr-collector/settings.js').then(r => r.text()).then(src => {{
-           const v = new Function('view', 'form', src)({{ extend: o => o }}, {{}});
-           return {cases}.map(c => [c[0], c[1], v.pathCheck(c[0])('main', c[1]) === true]);
-         }})"
-    ));
-    assert_eq!(got, cases);
 }
 
 /// Stored XSS through the LuCI app: LuCI's E() sets innerHTML for a bare string child,

@@ -432,3 +432,78 @@ fn ucode_plugin_refuses_injection_newlines_and_long_values() {
     assert!(posix_match(address, "1.2.3.4\n; rm -rf /", false));
     assert!(!posix_match(address, "1.2.3.4\n; rm -rf /", true));
 }
+
+/// The plugin's `quoted()`: the shell word for `s`.
+pub fn quoted(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// The shell line the plugin runs before the CLI for the UCI data directory `dir`:
+/// its `DIR_CHECK`, the two `%s` filled as its `sprintf()` fills them, with
+/// path-check.sh at `lib`.
+pub fn dir_check_line(dir: &str, lib: &Path) -> String {
+    let src = std::fs::read_to_string(plugin_path()).unwrap();
+    let start = src
+        .find("const DIR_CHECK = ")
+        .expect("DIR_CHECK in the plugin")
+        + 18;
+    let end = start + src[start..].find(";\n").unwrap();
+    let line: String = serde_json::from_str(&src[start..end]).expect("DIR_CHECK: a plain string");
+    assert_eq!(line.matches('%').count(), 2, "{line}");
+    line.replacen("%s", &quoted(dir), 1)
+        .replacen("%s", &quoted(lib.to_str().unwrap()), 1)
+}
+
+/// The UCI data directory, which the LuCI app's grant may write, is given to the CLI
+/// (run as root) only when path-check.sh, the init script's rules, allows it: the
+/// plugin's check line, run by sh as popen() runs it, before the CLI.
+#[test]
+fn ucode_plugin_checks_the_uci_data_dir_with_the_init_scripts_rules() {
+    let src = std::fs::read_to_string(plugin_path()).unwrap();
+    assert!(
+        src.contains("{ %s && %s; } 2>\"$e\"") && src.contains("sprintf(DIR_CHECK, quoted(dir)"),
+        "the plugin no longer runs DIR_CHECK before the CLI"
+    );
+    let t = TestDir::new();
+    let lib = crate::openwrt::path_check_in(t.path(), &t.file("etc"), &t.file("var-lib"));
+    let pwned = t.file("pwned");
+    let run = |dir: &str, lib: &Path| {
+        let line = format!("{{ {} && echo ran; }} 2>&1", dir_check_line(dir, lib));
+        let out = Command::new("sh").args(["-c", &line]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let good = t.file("ripe-cidr-data");
+    assert_eq!(run(good.to_str().unwrap(), &lib), "ran");
+    for (dir, why) in [
+        ("/etc", "only under "),
+        ("/tmp", "only under "),
+        ("relative/ripe-cidr", "not an absolute path"),
+        (
+            &format!("{}/x", t.path().display()),
+            "its name must contain ripe-cidr",
+        ),
+        (
+            &format!("{}'; touch {}; '", good.display(), pwned.display()),
+            "use an absolute path",
+        ),
+        (
+            &format!("{}$(touch {})", good.display(), pwned.display()),
+            "use an absolute path",
+        ),
+    ] {
+        let said = run(dir, &lib);
+        let want = format!("option data_dir '{dir}' refused: {why}");
+        assert!(said.starts_with(&want), "{dir}: {said}");
+        assert!(!said.contains("ran") && !pwned.exists(), "{dir}: {said}");
+    }
+    // A file there, or a link: refused as the init script refuses them.
+    std::fs::write(t.file("ripe-cidr-file"), "").unwrap();
+    let file = t.file("ripe-cidr-file");
+    assert!(run(file.to_str().unwrap(), &lib).ends_with("refused: not a directory"));
+    // An older main package without path-check.sh: refused as well.
+    let said = run(good.to_str().unwrap(), &t.file("missing.sh"));
+    assert!(
+        said.contains("refused: cannot read ") && !said.contains("ran"),
+        "{said}"
+    );
+}

@@ -234,6 +234,36 @@ fn ucode_plugin_runs_under_ucode_where_installed() {
         st["overview"]["groups"][0]["sources"][0]["source"], "62041",
         "{st}"
     );
+    uci_data_dir_is_checked(&h, &st);
+}
+
+/// The data directory UCI names (the LuCI app's grant may write it) reaches the CLI,
+/// run as root, only when path-check.sh allows it; `status` is the answer without one.
+fn uci_data_dir_is_checked(h: &Harness, status: &Value) {
+    // path-check.sh with the site's directory as the package's data directory.
+    let lib = crate::openwrt::path_check_in(h.h.path(), &h.h.path().join("etc"), h.dir);
+    let dir = h.dir.to_str().unwrap();
+    let env = |d: &str| {
+        [
+            ("RCC_UCI_DATA_DIR", d.to_string()),
+            ("RCC_PATH_CHECK", lib.display().to_string()),
+        ]
+    };
+    let st = h.run_env("status", &json!({}), &env(dir))["answer"].clone();
+    assert_eq!(normal(&st, h.dir), normal(status, h.dir));
+    let pwned = h.h.path().join("pwned");
+    for bad in [
+        "/etc".to_string(),
+        format!("{dir}'; touch {}; '", pwned.display()),
+    ] {
+        let answer = h.run_env("status", &json!({}), &env(&bad))["answer"].clone();
+        let why = answer["error"].as_str().unwrap_or_default();
+        assert!(
+            why.starts_with(&format!("option data_dir '{bad}' refused: ")),
+            "{answer}"
+        );
+        assert!(!pwned.exists(), "{bad}");
+    }
 }
 
 /// The argument types rpcd enforces (from each method's `args`): those of the tables.
@@ -278,12 +308,19 @@ impl<'a> Harness<'a> {
     fn new(dir: &'a Path) -> Harness<'a> {
         let h = tempfile::tempdir().unwrap();
         std::fs::write(h.path().join("harness.uc"), HARNESS).unwrap();
-        let stub = "export function cursor() { return { get: function() { return null; } }; };\n";
+        // UCI's data_dir: RCC_UCI_DATA_DIR, unset by default.
+        let stub = "export function cursor() { return { get: function(c, s, o) { \
+            return o == 'data_dir' ? getenv('RCC_UCI_DATA_DIR') : null; } }; };\n";
         std::fs::write(h.path().join("uci.uc"), stub).unwrap();
         Harness { h, dir }
     }
 
     fn run(&self, method: &str, args: &Value) -> Value {
+        self.run_env(method, args, &[])
+    }
+
+    /// [`Harness::run`] with more environment (`RCC_UCI_DATA_DIR`, `RCC_PATH_CHECK`).
+    fn run_env(&self, method: &str, args: &Value, env: &[(&str, String)]) -> Value {
         let out = Command::new("ucode")
             .arg("-L")
             .arg(format!("{}/*.uc", self.h.path().display()))
@@ -291,6 +328,8 @@ impl<'a> Harness<'a> {
             .args([plugin_path().to_str().unwrap(), method, &args.to_string()])
             .env("RCC_PROG", bin())
             .env("RIPE_DATA_DIR", self.dir)
+            .env_remove("RCC_UCI_DATA_DIR")
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout);

@@ -57,6 +57,8 @@ mod luci_i18n;
 mod luci_plugin;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci_plugin_run;
+#[cfg(all(feature = "api", feature = "collect", unix))]
+mod luci_settings;
 #[cfg(feature = "inspect")]
 mod migrate;
 #[cfg(all(feature = "collect", target_os = "linux"))]

@@ -11,6 +11,37 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// path-check.sh, the package's path rules, copied into `dir` for a test of the
+/// scripts that source it: its own directories moved to `conf` and `data`, and paths
+/// under `dir` allowed besides /tmp, /var, ... (the only change made to it).
+pub(crate) fn path_check_in(dir: &Path, conf: &Path, data: &Path) -> PathBuf {
+    let lib = root().join("openwrt/ripe-cidr-collector/files/path-check.sh");
+    let (mut out, mut moved) = (String::new(), 0);
+    for line in std::fs::read_to_string(lib).unwrap().lines() {
+        let line = if line.starts_with("RIPE_CIDR_CONF_DIR=") {
+            format!("RIPE_CIDR_CONF_DIR={}", conf.display())
+        } else if line.starts_with("RIPE_CIDR_DATA_DIR=") {
+            format!("RIPE_CIDR_DATA_DIR={}", data.display())
+        } else if let Some(roots) = line.strip_prefix("RIPE_CIDR_ROOTS=\"") {
+            format!("RIPE_CIDR_ROOTS=\"{} {roots}", dir.display())
+        } else {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        };
+        moved += 1;
+        out.push_str(&line);
+        out.push('\n');
+    }
+    assert_eq!(
+        moved, 3,
+        "path-check.sh names its directories and roots elsewhere"
+    );
+    let path = dir.join("path-check.sh");
+    std::fs::write(&path, out).unwrap();
+    path
+}
+
 /// Whether `tool` can be started (it answers `--version` or `-c :`).
 fn has(tool: &str, probe: &[&str]) -> bool {
     Command::new(tool)
@@ -129,6 +160,31 @@ fn makefile_prerm_and_postinst_are_the_files() {
     }
 }
 
+/// mkpkg.sh installs every file the Makefile's Package/ripe-cidr-collector/install
+/// does (path-check.sh, which the init script and the fw4 include source, among them).
+#[test]
+fn mkpkg_installs_what_the_makefile_installs() {
+    let mk = std::fs::read_to_string(root().join("openwrt/ripe-cidr-collector/Makefile")).unwrap();
+    let install = mk
+        .split("define Package/ripe-cidr-collector/install\n")
+        .nth(1)
+        .and_then(|b| b.split("\nendef").next())
+        .expect("the install section");
+    let mkpkg = std::fs::read_to_string(root().join("openwrt/mkpkg.sh")).unwrap();
+    let files: Vec<&str> = install
+        .split_whitespace()
+        .filter_map(|w| w.strip_prefix("./files/"))
+        .collect();
+    assert!(files.contains(&"path-check.sh"), "{files:?}");
+    for f in files {
+        let named = format!("\"$files/{}\"", f.replace("ripe-cidr-collector", "$name"));
+        assert!(
+            mkpkg.contains(&named),
+            "mkpkg.sh does not install {f} ({named})"
+        );
+    }
+}
+
 /// The shell files: `*.sh`, `.ci/run`, the init script, the uci-defaults script (and
 /// any rpcd exec plugin, though the LuCI app's is ucode now).
 fn shell_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -242,6 +298,7 @@ fn mkpkg_builds_an_ipk_that_unpacks_to_the_package_tree() {
         "./etc/ripe-cidr-collector/config.json",
         "./etc/uci-defaults/90-ripe-cidr-collector",
         "./usr/share/ripe-cidr-collector/fw4-include.sh",
+        "./usr/share/ripe-cidr-collector/path-check.sh",
         "./usr/share/ripe-cidr-collector/dnsmasq-drop-in.sh",
     ] {
         assert!(data.lines().any(|l| l == path), "{path} not in\n{data}");

@@ -11,6 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::{bin, cannot_run, eventually, ripe_body, FakeServer, Proc, Reply, TestDir};
+use crate::openwrt::path_check_in;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -93,22 +94,19 @@ fn shipped_with(asns: &[&str], ripe_url: &str, out: &Path, load: bool) -> serde_
 /// `conf`, the default data directory into `dir` and the test's binary as the
 /// program; `uci` are the UCI_main_* settings. The stub log.
 fn init(dir: &Path, conf: &Path, uci: &[(&str, String)], funcs: &str) -> String {
+    let lib = path_check_in(dir, conf, &dir.join("var-lib"));
     let script = fs::read_to_string(files().join("ripe-cidr-collector.init")).unwrap();
     let script = script
         .replace(
-            "CONF_DIR=/etc/ripe-cidr-collector",
-            &format!("CONF_DIR={}", conf.display()),
+            "PATH_CHECK=/usr/share/ripe-cidr-collector/path-check.sh",
+            &format!("PATH_CHECK={}", lib.display()),
         )
         .replace(
             "PROG=/usr/bin/ripe-cidr-collector",
             &format!("PROG={}", bin().display()),
         )
-        .replace("UJAIL=/sbin/ujail", "UJAIL=/nonexistent/ujail")
-        .replace(
-            "DATA_DIR=/var/lib/ripe-cidr-collector",
-            &format!("DATA_DIR={}", dir.join("var-lib").display()),
-        )
-        .replace("PATH_ROOTS=\"", &format!("PATH_ROOTS=\"{} ", dir.display()));
+        .replace("UJAIL=/sbin/ujail", "UJAIL=/nonexistent/ujail");
+    assert!(script.contains(&format!("PATH_CHECK={}", lib.display())));
     let init = dir.join("init");
     fs::write(&init, script).unwrap();
     let log = dir.join("stub.log");
@@ -330,6 +328,7 @@ fn fw4_include_with_the_real_nft_leaves_a_loaded_table_alone() {
     fs::write(t.file("ripe.db"), "").unwrap();
     let path = stub_path(t.path());
     let include = files().join("fw4-include.sh");
+    let lib = path_check_in(t.path(), &t.file("etc"), t.path());
     let run_include = || {
         let st = Command::new("bash")
             .arg("-c")
@@ -337,6 +336,7 @@ fn fw4_include_with_the_real_nft_leaves_a_loaded_table_alone() {
             .env("PATH", &path)
             .env("STUB_LOG", t.file("stub.log"))
             .env("RIPE_CIDR_BIN", &stub)
+            .env("RIPE_CIDR_LIB", &lib)
             .env("UCI_main_enabled", "1")
             .env("UCI_main_data_dir", t.path())
             .env("UCI_main_db", t.file("ripe.db"))
@@ -557,7 +557,10 @@ add rule inet ripe_cidr mark_listed ip daddr @ripe_v4 meta mark set meta mark & 
         .env("UCI_main_data_dir", t.path())
         .env("UCI_main_db", &db)
         .env("UCI_main_nft_file", &chain)
-        .env("RIPE_CIDR_ROOT", t.path())
+        .env(
+            "RIPE_CIDR_LIB",
+            path_check_in(t.path(), &t.file("etc"), t.path()),
+        )
         .status()
         .unwrap();
     let flushed = eventually(Duration::from_secs(10), || marks(&nft));

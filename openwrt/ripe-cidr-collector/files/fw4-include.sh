@@ -20,12 +20,21 @@
 # data directory and the database and loads the sets itself: with no database yet
 # there is nothing to load and nothing to complain about.
 
-# Sourced by fw4's shell: names kept to a prefix of our own, unset at the end.
+# Sourced by fw4's shell: names kept to a prefix of our own, unset at the end. Every
+# path comes from UCI, which the LuCI app's grant may write, and is used as root here:
+# each is checked by the init script's rules (path-check.sh) first.
 ripe_cidr_include() {
-	# RIPE_CIDR_BIN: another binary, for the package's off-router test.
+	# RIPE_CIDR_BIN, RIPE_CIDR_LIB: another binary and path-check.sh, for the
+	# package's off-router tests.
 	ripe_cidr_bin=${RIPE_CIDR_BIN:-/usr/bin/ripe-cidr-collector}
-	ripe_cidr_dir=$(uci -q get ripe-cidr-collector.main.data_dir) \
-		|| ripe_cidr_dir=/var/lib/ripe-cidr-collector
+	ripe_cidr_lib=${RIPE_CIDR_LIB:-/usr/share/ripe-cidr-collector/path-check.sh}
+	if [ ! -r "$ripe_cidr_lib" ]; then
+		logger -t ripe-cidr-collector -p daemon.err "firewall include: cannot read $ripe_cidr_lib: sets not loaded"
+		return 0
+	fi
+	# shellcheck source=/dev/null
+	. "$ripe_cidr_lib"
+	ripe_cidr_dir=$(uci -q get ripe-cidr-collector.main.data_dir) || ripe_cidr_dir=$RIPE_CIDR_DATA_DIR
 	ripe_cidr_db=$(uci -q get ripe-cidr-collector.main.db) || ripe_cidr_db="$ripe_cidr_dir/ripe.db"
 	[ -e "$ripe_cidr_db" ] || return 0
 	# `-t list sets` names the sets without their elements: a few milliseconds and KB
@@ -38,6 +47,12 @@ ripe_cidr_include() {
 	if [ "$(uci -q get ripe-cidr-collector.main.enabled)" = 1 ] && [ -x "$ripe_cidr_bin" ]; then
 		ripe_cidr_load=1
 	fi
+	# The binary moves a database it cannot read aside (db=/etc/shadow would become
+	# /etc/shadow.corrupt-TIME): no load from a path the init script would refuse.
+	if [ -n "$ripe_cidr_load" ]; then
+		ripe_cidr_allowed data_dir "$ripe_cidr_dir" dir && ripe_cidr_allowed db "$ripe_cidr_db" db \
+			|| ripe_cidr_load=
+	fi
 	(
 		if [ -n "$ripe_cidr_load" ]; then
 			"$ripe_cidr_bin" --syslog --data-dir "$ripe_cidr_dir" --db "$ripe_cidr_db" \
@@ -45,28 +60,27 @@ ripe_cidr_include() {
 				|| logger -t ripe-cidr-collector -p daemon.err "firewall include: render --load-only failed"
 		fi
 		for ripe_cidr_f in $ripe_cidr_files; do
-			# Run as root: only an nft script where the init script allows one (UCI
-			# may be written by the LuCI app, which is not root). RIPE_CIDR_ROOT: the
-			# off-router tests' directory.
-			case "$ripe_cidr_f" in
-			*..* | *[!A-Za-z0-9._/-]*) ripe_cidr_ok= ;;
-			/etc/ripe-cidr-*.nft | /tmp/?*.nft | /var/?*.nft \
-				| /mnt/?*.nft | /overlay/?*.nft | "${RIPE_CIDR_ROOT:-/nonexistent}"/?*.nft)
-				ripe_cidr_ok=1 ;;
-			*) ripe_cidr_ok= ;;
-			esac
-			if [ -z "$ripe_cidr_ok" ] || [ -L "$ripe_cidr_f" ]; then
-				logger -t ripe-cidr-collector -p daemon.err \
-					"firewall include: nft_file $ripe_cidr_f refused: not an .nft file where allowed"
-				continue
-			fi
+			# Run as root by `nft -f`: only a file the init script allows.
+			ripe_cidr_allowed nft_file "$ripe_cidr_f" nft || continue
 			[ -s "$ripe_cidr_f" ] || continue
 			nft -f "$ripe_cidr_f" \
 				|| logger -t ripe-cidr-collector -p daemon.err "firewall include: nft -f $ripe_cidr_f failed"
 		done
 	) </dev/null >/dev/null 2>&1 &
 }
+
+# ripe_cidr_allowed OPTION VALUE KIND: true when VALUE passes path-check.sh's rules for
+# KIND; else logs which option was refused and why, and is false.
+ripe_cidr_allowed() {
+	ripe_cidr_why=$(ripe_cidr_path_why "$3" "$2")
+	[ -z "$ripe_cidr_why" ] && return 0
+	logger -t ripe-cidr-collector -p daemon.err \
+		"firewall include: option $1 '$2' refused: $ripe_cidr_why; not loaded"
+	return 1
+}
+
 ripe_cidr_include
-unset -f ripe_cidr_include
-unset ripe_cidr_bin ripe_cidr_dir ripe_cidr_db ripe_cidr_files ripe_cidr_load ripe_cidr_ok
+unset -f ripe_cidr_include ripe_cidr_allowed ripe_cidr_path_rule ripe_cidr_path_why
+unset ripe_cidr_bin ripe_cidr_lib ripe_cidr_dir ripe_cidr_db ripe_cidr_files ripe_cidr_load \
+	ripe_cidr_why RIPE_CIDR_CONF_DIR RIPE_CIDR_DATA_DIR RIPE_CIDR_ROOTS
 true

@@ -209,6 +209,8 @@
 			this.choices = [];
 		}
 		Option.prototype.value = function(k, label) { this.choices.push([ k, label ]); };
+		// form.js's AbstractValue: an option without its own validate accepts anything.
+		Option.prototype.validate = function(sid, v) { return true; };
 		Option.prototype.widget = function(v) {
 			return E('input', { 'type': 'text', 'name': this.name, 'value': v == null ? '' : v, 'placeholder': this.placeholder });
 		};
@@ -233,11 +235,13 @@
 					return o;
 				}));
 			}),
+			// ui.js's DynamicList: the items, and the input that adds one (the one it
+			// validates).
 			DynamicList: sub(function(v) {
 				var name = this.name;
 				return E('div', { 'class': 'cbi-dynlist' }, [].concat(v || []).map(function(x) {
 					return E('input', { 'type': 'text', 'name': name, 'value': x });
-				}));
+				}).concat([ E('div', { 'class': 'add-item' }, [ E('input', { 'type': 'text' }) ]) ]));
 			}),
 			NamedSection: function(map, sid, type) {
 				this.map = map; this.sid = sid; this.type = type; this.options = [];
@@ -257,8 +261,38 @@
 			this.sections.push(s);
 			return s;
 		};
+		// As ui.js's addValidator with validation.js's Validator: the option's
+		// validate(section_id, value) (form.js binds it so) runs on 'keyup' and 'blur'
+		// of its text input; a result other than true marks the input
+		// 'cbi-input-invalid' with the result as its data-tooltip. Datatypes are not
+		// modelled.
+		function validator(map, input, o, sid) {
+			var check = function() {
+				var r = o.validate(sid, input.value);
+				input.classList.toggle('cbi-input-invalid', r !== true);
+				if (r === true) input.removeAttribute('data-tooltip');
+				else input.setAttribute('data-tooltip', String(r));
+				return r === true ? null : r;
+			};
+			input.addEventListener('keyup', check);
+			input.addEventListener('blur', check);
+			map.checks.push(function() {
+				var r = check();
+				return r == null ? null : 'Option "%s" contains an invalid input value. %s'.format(o.title, r);
+			});
+			return input;
+		}
+		// form.js's Map.save, as the page's Save button (view.handleSave) runs it: an
+		// option with an invalid value rejects it, and nothing is saved.
+		f.Map.prototype.save = function() {
+			var errors = (this.checks || []).map(function(c) { return c(); }).filter(function(e) { return e != null; });
+			return errors.length ? Promise.reject(new TypeError(errors[0])) : Promise.resolve();
+		};
 		f.Map.prototype.render = function() {
 			var map = this;
+			// The Map the Save button would save (LuCI finds it through its .cbi-map).
+			window.standin.map = map;
+			map.checks = [];
 			return fetch('/uci/' + map.config).then(function(r) { return r.text(); }).then(function(text) {
 				var data = parseUci(text);
 				return E('div', { 'class': 'cbi-map', 'data-config': map.config }, [
@@ -266,9 +300,12 @@
 				].concat(map.sections.map(function(s) {
 					var values = data[s.sid] || {};
 					return E('div', { 'class': 'cbi-section', 'data-section': s.sid }, s.options.map(function(o) {
+						var w = o.widget(values[o.name]);
+						var text = w.matches('input[type=text]') ? w : w.querySelector('.add-item input');
+						if (text) validator(map, text, o, s.sid);
 						return E('div', { 'class': 'cbi-value', 'data-name': o.name }, [
 							E('label', { 'class': 'cbi-value-title' }, [ o.title ]),
-							o.widget(values[o.name])
+							w
 						].concat(o.descr ? [ E('div', { 'class': 'cbi-value-description' }, [ o.descr ]) ] : []));
 					}));
 				})));

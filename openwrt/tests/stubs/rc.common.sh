@@ -15,8 +15,9 @@
 # * enable, disable: logged.
 # State: $STUB_ROOT/var/run/procd-NAME, a line per running instance: its name, the
 # sha256 of its program's file when it was started (what /proc/PID/exe is) and its
-# configuration. The script's paths (CONF_DIR=/..., PROG=/...) are moved under
-# $STUB_ROOT, the router's /. UCI comes from UCI_* variables (stubs.sh). Each step is
+# configuration. The script's paths (PROG=/..., PATH_CHECK=/...) and those of the
+# path-check.sh it sources (RIPE_CIDR_CONF_DIR=/...) are moved under $STUB_ROOT, the
+# router's /. UCI comes from UCI_* variables (stubs.sh). Each step is
 # logged to $STUB_LOG. Usage: sh rc.common.sh INITSCRIPT ACTION [INSTANCE]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,6 +39,14 @@ procd_close_instance() { new="$new$inst_name $cfg
 "; }
 procd_add_jail() { cfg="$cfg|jail $*"; }
 sed "s|^\([A-Z_]*\)=/|\1=$STUB_ROOT/|" "$initscript" > "$state.script"
+# The package's path rules (path-check.sh, which the script sources) name its own
+# directories too: moved the same way, in a copy the script sources instead.
+lib=$(sed -n 's|^PATH_CHECK=||p' "$state.script")
+if [ -n "$lib" ]; then
+	sed "s|^\([A-Z_]*\)=/|\1=$STUB_ROOT/|" "$lib" > "$state.path-check.sh" || exit 1
+	sed "s|^PATH_CHECK=.*|PATH_CHECK=$state.path-check.sh|" "$state.script" > "$state.script.new"
+	mv "$state.script.new" "$state.script"
+fi
 # shellcheck source=/dev/null
 . "$state.script"
 

@@ -6,9 +6,12 @@
 // /etc/config/ripe-cidr-collector (the procd service reloads when they change). The
 // sources and outputs live in config.json (the Sources tab, the CLI, the API).
 
-// The rules of the init script's path_ok (files/ripe-cidr-collector.init), which
-// refuses to start otherwise: whoever edits this form need not be root, and these
-// paths are given to the daemon's user or written and run by root.
+// The rules of ripe_cidr_path_rule in the main package's path-check.sh, which the
+// init script, the firewall include and the rpcd plugin apply (the service does not
+// start otherwise): whoever edits this form need not be root, and these paths are
+// given to the daemon's user or written and run by root. Here to say what is wrong
+// while the value is typed; keep the two the same (tests/it/luci.rs runs both on one
+// list of paths).
 var own = [ '/etc/ripe-cidr-collector/', '/var/lib/ripe-cidr-collector/' ],
 	roots = [ '/tmp/', '/var/', '/mnt/', '/overlay/' ];
 

@@ -1,0 +1,78 @@
+# shellcheck shell=ash
+# The rules for the path options of /etc/config/ripe-cidr-collector (data_dir, db,
+# snapshot, nft_file), sourced by everything that runs as root with one of them: the
+# init script, the fw4 include and the LuCI app's rpcd plugin (in the shell that runs
+# the CLI). One copy, so that none of them trusts a path another would refuse.
+#
+# Why: whoever may write UCI (the LuCI app's grant) is not root. A path elsewhere
+# would hand a system file to the daemon's user (data_dir=/etc is given to it whole),
+# have root move a file aside and overwrite it (db=/etc/shadow, snapshot=/etc/passwd),
+# or have root run it (nft_file=/etc/passwd through `nft -f`).
+#
+# The LuCI form (settings.js, pathCheck) repeats ripe_cidr_path_rule to explain a
+# refusal while the value is typed: keep the two the same (tests/it/luci.rs runs both
+# on one list of paths).
+
+RIPE_CIDR_CONF_DIR=/etc/ripe-cidr-collector
+RIPE_CIDR_DATA_DIR=/var/lib/ripe-cidr-collector
+# Where path options may point besides the package's own directories: RAM and
+# mounted storage.
+RIPE_CIDR_ROOTS="/tmp /var /mnt /overlay"
+
+# ripe_cidr_path_rule KIND VALUE: prints why VALUE may not be an option of KIND (dir:
+# data_dir, which becomes the daemon's user's whole, so its name must say it is ours;
+# db; snapshot; nft), from its text alone; prints nothing when it may.
+ripe_cidr_path_rule() {
+	local kind="$1" p="$2" why='' inside='' root places=''
+	case "$p" in
+	*[!A-Za-z0-9._/-]* | *..* | *//* | */) why="use an absolute path of letters, digits and ._-/" ;;
+	/?*) ;;
+	*) why="not an absolute path" ;;
+	esac
+	case "$p/" in "$RIPE_CIDR_CONF_DIR"/* | "$RIPE_CIDR_DATA_DIR"/*) inside=1 ;; esac
+	for root in $RIPE_CIDR_ROOTS; do
+		case "$p" in "$root"/?*) inside=${inside:-root} ;; esac
+		places="$places, $root"
+	done
+	case "$kind:$p" in nft:/etc/ripe-cidr-*.nft) inside=1 ;; esac
+	case "$kind:$inside:${p##*/}" in
+	*::*) why=${why:-"only under $RIPE_CIDR_CONF_DIR, $RIPE_CIDR_DATA_DIR$places"} ;;
+	dir:1:* | dir:root:*ripe-cidr*) ;;
+	dir:*) why=${why:-"its name must contain ripe-cidr (it is given to the daemon's user)"} ;;
+	db:*.db | snapshot:*.db | snapshot:*.snapshot | nft:*.nft) ;;
+	nft:*) why=${why:-"the file name must end in .nft"} ;;
+	*) why=${why:-"the file name must end in .db (a snapshot: .snapshot)"} ;;
+	esac
+	printf '%s' "$why"
+}
+
+# ripe_cidr_path_why KIND VALUE: ripe_cidr_path_rule, then what is there. A directory
+# or nft file must be one, and not a symbolic link: root would chown, fill or run its
+# target. An existing database or snapshot must be one of ours (SQLite, our
+# snapshot's magic, or empty: just made), whatever a link points to, since root moves
+# a file that is neither aside; a dangling link is what an earlier version left in
+# the data directory (the init script replaces it). Prints nothing when VALUE may be
+# used.
+ripe_cidr_path_why() {
+	local kind="$1" p="$2" why head
+	why=$(ripe_cidr_path_rule "$kind" "$p")
+	[ -n "$why" ] && { printf '%s' "$why"; return 0; }
+	case "$kind" in
+	dir | nft)
+		if [ -L "$p" ]; then
+			why="a symbolic link (to $(readlink "$p"))"
+		elif [ "$kind" = dir ] && [ -e "$p" ] && [ ! -d "$p" ]; then
+			why="not a directory"
+		elif [ "$kind" = nft ] && [ -e "$p" ] && [ ! -f "$p" ]; then
+			why="not a file"
+		fi
+		;;
+	*)
+		head=$(head -c 15 "$p" 2>/dev/null)
+		[ ! -e "$p" ] || { [ -f "$p" ] && { [ ! -s "$p" ] || [ "$head" = "SQLite format 3" ] \
+			|| [ "${head%"${head#RIPESNAP}"}" = RIPESNAP ]; }; } \
+			|| why="not a database or snapshot of ours"
+		;;
+	esac
+	printf '%s' "$why"
+}
