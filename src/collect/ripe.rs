@@ -213,12 +213,13 @@ pub(super) struct Head {
     /// Whether `data.prefixes` (or the list the data call has) was there.
     pub(super) listed: bool,
     /// The envelope: `data_call_name`, `data_call_status`, `version`, `time`, and
-    /// the time of the data (`data.latest_time`, else `data.query_time`).
+    /// `data.latest_time` and `data.query_time`.
     call: Option<String>,
     call_status: Option<String>,
     version: Option<String>,
     time: Option<String>,
-    data_time: Option<String>,
+    latest_time: Option<String>,
+    query_time: Option<String>,
 }
 
 /// The data calls read, with the newest major `version` whose shape this program
@@ -263,16 +264,29 @@ pub(super) fn check_envelope(
             }
         }
     }
-    if let (Some(t), Some(d)) = (&head.time, &head.data_time) {
-        let (Some(at), Some(data)) = (crate::util::parse_iso(t), crate::util::parse_iso(d)) else {
-            return bad(format!("unreadable time {t:?} or data time {d:?}"));
-        };
-        let age = (at - data) / 3600;
-        if age > i64::from(max_age_hours) {
-            return bad(format!(
-                "stale data: of {d}, {age} hours before the answer's time {t} (trust.max_age_hours {max_age_hours})"
-            ));
-        }
+    check_age(head, max_age_hours)
+}
+
+/// Freshness: the data's time (`latest_time`, else `query_time`) at most
+/// `max_age_hours` before the answer's (`time`, else `query_time`: an answer trimmed
+/// of its envelope still says when it was asked). Nothing to compare (no data time,
+/// or `query_time` alone, which would be compared with itself): not checked.
+fn check_age(head: &Head, max_age_hours: u32) -> Result<(), SourceError> {
+    let (d, what, t) = match (&head.time, &head.latest_time, &head.query_time) {
+        (Some(t), Some(d), _) | (Some(t), None, Some(d)) => (d, "time", t),
+        (None, Some(d), Some(q)) => (d, "query_time", q),
+        _ => return Ok(()),
+    };
+    let (Some(at), Some(data)) = (crate::util::parse_iso(t), crate::util::parse_iso(d)) else {
+        return Err(SourceError::BadBody(format!(
+            "unreadable {what} {t:?} or data time {d:?}"
+        )));
+    };
+    let age = (at - data) / 3600;
+    if age > i64::from(max_age_hours) {
+        return Err(SourceError::BadBody(format!(
+            "stale data: of {d}, {age} hours before the answer's {what} {t} (trust.max_age_hours {max_age_hours})"
+        )));
     }
     Ok(())
 }
@@ -362,7 +376,8 @@ pub(super) fn read_data(
     let mut sc = Scanner::new(body);
     let read = walk(&mut sc, data).and_then(|head| sc.end().map(|_| head));
     let mut head = read.map_err(|e| bad_body(e, "RIPEstat", sc.start()))?;
-    head.data_time = sc.data_time.take();
+    head.latest_time = sc.latest_time.take();
+    head.query_time = sc.query_time.take();
     Ok(head)
 }
 

@@ -409,3 +409,25 @@ fn query_time_is_the_data_time_without_latest_time() {
     let e = crate::collect::country::parse_answer(country.as_bytes()).unwrap_err();
     assert!(e.to_string().contains("stale data"), "{e}");
 }
+
+/// An answer trimmed of its top-level `time` is still checked: its `query_time` is
+/// the reference, and `latest_time` the data's time.
+#[test]
+fn query_time_is_the_reference_without_time() {
+    let fetch = |latest: &str| {
+        let body = format!(
+            r#"{{"status":"ok","data":{{"prefixes":[{{"prefix":"192.0.2.0/24"}}],"latest_time":"{latest}","query_time":"2026-11-27T08:00:00"}}}}"#
+        );
+        let s = FakeServer::start(vec![Reply::new(200, body)]);
+        client(&s, "/", 0).fetch("64496").map(|f| f.values.len())
+    };
+    // 100 hours before the query_time (trust.max_age_hours is 48 here).
+    let e = fetch("2026-11-23T04:00:00").unwrap_err();
+    assert!(
+        e.to_string().contains(
+            "stale data: of 2026-11-23T04:00:00, 100 hours before the answer's query_time 2026-11-27T08:00:00"
+        ),
+        "{e}"
+    );
+    assert_eq!(fetch("2026-11-27T00:00:00"), Ok(1));
+}
