@@ -222,75 +222,6 @@ pub(super) struct Head {
     query_time: Option<String>,
 }
 
-/// The data calls read, with the newest major `version` whose shape this program
-/// knows: a newer major may have moved what is read, so it fails instead of being
-/// misread.
-const CALLS: [(&str, u32); 3] = [
-    ("announced-prefixes", 1),
-    ("country-resource-list", 0),
-    ("routing-status", 3),
-];
-
-/// Checks the envelope of a successful answer of data call `call`: its status says
-/// supported, its major version is known, and its data is at most `max_age_hours`
-/// older than the answer. A field the answer lacks is not checked.
-pub(super) fn check_envelope(
-    head: &Head,
-    call: &str,
-    max_age_hours: u32,
-) -> Result<(), SourceError> {
-    let bad = |m: String| Err(SourceError::BadBody(m));
-    if let Some(name) = head.call.as_deref().filter(|n| *n != call) {
-        return bad(format!("the answer is of data call {name:?}, not {call}"));
-    }
-    if let Some(st) = head
-        .call_status
-        .as_deref()
-        .filter(|s| !s.starts_with("supported"))
-    {
-        return bad(format!(
-            "RIPEstat says data call {call} is {st:?}, not supported"
-        ));
-    }
-    let known = CALLS.iter().find(|c| c.0 == call).map_or(0, |c| c.1);
-    if let Some(v) = &head.version {
-        let major = v.split('.').next().and_then(|m| m.parse::<u32>().ok());
-        match major {
-            Some(m) if m <= known => {}
-            _ => {
-                return bad(format!(
-                    "data call {call} answered version {v:?}; this program reads version {known}.x"
-                ))
-            }
-        }
-    }
-    check_age(head, max_age_hours)
-}
-
-/// Freshness: the data's time (`latest_time`, else `query_time`) at most
-/// `max_age_hours` before the answer's (`time`, else `query_time`: an answer trimmed
-/// of its envelope still says when it was asked). Nothing to compare (no data time,
-/// or `query_time` alone, which would be compared with itself): not checked.
-fn check_age(head: &Head, max_age_hours: u32) -> Result<(), SourceError> {
-    let (d, what, t) = match (&head.time, &head.latest_time, &head.query_time) {
-        (Some(t), Some(d), _) | (Some(t), None, Some(d)) => (d, "time", t),
-        (None, Some(d), Some(q)) => (d, "query_time", q),
-        _ => return Ok(()),
-    };
-    let (Some(at), Some(data)) = (crate::util::parse_iso(t), crate::util::parse_iso(d)) else {
-        return Err(SourceError::BadBody(format!(
-            "unreadable {what} {t:?} or data time {d:?}"
-        )));
-    };
-    let age = (at - data) / 3600;
-    if age > i64::from(max_age_hours) {
-        return Err(SourceError::BadBody(format!(
-            "stale data: of {d}, {age} hours before the answer's {what} {t} (trust.max_age_hours {max_age_hours})"
-        )));
-    }
-    Ok(())
-}
-
 /// The outcome of an answer with HTTP `status`, read into `read`, its prefixes in
 /// `keep`; `list` names where they are (`data.prefixes`) when they are missing.
 pub(super) fn judge(
@@ -311,7 +242,7 @@ pub(super) fn judge(
     }
     let head = read?;
     if head.status.as_deref().is_none_or(|s| s == "ok") {
-        check_envelope(&head, call, max_age)?;
+        envelope::check(&head, call, max_age)?;
     }
     match head.status.as_deref() {
         Some("ok") | None if head.listed => Ok(keep.finish()),
@@ -569,6 +500,9 @@ pub(crate) fn fuzz_answer(data: &[u8]) {
     };
     let _ = read_answer(&mut &data[..], &mut sink);
 }
+
+#[path = "ripe_envelope.rs"]
+mod envelope;
 
 #[cfg(test)]
 #[path = "ripe_tests.rs"]
