@@ -109,13 +109,14 @@ mod linux {
     /// The daemon's way: beside dnsmasq's set (filled by `nft -f dns`), one process
     /// that keeps a memory of what it loaded loads the set (new), then, once dnsmasq
     /// added [`ADDS`] addresses one at a time (the memory watched after each, as the
-    /// daemon's tick does), the 1,000 changes, back, and nothing changed. Prints per
+    /// daemon's tick does), the 1,000 changes, back, nothing changed, and a change of
+    /// one prefix (one out, one in: what the kernel costs per commit). Prints per
     /// load its seconds, bytes, elements and whether the set was read back.
     fn remembered(nft: &str, dns: &str) {
         let memory = nftnl::Memory::default();
         let done = Command::new(nft).arg("-f").arg(dns).status();
         assert!(done.is_ok_and(|s| s.success()), "nft -f {dns}");
-        for (k, first) in [0, SHIFT, 0, 0].into_iter().enumerate() {
+        for (k, first) in [0, SHIFT, 0, 0, 1].into_iter().enumerate() {
             for i in (DNS - ADDS..DNS).filter(|_| k == 1) {
                 let one = format!("{{ {} }}", dns_address(i));
                 let added = Command::new(nft)
@@ -411,10 +412,10 @@ mod linux {
                 .matches("expires")
                 .count() as u32
         };
-        // Per round: the daemon's four loads (new set, the difference after 1,000
-        // changes, the difference back, nothing changed), the difference again by a
-        // new process, and nft -f of the change.
-        let mut rows: Vec<[(f64, i64, String); 6]> = Vec::new();
+        // Per round: the daemon's five loads (new set, the difference after 1,000
+        // changes, the difference back, nothing changed, one out and one in), the
+        // difference again by a new process, and nft -f of the change.
+        let mut rows: Vec<[(f64, i64, String); 7]> = Vec::new();
         for _ in 0..ROUNDS {
             let _ = Command::new(nft)
                 .args(["delete", "table", "inet", "ripe_cidr"])
@@ -428,15 +429,15 @@ mod linux {
             );
             let lines: Vec<(f64, i64, String)> =
                 out.lines().map(|l| (0.0, kib, l.to_string())).collect();
-            if lines.len() != 4 || out.contains("error") {
+            if lines.len() != 5 || out.contains("error") {
                 eprintln!("netlink loads failed: {out}");
                 std::process::exit(1);
             }
             let fresh = ours(SHIFT);
             let (secs, kib, _) = measure(Command::new(nft).arg("-f").arg(&changed));
             assert_eq!(dns_count(), DNS, "dnsmasq's set lost elements in a reload");
-            let [a, b, c, d]: [_; 4] = lines.try_into().unwrap();
-            rows.push([a, b, c, d, fresh, (secs, kib, String::new())]);
+            let [a, b, c, d, e]: [_; 5] = lines.try_into().unwrap();
+            rows.push([a, b, c, d, e, fresh, (secs, kib, String::new())]);
         }
         println!(
             "reload after 1,000 changes ({SHIFT} out, {SHIFT} in), dnsmasq's set of {DNS} beside:"
@@ -459,6 +460,7 @@ mod linux {
             "remembered, difference",
             "remembered, difference back",
             "remembered, nothing changed",
+            "remembered, one out, one in",
             "new process, difference",
         ]
         .iter()
@@ -466,7 +468,7 @@ mod linux {
         {
             let how = match (k, rows[0][k].2.split(' ').nth(4)) {
                 (0, _) => "created",
-                (4, _) | (_, Some("true")) => "read back",
+                (5, _) | (_, Some("true")) => "read back",
                 _ => "remembered",
             };
             println!(
@@ -477,13 +479,17 @@ mod linux {
                 median(k, 2)
             );
         }
-        let mut nft_secs: Vec<f64> = rows.iter().map(|r| r[5].0).collect();
+        let mut nft_secs: Vec<f64> = rows.iter().map(|r| r[6].0).collect();
         nft_secs.sort_by(f64::total_cmp);
         println!(
             "  nft -f, flush + add          {:>6.3} s (whole process)",
             nft_secs[nft_secs.len() / 2]
         );
-        for (k, name) in [(1, "remembered"), (4, "new process")] {
+        for (k, name) in [
+            (1, "remembered"),
+            (4, "one out, one in"),
+            (5, "new process"),
+        ] {
             println!(
                 "  difference ({name}) / full load: {:.1}% of the time, {:.1}% of the CPU, {:.1}% of the bytes",
                 100.0 * median(k, 0) / median(0, 0),

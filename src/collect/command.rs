@@ -6,13 +6,14 @@
 //! the program's process group is killed, and whatever it started that still holds
 //! its output (a `setsid` grandchild escapes the group); at most the caller's limit
 //! of bytes read from its output (then it is killed too); the end of its error
-//! output kept for the message. The answer is parsed as it streams, and only a
-//! program that exits with status 0 makes a successful source: a non-zero exit fails
-//! the source whatever it printed, so stored values are never replaced by a partial
-//! answer. The failure is classified from the exit status and the error output as
-//! the built-in client's would be (an HTTP 404 is not retried early). The redirects
-//! it says it followed (uclient-fetch) are judged as the built-in client's, before
-//! the answer is returned (`followed`).
+//! output kept to classify a failure, and logged, never put in the failure text.
+//! The answer is parsed as it streams, and only a program that exits with status 0
+//! makes a successful source: a non-zero exit fails the source whatever it printed,
+//! so stored values are never replaced by a partial answer. The failure is
+//! classified from the exit status and the error output as the built-in client's
+//! would be (an HTTP 404 is not retried early). The redirects it says it followed
+//! (uclient-fetch) are judged as the built-in client's, before the answer is
+//! returned (`followed`).
 
 use std::io::{self, Read};
 use std::os::fd::AsRawFd;
@@ -24,7 +25,7 @@ use std::time::{Duration, Instant};
 use super::fetch::{Cause, SourceError};
 use super::followed::Followed;
 
-/// Error output kept for the message (its end: the error follows any progress).
+/// Error output kept to classify a failure (its end: the error follows any progress).
 const STDERR_KEPT: usize = 300;
 
 /// The placeholder replaced by the URL (with its query).
@@ -154,8 +155,12 @@ impl Output {
         self.followed.check(&url, deadline, seconds).err()
     }
 
-    /// The error of a program that exited with `status`, not 0: what it said last,
-    /// classified.
+    /// The error of a program that exited with `status`, not 0: its exit status,
+    /// classified by what it said. Its last error line goes to the log only
+    /// (escaped), as RIPEstat's `messages` do: it may carry a server's text (busybox
+    /// wget's "server returned error: HTTP/1.1 404 REASON", a redirect's target), and
+    /// a failure text (in `status.json`, the API and LuCI) says what was wrong, never
+    /// what an answer held.
     fn failed(self, status: ExitStatus) -> SourceError {
         let why = match (status.code(), status.signal()) {
             (Some(code), _) => format!("exited with status {code}"),
@@ -167,10 +172,10 @@ impl Output {
             .split(|&b| b == b'\n' || b == b'\r')
             .map(<[u8]>::trim_ascii)
             .rfind(|l| !l.is_empty());
-        let why = match last {
-            Some(line) => format!("{why}: {}", super::fetch::snippet(quotable(line))),
-            None => why,
-        };
+        if let Some(line) = last {
+            let line = String::from_utf8_lossy(line);
+            log::warn!("fetch command {}: {why}, saying {line:?}", self.program);
+        }
         let (kind, transient) = status.code().map_or((String::new(), true), |code| {
             classify(&self.program, code, &self.errors)
         });
@@ -184,26 +189,6 @@ impl Output {
             cause: None,
         }
     }
-}
-
-/// What of a program's last error line may be quoted: not a redirect's target,
-/// which the server chose (uclient-fetch's "Failed to redirect to PATH on HOST",
-/// wget's "Location: URL"), since a failure text (in `status.json`, the API and
-/// LuCI) says what was wrong, never what an answer held.
-fn quotable(line: &[u8]) -> &[u8] {
-    let lower = line.to_ascii_lowercase();
-    [
-        (&b"redirected to "[..], 10),
-        (b"redirect to ", 8),
-        (b"location:", 8),
-    ]
-    .iter()
-    .filter_map(|(w, keep)| {
-        let at = lower.windows(w.len()).position(|x| x == *w)?;
-        Some(at + keep)
-    })
-    .min()
-    .map_or(line, |end| &line[..end])
 }
 
 /// What a failed program's exit status and error output say, in the built-in
@@ -263,7 +248,8 @@ fn printed_status(text: &[u8]) -> Option<u16> {
                 .split(|b| !b.is_ascii_digit() && *b != b'.')
                 .filter(|t| !t.is_empty())
                 .take(2)
-                .find(|t| t.len() == 3)
+                // Not busybox's protocol version, `1.1`, also three bytes long.
+                .find(|t| t.len() == 3 && t.iter().all(u8::is_ascii_digit))
                 .and_then(|t| std::str::from_utf8(t).ok()?.parse().ok())
                 .filter(|s| (100..600).contains(s))
         })

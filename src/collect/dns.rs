@@ -133,11 +133,9 @@ fn doh_answer(sc: &mut Scanner, keep: &mut Keep) -> Result<u32, ScanError> {
     while let Some(key) = sc.next_key()? {
         match key {
             "Status" => {
-                let n = sc.number()?;
-                status =
-                    Some(n.parse::<u32>().map_err(|_| {
-                        ScanError::Shape(format!("Status {n} is not a response code"))
-                    })?);
+                // Not quoted: a failure text never carries what an answer held.
+                let bad = |_| ScanError::Shape("Status is not a response code".into());
+                status = Some(sc.number()?.parse::<u32>().map_err(bad)?);
             }
             "Answer" => {
                 if sc.null()? {

@@ -184,7 +184,8 @@ pub enum SourceError {
     Command {
         /// The program (`uclient-fetch`).
         program: String,
-        /// What went wrong: the exit status and the end of its error output.
+        /// What went wrong: the exit status, classified by its error output (which
+        /// goes to the log only).
         message: String,
         /// Whether waiting may help, judged as the built-in client's error would be.
         transient: bool,
@@ -351,22 +352,6 @@ pub(crate) fn looks_like(start: &[u8]) -> &'static str {
     }
 }
 
-/// A short piece of a program's error output (`fetch.command`) for error messages:
-/// the start, as text. Never used for answers (see [`looks_like`]).
-pub(crate) fn snippet(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(&body[..body.len().min(60)]);
-    let one_line: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    let one_line = one_line.trim();
-    if body.len() > 60 {
-        format!("{one_line:?}...")
-    } else {
-        format!("{one_line:?}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -459,12 +444,6 @@ mod tests {
         assert_eq!(looks_like(b"Service down\r\n"), "text");
         assert_eq!(looks_like(b"\x1f\x8b\x08"), "binary data");
         assert_eq!(looks_like(b" \n"), "an empty answer");
-    }
-
-    #[test]
-    fn snippets() {
-        assert_eq!(snippet(b"<html>\n<body>"), "\"<html> <body>\"");
-        assert!(snippet(&[b'x'; 100]).ends_with("..."));
     }
 }
 

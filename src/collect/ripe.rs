@@ -213,68 +213,13 @@ pub(super) struct Head {
     /// Whether `data.prefixes` (or the list the data call has) was there.
     pub(super) listed: bool,
     /// The envelope: `data_call_name`, `data_call_status`, `version`, `time`, and
-    /// the time of the data (`data.latest_time`, else `data.query_time`).
+    /// `data.latest_time` and `data.query_time`.
     call: Option<String>,
     call_status: Option<String>,
     version: Option<String>,
     time: Option<String>,
-    data_time: Option<String>,
-}
-
-/// The data calls read, with the newest major `version` whose shape this program
-/// knows: a newer major may have moved what is read, so it fails instead of being
-/// misread.
-const CALLS: [(&str, u32); 3] = [
-    ("announced-prefixes", 1),
-    ("country-resource-list", 0),
-    ("routing-status", 3),
-];
-
-/// Checks the envelope of a successful answer of data call `call`: its status says
-/// supported, its major version is known, and its data is at most `max_age_hours`
-/// older than the answer. A field the answer lacks is not checked.
-pub(super) fn check_envelope(
-    head: &Head,
-    call: &str,
-    max_age_hours: u32,
-) -> Result<(), SourceError> {
-    let bad = |m: String| Err(SourceError::BadBody(m));
-    if let Some(name) = head.call.as_deref().filter(|n| *n != call) {
-        return bad(format!("the answer is of data call {name:?}, not {call}"));
-    }
-    if let Some(st) = head
-        .call_status
-        .as_deref()
-        .filter(|s| !s.starts_with("supported"))
-    {
-        return bad(format!(
-            "RIPEstat says data call {call} is {st:?}, not supported"
-        ));
-    }
-    let known = CALLS.iter().find(|c| c.0 == call).map_or(0, |c| c.1);
-    if let Some(v) = &head.version {
-        let major = v.split('.').next().and_then(|m| m.parse::<u32>().ok());
-        match major {
-            Some(m) if m <= known => {}
-            _ => {
-                return bad(format!(
-                    "data call {call} answered version {v:?}; this program reads version {known}.x"
-                ))
-            }
-        }
-    }
-    if let (Some(t), Some(d)) = (&head.time, &head.data_time) {
-        let (Some(at), Some(data)) = (crate::util::parse_iso(t), crate::util::parse_iso(d)) else {
-            return bad(format!("unreadable time {t:?} or data time {d:?}"));
-        };
-        let age = (at - data) / 3600;
-        if age > i64::from(max_age_hours) {
-            return bad(format!(
-                "stale data: of {d}, {age} hours before the answer's time {t} (trust.max_age_hours {max_age_hours})"
-            ));
-        }
-    }
-    Ok(())
+    latest_time: Option<String>,
+    query_time: Option<String>,
 }
 
 /// The outcome of an answer with HTTP `status`, read into `read`, its prefixes in
@@ -297,7 +242,7 @@ pub(super) fn judge(
     }
     let head = read?;
     if head.status.as_deref().is_none_or(|s| s == "ok") {
-        check_envelope(&head, call, max_age)?;
+        envelope::check(&head, call, max_age)?;
     }
     match head.status.as_deref() {
         Some("ok") | None if head.listed => Ok(keep.finish()),
@@ -362,7 +307,8 @@ pub(super) fn read_data(
     let mut sc = Scanner::new(body);
     let read = walk(&mut sc, data).and_then(|head| sc.end().map(|_| head));
     let mut head = read.map_err(|e| bad_body(e, "RIPEstat", sc.start()))?;
-    head.data_time = sc.data_time.take();
+    head.latest_time = sc.latest_time.take();
+    head.query_time = sc.query_time.take();
     Ok(head)
 }
 
@@ -554,6 +500,9 @@ pub(crate) fn fuzz_answer(data: &[u8]) {
     };
     let _ = read_answer(&mut &data[..], &mut sink);
 }
+
+#[path = "ripe_envelope.rs"]
+mod envelope;
 
 #[cfg(test)]
 #[path = "ripe_tests.rs"]

@@ -409,3 +409,97 @@ fn query_time_is_the_data_time_without_latest_time() {
     let e = crate::collect::country::parse_answer(country.as_bytes()).unwrap_err();
     assert!(e.to_string().contains("stale data"), "{e}");
 }
+
+/// An envelope field that is wrong fails the answer with a text that says what was
+/// wrong, never what the field held: the text reaches `status.json`, the API and
+/// LuCI. Times that start as ISO times and go on with markup are read as the times
+/// they start with and shown as this program writes them.
+#[test]
+fn envelope_failures_never_quote_the_answer() {
+    let markup = "<img src=x onerror=alert(1)>";
+    let stale = format!("2026-11-20T08:00:00{markup}");
+    let cases = [
+        (
+            format!(r#""data_call_name":"{markup}""#),
+            "the answer is of another data call than announced-prefixes".to_string(),
+        ),
+        (
+            format!(r#""data_call_status":"{markup}""#),
+            "RIPEstat says data call announced-prefixes is not supported \
+             (an unknown data_call_status)"
+                .into(),
+        ),
+        (
+            format!(r#""version":"{markup}""#),
+            "data call announced-prefixes answered an unknown major version; \
+             this program reads version 1.x"
+                .into(),
+        ),
+        (
+            format!(r#""time":"{markup}","data":{{"latest_time":"2026-11-27T08:00:00"}}"#),
+            "the answer's time is not an ISO 8601 time".into(),
+        ),
+        (
+            format!(r#""time":"2026-11-27T08:00:00","data":{{"latest_time":"{markup}"}}"#),
+            "the data's time (data.latest_time, else data.query_time) is not an ISO 8601 \
+             time"
+                .into(),
+        ),
+        (
+            format!(r#""time":"2026-11-27T08:00:00{markup}","data":{{"query_time":"{stale}"}}"#),
+            "stale data: of 2026-11-20T08:00:00Z, 168 hours before the answer's time \
+             2026-11-27T08:00:00Z (trust.max_age_hours 48)"
+                .into(),
+        ),
+    ];
+    for (fields, says) in cases {
+        let body = format!(r#"{{"status":"ok",{fields}}}"#);
+        let s = FakeServer::start(vec![Reply::new(200, body.clone())]);
+        let e = client(&s, "/", 0).fetch("64496").unwrap_err().to_string();
+        assert!(!e.contains('<') && !e.contains("onerror"), "{body}: {e}");
+        assert_eq!(e, format!("unexpected answer: {says}"), "{body}");
+    }
+    // What has a strict shape, or is a word this program knows, is named.
+    for (fields, says) in [
+        (
+            r#""data_call_name":"routing-status""#,
+            "the answer is of data call routing-status, not announced-prefixes",
+        ),
+        (
+            r#""data_call_status":"maintenance - back soon""#,
+            "RIPEstat says data call announced-prefixes is maintenance, not supported",
+        ),
+        (
+            r#""version":"2.1""#,
+            "data call announced-prefixes answered version \"2.1\"; this program reads \
+             version 1.x",
+        ),
+    ] {
+        let body = format!(r#"{{"status":"ok",{fields}}}"#);
+        let s = FakeServer::start(vec![Reply::new(200, body.clone())]);
+        let e = client(&s, "/", 0).fetch("64496").unwrap_err().to_string();
+        assert_eq!(e, format!("unexpected answer: {says}"), "{body}");
+    }
+}
+
+/// An answer trimmed of its top-level `time` is still checked: its `query_time` is
+/// the reference, and `latest_time` the data's time.
+#[test]
+fn query_time_is_the_reference_without_time() {
+    let fetch = |latest: &str| {
+        let body = format!(
+            r#"{{"status":"ok","data":{{"prefixes":[{{"prefix":"192.0.2.0/24"}}],"latest_time":"{latest}","query_time":"2026-11-27T08:00:00"}}}}"#
+        );
+        let s = FakeServer::start(vec![Reply::new(200, body)]);
+        client(&s, "/", 0).fetch("64496").map(|f| f.values.len())
+    };
+    // 100 hours before the query_time (trust.max_age_hours is 48 here).
+    let e = fetch("2026-11-23T04:00:00").unwrap_err();
+    assert!(
+        e.to_string().contains(
+            "stale data: of 2026-11-23T04:00:00, 100 hours before the answer's query_time 2026-11-27T08:00:00"
+        ),
+        "{e}"
+    );
+    assert_eq!(fetch("2026-11-27T00:00:00"), Ok(1));
+}

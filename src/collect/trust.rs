@@ -99,10 +99,9 @@ fn prefixes(sc: &mut Scanner) -> Result<u64, ScanError> {
     sc.begin_object()?;
     while let Some(key) = sc.next_key()? {
         if key == "prefixes" && sc.peek()? == Next::Number {
-            let t = sc.number()?;
-            n = t
-                .parse()
-                .map_err(|_| ScanError::Shape(format!("prefixes {t} is not a count")))?;
+            // Not quoted: a failure text never carries what an answer held.
+            let bad = |_| ScanError::Shape("a prefixes value is not a count".into());
+            n = sc.number()?.parse().map_err(bad)?;
         } else {
             sc.skip()?;
         }

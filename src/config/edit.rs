@@ -195,6 +195,20 @@ pub fn add_sources(
             if kind == Kind::Fqdn {
                 g.check_fqdn(&norm).map_err(ConfigError::Refused)?;
             }
+            // Refused here (a usage error, a 400) rather than by the load after it.
+            if let Some(other) = before.groups.iter().find(|o| {
+                matches!(kind, Kind::Asn | Kind::Country)
+                    && o.allow_special != g.allow_special
+                    && o.has(kind, &norm)
+            }) {
+                let (allowing, other) = if g.allow_special {
+                    (g, other)
+                } else {
+                    (other, g)
+                };
+                let why = crate::config::group::special_disagreement(kind, &norm, allowing, other);
+                return Err(ConfigError::Refused(why));
+            }
             let new = !g.has(kind, &norm) && !out.iter().any(|(n, _)| *n == norm);
             if new {
                 let list = group_object(root, group)

@@ -98,6 +98,26 @@ impl Group {
     }
 }
 
+/// Why `source` may not be named by both `allowing` (which has `allow_special`) and
+/// `other` (which has not): its values are stored once for every group naming it.
+pub(crate) fn special_disagreement(
+    kind: Kind,
+    source: &str,
+    allowing: &Group,
+    other: &Group,
+) -> String {
+    format!(
+        "{} is named by group {:?}, which allows special ranges, and by group {:?}, which \
+         does not; its values are stored once for both, so {:?} would get its special \
+         ranges (10.0.0.0/8 and the like) too: give both groups the same \"allow_special\", \
+         or name it in one",
+        crate::source::display(kind, source),
+        allowing.name,
+        other.name,
+        other.name
+    )
+}
+
 /// A group name that is not in the configuration (a 400 or exit 2).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown group {name:?}: configured groups are {known}")]

@@ -517,3 +517,61 @@ fn single_label_names_need_their_group_to_allow_them() {
     assert!(add_source(&path, Kind::Fqdn, "default", "a.com").unwrap().1);
     assert!(add_source(&path, Kind::Fqdn, "v", "com").unwrap().1);
 }
+
+/// `allow_special` is kept per source, not per group: an ASN or country named by a
+/// group that allows special ranges and by one that does not is refused, naming the
+/// source and both groups; groups that agree are accepted.
+#[test]
+fn a_source_is_named_only_by_groups_that_agree_on_allow_special() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.json");
+    let refused = |text: &str, key: &str, source: &str, allowing: &str, other: &str| {
+        let e = parse(text, &path).unwrap_err().to_string();
+        let want = format!(
+            "{key}: {source} is named by group \"{allowing}\", which allows special ranges, \
+             and by group \"{other}\", which does not"
+        );
+        assert!(e.contains(&want), "{want}\n{e}");
+    };
+    refused(
+        r#"{"groups": {"lab": {"asns": ["64496"], "allow_special": true},
+                       "vpn": {"asns": ["64496", "64497"]}}}"#,
+        "groups.lab.allow_special",
+        "AS64496",
+        "lab",
+        "vpn",
+    );
+    refused(
+        r#"{"allow_special": true, "countries": ["NL"], "groups": {"vpn": {"countries": ["nl"]}}}"#,
+        "config.json: allow_special",
+        "country NL",
+        "default",
+        "vpn",
+    );
+    refused(
+        r#"{"asns": ["64496"], "groups": {"lab": {"asns": ["64496"], "allow_special": true}}}"#,
+        "groups.lab.allow_special",
+        "AS64496",
+        "lab",
+        "default",
+    );
+    for agreed in [
+        r#"{"groups": {"lab": {"asns": ["64496"], "allow_special": true},
+                       "lab2": {"asns": ["64496"], "allow_special": true},
+                       "vpn": {"asns": ["64497"]}}}"#,
+        // Feeds and host names are not filtered: allow_special does not matter there.
+        r#"{"fqdns": ["a.example"], "groups": {"lab": {"fqdns": ["a.example"], "allow_special": true}}}"#,
+    ] {
+        assert!(parse(agreed, &path).is_ok(), "{agreed}");
+    }
+    // An edit that would make them disagree is refused, the file left as it was.
+    let text = r#"{"groups": {"lab": {"asns": ["64496"], "allow_special": true}}}"#;
+    fs::write(&path, text).unwrap();
+    let e = add_source(&path, Kind::Asn, "default", "AS64496").unwrap_err();
+    assert!(
+        matches!(&e, ConfigError::Refused(m)
+            if m.starts_with("AS64496 is named by group \"lab\", which allows special ranges, and by group \"default\"")),
+        "{e}"
+    );
+    assert_eq!(fs::read_to_string(&path).unwrap(), text);
+}

@@ -147,16 +147,36 @@ pub struct Counts {
 }
 
 /// Counts the elements of each side of a difference.
+#[cfg(test)]
 pub fn count(sides: impl Iterator<Item = Side>, top: u128) -> Counts {
+    count_changes(sides, top, 0).0
+}
+
+/// [`count`], keeping the changed sides (deletes and adds, in order) when there are
+/// at most `cap` of them: the batch is then written from those, without two more
+/// passes over both lists (which is most of what a small difference costs us).
+pub fn count_changes(
+    sides: impl Iterator<Item = Side>,
+    top: u128,
+    cap: usize,
+) -> (Counts, Option<Vec<Side>>) {
     let mut c = Counts::default();
+    let (mut changed, mut all) = (Vec::new(), true);
     for s in sides {
         match s {
-            Side::Keep(u) => c.keep += size(u, top),
+            Side::Keep(u) => {
+                c.keep += size(u, top);
+                continue;
+            }
             Side::Delete(u) => c.delete += size(u, top),
             Side::Add(u) => c.add += size(u, top),
         }
+        all &= changed.len() < cap;
+        if all {
+            changed.push(s);
+        }
     }
-    c
+    (c, all.then_some(changed))
 }
 
 #[cfg(test)]

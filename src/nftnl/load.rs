@@ -24,9 +24,15 @@ enum Mode<'a> {
     Flush,
     /// There with the other timeout flag: deleted and created again, filled.
     Recreate,
-    /// Only the difference is sent: deletes, then adds.
-    Diff(Was<'a>, Counts),
+    /// Only the difference is sent: deletes, then adds (from the changes kept
+    /// while counting, when there were few enough).
+    Diff(Was<'a>, Counts, Option<Vec<Side>>),
 }
+
+/// The most changed units a difference keeps while counting (then written without
+/// another pass over both lists): 256 KiB at most, for far more than a collection
+/// usually changes.
+const KEPT_CHANGES: usize = 4096;
 
 /// What a set holds before the load: read back, or remembered.
 enum Was<'a> {
@@ -92,13 +98,14 @@ impl<'a> Plan<'a> {
     /// Only the difference to `was`, unless that is not smaller than a refill.
     fn by_difference(&mut self, was: Was<'a>) {
         let top = self.top();
-        let c = diff::count(
+        let (c, changed) = diff::count_changes(
             diff::diff(was.units(self.v6, top), diff::wanted(self.ranges())),
             top,
+            KEPT_CHANGES,
         );
         // The difference sends delete + add elements, a refill keep + add.
         self.mode = if c.delete <= c.keep {
-            Mode::Diff(was, c)
+            Mode::Diff(was, c, changed)
         } else {
             Mode::Flush
         };
@@ -106,6 +113,9 @@ impl<'a> Plan<'a> {
 
     /// The elements the set holds once loaded.
     fn count(&self) -> usize {
+        if let Mode::Diff(_, c, _) = &self.mode {
+            return c.keep + c.add;
+        }
         let top = self.top();
         diff::wanted(self.ranges())
             .map(|u| diff::size(u, top))
@@ -199,8 +209,18 @@ fn encode(batch: &mut Batch, table: &str, n: usize, plan: &Plan, timeout_ms: Opt
             batch.flush(table, name, n);
             batch.elements_as(table, name, (kl, n), add, &mut plan.ranges())
         }
-        Mode::Diff(was, _) => {
-            let sides = || diff::diff(was.units(plan.v6, top), diff::wanted(plan.ranges()));
+        Mode::Diff(was, _, changed) => {
+            // With timeouts the units kept are sent too, so both lists are walked.
+            let listed = changed.as_deref().filter(|_| timeout_ms.is_none());
+            let sides = || -> Box<dyn Iterator<Item = Side> + '_> {
+                match listed {
+                    Some(l) => Box::new(l.iter().copied()),
+                    None => Box::new(diff::diff(
+                        was.units(plan.v6, top),
+                        diff::wanted(plan.ranges()),
+                    )),
+                }
+            };
             let del = Elems {
                 delete: true,
                 timeout_ms: None,
@@ -351,7 +371,7 @@ fn attempt(
         // Sets keep their numbers (v4 0, v6 1) for the mark rules' set ids.
         let n = usize::from(plan.v6);
         stats.elements += encode(&mut batch, table, n, plan, timeout_ms);
-        if let Mode::Diff(was, c) = &plan.mode {
+        if let Mode::Diff(was, c, _) = &plan.mode {
             stats.kept += c.keep;
             stats.deleted += c.delete;
             stats.read_back |= matches!(was, Was::Read(_));

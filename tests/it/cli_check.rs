@@ -74,6 +74,51 @@ fn every_problem_is_named_and_nothing_written() {
     );
 }
 
+/// A source named by a group with `allow_special` and by one without would give the
+/// other group its special ranges too: `check` refuses it, naming the source and
+/// both groups, and goes on to the other problems.
+#[test]
+fn groups_that_disagree_on_allow_special_are_refused() {
+    let t = TestDir::new();
+    t.config(&serde_json::json!({
+        "groups": {"lab": {"asns": ["64496"], "allow_special": true},
+                   "vpn": {"asns": ["64496"], "mark": 0}}}));
+    let r = t.run(&["check"]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{r:?}");
+    for needle in [
+        "groups.lab.allow_special: AS64496 is named by group \"lab\", which allows special ranges, and by group \"vpn\", which does not",
+        "groups.vpn.mark",
+    ] {
+        assert!(err.contains(needle), "{needle}\n{err}");
+    }
+    // Loading refuses it too: `run` fails before collecting anything.
+    t.config(&serde_json::json!({
+        "groups": {"lab": {"asns": ["64496"], "allow_special": true},
+                   "vpn": {"asns": ["64496"]}}}));
+    let r = t.run(&["run"]);
+    assert_eq!(r.status.code(), Some(1), "{r:?}");
+    assert!(
+        String::from_utf8_lossy(&r.stderr).contains("AS64496 is named by group \"lab\""),
+        "{r:?}"
+    );
+    t.config(&serde_json::json!({
+        "groups": {"lab": {"asns": ["64496"], "allow_special": true},
+                   "lab2": {"asns": ["64496"], "allow_special": true}}}));
+    let r = t.run(&["check"]);
+    assert_eq!(r.status.code(), Some(0), "{r:?}");
+    // Adding it to a group that does not allow them: a usage error, nothing written.
+    let before = std::fs::read(t.file("config.json")).unwrap();
+    let r = t.run(&["asn", "add", "AS64496"]);
+    assert_eq!(r.status.code(), Some(2), "{r:?}");
+    assert!(
+        String::from_utf8_lossy(&r.stderr)
+            .contains("AS64496 is named by group \"lab\", which allows special ranges, and by group \"default\""),
+        "{r:?}"
+    );
+    assert_eq!(std::fs::read(t.file("config.json")).unwrap(), before);
+}
+
 #[test]
 fn slips_on_the_command_line_name_what_was_meant() {
     let t = TestDir::new();

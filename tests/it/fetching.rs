@@ -332,7 +332,8 @@ fn a_run_of_the_largest_answer_holds_no_copy_of_it() {
 /// Every curl `fetch.command` the documentation and the shipped files show turns off
 /// curl's URL globbing (`[1-5]` made 5 requests) and redirects (where they lead is
 /// not checked: `redirects::the_documented_curl_command_follows_no_redirect`), and
-/// would never leave https.
+/// would never leave https; every shell curl example (README.md, docs/) whose URL
+/// holds a variable, brackets or braces turns off globbing too (issue 27, item 10).
 #[test]
 fn documented_curl_commands_neither_glob_nor_leave_https() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -357,4 +358,82 @@ fn documented_curl_commands_neither_glob_nor_leave_https() {
     assert!(!readme
         .lines()
         .any(|l| l.contains("[\"curl\"") && !l.contains("--globoff")));
+    // The shell examples too: a URL built from a variable may hold brackets.
+    let mut pages = vec![root.join("README.md")];
+    pages.extend(
+        std::fs::read_dir(root.join("docs"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path()),
+    );
+    let mut shell = 0;
+    for page in pages {
+        let text = std::fs::read_to_string(&page).unwrap_or_default();
+        for line in text.lines().filter_map(curl_command) {
+            shell += 1;
+            let urls = curl_urls(&line);
+            let globs = urls.iter().any(|u| u.contains(['$', '[', ']', '{', '}']));
+            let off = line.iter().any(|w| w == "--globoff" || w == "-g");
+            assert!(
+                !globs || off,
+                "{}: curl {line:?} globs {urls:?}",
+                page.display()
+            );
+        }
+    }
+    assert!(shell > 5, "the shell curl examples are gone");
+    let unsafe_example = curl_command(r#"x=$(curl -s -H "A: $b" "$url")"#).unwrap();
+    assert_eq!(curl_urls(&unsafe_example), ["$url"]);
+}
+
+/// The words after `curl` of a shell command line (`curl ...`, `x=$(curl ...)`),
+/// quotes removed, up to the end of the command.
+fn curl_command(line: &str) -> Option<Vec<String>> {
+    let line = line.trim_start();
+    let rest = line
+        .strip_prefix("curl ")
+        .or_else(|| line.split_once("$(curl ").map(|(_, r)| r))?;
+    let (mut words, mut word, mut quote) = (Vec::new(), String::new(), None);
+    for c in rest.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.push(c),
+            (None, '\'' | '"') => quote = Some(c),
+            (None, ' ' | '\t') if !word.is_empty() => words.push(std::mem::take(&mut word)),
+            (None, ' ' | '\t') => {}
+            (None, '|' | ')' | ';' | '>' | '#') => break,
+            (None, c) => word.push(c),
+        }
+    }
+    words.extend((!word.is_empty()).then_some(word));
+    Some(words)
+}
+
+/// The URLs of a curl command: its words that are neither options nor their values.
+fn curl_urls(words: &[String]) -> Vec<String> {
+    const VALUED: [&str; 13] = [
+        "-H",
+        "-d",
+        "-o",
+        "-D",
+        "-w",
+        "-A",
+        "-X",
+        "-m",
+        "-u",
+        "-e",
+        "--max-redirs",
+        "--proto-redir",
+        "--data",
+    ];
+    let mut urls = Vec::new();
+    let mut words = words.iter();
+    while let Some(w) = words.next() {
+        if VALUED.contains(&w.as_str()) {
+            words.next();
+        } else if !w.starts_with('-') {
+            urls.push(w.clone());
+        }
+    }
+    urls
 }

@@ -124,16 +124,35 @@ fn public_feeds_cannot_redirect_to_internal_addresses() {
 }
 
 /// Failure texts say what was wrong, never what was there: a non-JSON answer, an HTML
-/// error page, RIPEstat's `messages` and a DoH answer full of markup leave no byte of
-/// theirs in `status.json` (which `GET /status`, the web page and LuCI show).
+/// error page, RIPEstat's `messages`, its envelope (`data_call_name`,
+/// `data_call_status`, `version`, `time`) and a DoH answer full of markup leave no
+/// byte of theirs in `status.json` (which `GET /status`, the web page and LuCI show).
 #[test]
 fn failure_texts_never_quote_answers() {
     const MARKUP: &str = "<script>alert(1)</script><img src=x onerror=alert(2)>";
-    let fake = FakeServer::start(|s| {
+    // A wrong envelope field of an otherwise good answer (AS4 to AS7); the times of
+    // AS7 read as ISO times (the first 19 characters) and are stale.
+    let envelope = |asn: &str| {
+        let fields = match asn {
+            "4" => format!(r#""data_call_name":"{MARKUP}""#),
+            "5" => format!(r#""data_call_status":"{MARKUP}""#),
+            "6" => format!(r#""version":"{MARKUP}""#),
+            "7" => format!(r#""time":"2026-11-27T08:00:00{MARKUP}""#),
+            _ => return None,
+        };
+        Some(format!(
+            r#"{{"status":"ok",{fields},"data":{{"prefixes":[{{"prefix":"192.0.2.0/24"}}],"query_time":"2026-11-20T08:00:00{MARKUP}"}}}}"#
+        ))
+    };
+    let fake = FakeServer::start(move |s| {
         if s.url.starts_with("/dns-query") {
             return Reply::json(200, MARKUP);
         }
-        match resource_of(&s.url).as_deref() {
+        let asn = resource_of(&s.url);
+        if let Some(body) = asn.as_deref().and_then(envelope) {
+            return Reply::json(200, body);
+        }
+        match asn.as_deref() {
             Some("1") => Reply::json(200, format!("<html><body>{MARKUP}</body></html>")),
             Some("2") => Reply::json(
                 400,
@@ -146,7 +165,7 @@ fn failure_texts_never_quote_answers() {
     });
     let t = TestDir::new();
     t.config(&json!({
-        "asns": ["1", "2", "3"],
+        "asns": ["1", "2", "3", "4", "5", "6", "7"],
         "fqdns": ["x.example"],
         "ripe": {"url": fake.url("/data.json"), "retries": 0},
         "dns": {"resolver": "doh", "doh_url": fake.url("/dns-query")},
@@ -156,7 +175,7 @@ fn failure_texts_never_quote_answers() {
     let status = std::fs::read_to_string(t.file("status.json")).unwrap();
     let v: serde_json::Value = serde_json::from_str(&status).unwrap();
     let failures = v["failures"].as_object().expect("failures").clone();
-    assert_eq!(failures.len(), 4, "{status}");
+    assert_eq!(failures.len(), 8, "{status}");
     for (source, text) in &failures {
         let text = text.as_str().unwrap();
         for bytes in ["<", ">", "script", "alert", "onerror"] {
@@ -176,10 +195,45 @@ fn failure_texts_never_quote_answers() {
         "{status}"
     );
     assert_eq!(failures["AS3"], "HTTP status 500");
+    for (asn, says) in [
+        ("AS4", "another data call"),
+        ("AS5", "unknown data_call_status"),
+        ("AS6", "unknown major version"),
+        ("AS7", "stale data: of 2026-11-20T08:00:00Z"),
+    ] {
+        let text = failures[asn].as_str().unwrap();
+        assert!(text.contains(says), "{asn}: {status}");
+    }
     assert!(
         failures["x.example"].as_str().unwrap().contains("not JSON"),
         "{status}"
     );
+}
+
+/// A failed `fetch.command`'s error output may carry the server's text (busybox
+/// wget prints the HTTP reason phrase, uclient-fetch a redirect's target): it goes to
+/// the log, escaped; `status.json` gets the classification and the exit status only.
+#[test]
+fn fetch_command_failures_never_quote_its_output() {
+    const MARKUP: &str = "<img src=x onerror=alert(1)>";
+    let t = TestDir::new();
+    let said = format!("wget: server returned error: HTTP/1.1 404 {MARKUP}");
+    let script = format!("echo '{said}' >&2; exit 1");
+    t.config(&json!({
+        "asns": ["1"],
+        "ripe": {"url": "http://192.0.2.1/data.json", "retries": 0},
+        "fetch": {"command": ["sh", "-c", script, "sh", "{url}"]},
+    }));
+    let out = t.run(&["run"]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let status = std::fs::read_to_string(t.file("status.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(
+        v["failures"]["AS1"], "fetch command sh: HTTP status 404 (exited with status 1)",
+        "{status}"
+    );
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(log.contains(&format!("{said:?}")), "{log}");
 }
 
 /// The curl `fetch.command` of docs/configuration.md, as its JSON list.

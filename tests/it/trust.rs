@@ -308,7 +308,7 @@ fn an_empty_or_unsupported_answer_removes_nothing() {
     );
     let r = run(&t);
     let e = r.sources[0].outcome.as_ref().unwrap_err().to_string();
-    assert!(e.contains("\"maintenance\", not supported"), "{e}");
+    assert!(e.contains("is maintenance, not supported"), "{e}");
     a.lock().unwrap().ripe_body = Some(
         r#"{"status":"ok","version":"2.0","data":{"prefixes":[{"prefix":"192.0.2.0/24"}]}}"#.into(),
     );

@@ -161,10 +161,12 @@
 			}
 		},
 		ui: {
-			// As LuCI: the title goes into an h4, the children through dom.append.
+			// As LuCI's ui.js: E('h4', {}, title), so a string title is set as innerHTML
+			// (an error here, as any bare string child), and the children through
+			// dom.append.
 			addNotification: function(title, kids, cls) {
 				var n = E('div', { 'class': 'alert-message ' + (cls || '') });
-				if (title != null) n.appendChild(E('h4', {}, [ title ]));
+				if (title != null) n.appendChild(E('h4', {}, title));
 				append(n, kids);
 				document.getElementById('notifications').appendChild(n);
 				return n;

@@ -74,6 +74,7 @@ impl Reader<'_> {
                     .map_err(|m| self.err(&format!("{prefix}fqdns"), m))?;
             }
         }
+        self.special_agreed(&groups)?;
         for kind in Kind::ALL {
             let all: Vec<&String> = groups.iter().flat_map(|g| g.sources(kind)).collect();
             let repeated = crate::util::repeats(&all);
@@ -86,6 +87,34 @@ impl Reader<'_> {
             *c.sources_mut(kind) = union;
         }
         c.groups = groups;
+        Ok(())
+    }
+
+    /// Refuses an ASN or country named by a group with `allow_special` and by one
+    /// without: a source's values are stored once for every group that names it, so
+    /// the other group would list its special ranges too (a leaked 10.0.0.0/8 of a
+    /// "lab" ASN sending the LAN into a "via the VPN" group's tunnel). The error is
+    /// on the allowing group's key, so that `check` can take it out and go on.
+    fn special_agreed(&self, groups: &[Group]) -> Result<(), ConfigError> {
+        for allowing in groups.iter().filter(|g| g.allow_special) {
+            for kind in [Kind::Asn, Kind::Country] {
+                for source in allowing.sources(kind) {
+                    let Some(other) = groups
+                        .iter()
+                        .find(|g| !g.allow_special && g.has(kind, source))
+                    else {
+                        continue;
+                    };
+                    let key = match allowing.name == DEFAULT_GROUP {
+                        true => "allow_special".to_string(),
+                        false => format!("groups.{}.allow_special", allowing.name),
+                    };
+                    let why =
+                        crate::config::group::special_disagreement(kind, source, allowing, other);
+                    return Err(self.err(&key, why));
+                }
+            }
+        }
         Ok(())
     }
 

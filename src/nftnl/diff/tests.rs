@@ -128,3 +128,22 @@ fn foreign_shapes_are_read_as_their_elements() {
     let els: Vec<(u128, bool)> = units.iter().flat_map(|u| elements(*u, TOP)).collect();
     assert_eq!(els, vec![(5, false), (8, false), (12, true), (30, true)]);
 }
+
+#[test]
+fn changes_are_kept_up_to_the_cap() {
+    let h = held_of(&[(10, 19), (30, 39), (50, 59)]);
+    let after = [(10, 19), (30, 44), (60, 69)];
+    let sides = || diff(h.units(TOP), wanted(after.iter().copied()));
+    let (c, kept) = count_changes(sides(), TOP, 4);
+    assert_eq!(c, count(sides(), TOP));
+    let want: Vec<Side> = sides().filter(|s| !matches!(s, Side::Keep(_))).collect();
+    assert_eq!(kept.as_deref(), Some(&want[..]));
+    assert_eq!(count_changes(sides(), TOP, 3).1, None);
+    let same = || {
+        diff(
+            h.units(TOP),
+            wanted([(10, 19), (30, 39), (50, 59)].into_iter()),
+        )
+    };
+    assert_eq!(count_changes(same(), TOP, 0).1, Some(Vec::new()));
+}

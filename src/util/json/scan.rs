@@ -98,9 +98,11 @@ pub(crate) struct Scanner<'r> {
     string_at: u64,
     max_depth: usize,
     max_text: usize,
-    /// The time a RIPEstat `data` says its data is of (`latest_time`, else
-    /// `query_time`), noted by the data readers with [`Scanner::note_time`].
-    pub(crate) data_time: Option<String>,
+    /// A RIPEstat `data`'s `latest_time` (what its data is of) and `query_time`
+    /// (when it was asked, the freshness reference of an answer without `time`),
+    /// noted by the data readers with [`Scanner::note_time`].
+    pub(crate) latest_time: Option<String>,
+    pub(crate) query_time: Option<String>,
 }
 
 impl<'r> Scanner<'r> {
@@ -138,7 +140,8 @@ impl<'r> Scanner<'r> {
             string_at: 0,
             max_depth: depth,
             max_text: text,
-            data_time: None,
+            latest_time: None,
+            query_time: None,
         }
     }
 
@@ -442,15 +445,17 @@ impl<'r> Scanner<'r> {
         Ok(false)
     }
 
-    /// Reads the value of `data.latest_time` or `data.query_time` (`key`) into
-    /// `data_time`, `latest_time` first; anything but a string is skipped.
+    /// Reads the value of `data.latest_time` or `data.query_time` (`key_is_latest`
+    /// says which) into the field of that name; anything but a string is skipped.
     pub(crate) fn note_time(&mut self, key_is_latest: bool) -> Result<()> {
         if self.peek()? != Next::String {
             return self.skip();
         }
         let t = self.string()?.map(str::to_string);
-        if key_is_latest || self.data_time.is_none() {
-            self.data_time = t;
+        if key_is_latest {
+            self.latest_time = t;
+        } else {
+            self.query_time = t;
         }
         Ok(())
     }
