@@ -1,21 +1,12 @@
 #!/bin/sh
 # The dnsmasq output's command (config.json: "command":
-# "/usr/share/ripe-cidr-collector/dnsmasq-drop-in.sh FILE"). The daemon runs it only
-# when FILE changed. It copies FILE into the conf-dir of every dnsmasq instance and
-# restarts dnsmasq, which reads conf-dir files only when it starts.
-#
-# The default `dnsmasq` package has no nftset (nor ipset) support, and a line it does
-# not know stops dnsmasq from starting, and DNS and DHCP with it. Where the dnsmasq
-# binary lacks what FILE's lines need, or `dnsmasq --test` refuses FILE, the drop-in
-# is therefore not installed: an old copy is removed (dnsmasq restarted without it),
-# the reason is logged, and the script fails, so the output's error (status.json,
-# logread) says what to install. The daemon runs it again at the output's retries.
-#
-# The conf-dirs are those the running instances were given (conf-dir= in their
-# generated /var/etc/dnsmasq.conf.*), else uci's dhcp.@dnsmasq[0].confdir, else
-# /tmp/dnsmasq.d; ripe-cidr-collector.main.dnsmasq_confdir overrides them all.
-# RIPE_CIDR_DNSMASQ, RIPE_CIDR_DNSMASQ_INIT and RIPE_CIDR_VAR_ETC point elsewhere
-# (and RIPE_CIDR_UID the user id) for the package's off-router test.
+# "/usr/share/ripe-cidr-collector/dnsmasq-drop-in.sh FILE"), run when FILE changed:
+# copies FILE into the conf-dir of every dnsmasq instance and restarts dnsmasq. Where
+# dnsmasq lacks what FILE needs (nftset) or `dnsmasq --test` refuses it, an old copy is
+# removed instead, the reason logged, and the script fails (docs/openwrt.md, "Domain routing through dnsmasq").
+# Conf-dirs: the running instances' conf-dir=, else dhcp.@dnsmasq[0].confdir, else
+# /tmp/dnsmasq.d; ripe-cidr-collector.main.dnsmasq_confdir overrides them. Off-router
+# tests set RIPE_CIDR_DNSMASQ, RIPE_CIDR_DNSMASQ_INIT, RIPE_CIDR_VAR_ETC, RIPE_CIDR_UID.
 set -u
 src=${1:?usage: dnsmasq-drop-in.sh FILE}
 name=ripe-cidr-collector.conf

@@ -1,24 +1,10 @@
 #!/bin/sh
-# fw4 script include (firewall.ripe_cidr, added by uci-defaults). fw4 runs it after
-# every firewall start, reload and restart, as `sh -c 'exec 1000>&-; . THIS'` while it
-# holds its lock (/var/run/fw4.lock), and kills it after 30 s (firewall4's main.uc,
-# run_includes; ucode's system() with a timeout). So it must be quick and must never
-# run anything that waits for that lock: not `fw4` itself, and not an output's
-# command (which may be `fw4 -q reload-sets`): that would stall every firewall start
-# for 30 s and fail the include.
-#
-# What it does: our table `inet ripe_cidr` survives `fw4 reload`, `restart` and `stop`
-# (fw4 deletes only `inet fw4` there); only `fw4 flush` (also `/etc/init.d/firewall
-# stop`) deletes every table. So when the table still has its sets, nothing is done.
-# When it is missing or empty, the sets are loaded again in the background (detached,
-# so the firewall start never waits for it): `ripe-cidr-collector render --load-only`
-# (the netlink loads of config.json, from the stored data; no files, no commands),
-# then `nft -f` of each file in the UCI list ripe-cidr-collector.main.nft_file (the
-# rendered scripts of outputs that are not loaded over netlink).
-#
-# At boot the firewall (START=19) runs before our service (START=95), which makes the
-# data directory and the database and loads the sets itself: with no database yet
-# there is nothing to load and nothing to complain about.
+# fw4 script include (firewall.ripe_cidr, added by uci-defaults), run after every
+# firewall start, reload and restart while fw4 holds its lock, killed after 30 s: so
+# quick, and never `fw4` or an output's command. When our table lost its sets (`fw4
+# flush`), loads them again in the background: `render --load-only`, then `nft -f` of
+# each UCI nft_file. Why, and what fw4 does: docs/openwrt.md, "Firewall: the sets
+# survive fw4".
 
 # Sourced by fw4's shell: names kept to a prefix of our own, unset at the end. Every
 # path comes from UCI, which the LuCI app's grant may write, and is used as root here:

@@ -1,17 +1,10 @@
 # shellcheck shell=ash
 # The rules for the path options of /etc/config/ripe-cidr-collector (data_dir, db,
-# snapshot, nft_file), sourced by everything that runs as root with one of them: the
-# init script, the fw4 include and the LuCI app's rpcd plugin (in the shell that runs
-# the CLI). One copy, so that none of them trusts a path another would refuse.
-#
-# Why: whoever may write UCI (the LuCI app's grant) is not root. A path elsewhere
-# would hand a system file to the daemon's user (data_dir=/etc is given to it whole),
-# have root move a file aside and overwrite it (db=/etc/shadow, snapshot=/etc/passwd),
-# or have root run it (nft_file=/etc/passwd through `nft -f`).
-#
-# The LuCI form (settings.js, pathCheck) repeats ripe_cidr_path_rule to explain a
-# refusal while the value is typed: keep the two the same (tests/it/luci.rs runs both
-# on one list of paths).
+# snapshot, nft_file), sourced by all that runs as root with one: the init script, the
+# fw4 include and the LuCI app's rpcd plugin. Whoever may write UCI is not root, and a
+# path elsewhere would let root hand over, move aside or run a system file. The LuCI
+# form (settings.js, pathCheck) repeats ripe_cidr_path_rule: keep the two the same
+# (tests/it/luci_settings.rs runs both on one list of paths).
 
 RIPE_CIDR_CONF_DIR=/etc/ripe-cidr-collector
 RIPE_CIDR_DATA_DIR=/var/lib/ripe-cidr-collector
