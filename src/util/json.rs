@@ -25,7 +25,9 @@ mod write;
 #[cfg(fuzzing)]
 pub use parse::fuzz_pieces;
 pub use parse::{parse, parse_repeats, parse_with_depth, JsonError, Repeated, MAX_DEPTH};
-pub use write::{push_string, to_string, to_string_pretty, to_vec, to_vec_pretty, ToJson, Writer};
+pub use write::{
+    push_string, to_string, to_string_pretty, to_vec, to_vec_pretty, write_to, ToJson, Writer,
+};
 
 /// A JSON document or a part of it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -169,8 +169,13 @@ pub trait ToJson {
 /// `value` as compact JSON.
 pub fn to_vec<T: ToJson + ?Sized>(value: &T) -> Vec<u8> {
     let mut out = Vec::new();
-    value.write_json(&mut Writer::new(&mut out, false));
+    write_to(&mut out, value);
     out
+}
+
+/// [`to_vec`] appended to `out` (which the caller may have sized).
+pub fn write_to<T: ToJson + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    value.write_json(&mut Writer::new(out, false));
 }
 
 /// `value` as JSON indented by two spaces (no newline at the end).
