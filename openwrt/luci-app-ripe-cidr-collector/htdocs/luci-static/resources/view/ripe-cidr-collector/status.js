@@ -138,16 +138,16 @@ function history(s) {
 	var f = s.history || [];
 	if (!f.length)
 		return '';
-	var line = [ _('History') + ':' ], rows = [];
+	var counts = [], rows = [];
 	f.forEach(function(x) {
 		var held = x.state === 'held' ? ' rcc-held-fetch' : '', style = held ? AMBER : null;
-		line.push(' ', E('span', { 'class': 'rcc-fetch' + held, 'style': style }, [ x.values + (held ? '!' : '') ]));
+		counts.push(' ', E('span', { 'class': 'rcc-fetch' + held, 'style': style }, [ x.values + (held ? '!' : '') ]));
 		rows.push(E('tr', { 'class': 'tr' + held, 'style': style }, [ when(x.time), x.upstream || '-', x.values, '+' + x.added,
 			'-' + x.removed, (STATES[x.state] || x.state) + (x.confirmed_by ? ' (' + x.confirmed_by + ')' : '')
 		].map(function(v) { return E('td', { 'class': 'td' }, [ v ]); })));
 	});
 	return E('details', { 'class': 'rcc-history', 'style': GREY }, [
-		E('summary', {}, line),
+		E('summary', {}, [ _('History') + ':' ].concat(counts)),
 		E('table', { 'class': 'table' }, [
 			E('tr', { 'class': 'tr table-titles' }, [ _('Time'), _('Upstream'), _('Values'), _('Added'), _('Removed'), _('State') ]
 				.map(function(t) { return E('th', { 'class': 'th' }, [ t ]); }))
