@@ -345,14 +345,19 @@ fn path_check_refuses_what_another_user_planted() {
     let why = |kind: &str, p: &Path| {
         let o = Command::new("sh")
             .arg("-c")
-            .arg(format!(". '{}'; ripe_cidr_path_why {kind} '{}'", lib.display(), p.display()))
+            .arg(format!(
+                ". '{}'; ripe_cidr_path_why {kind} '{}'",
+                lib.display(),
+                p.display()
+            ))
             .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
             .output()
             .unwrap();
         assert!(o.status.success(), "{o:?}");
         String::from_utf8(o.stdout).unwrap()
     };
-    let mode = |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    let mode =
+        |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
     // /tmp: anyone may create a file there; uid 4242 did, before the daemon.
     let public = t.file("tmp");
     std::fs::create_dir(&public).unwrap();
@@ -361,7 +366,10 @@ fn path_check_refuses_what_another_user_planted() {
     std::fs::write(&planted, "flush ruleset\n").unwrap();
     chown(&planted, Some(4242), Some(4242)).unwrap();
     let w = why("nft", &planted);
-    assert!(w.contains("its directory is writable by group or others"), "{w}");
+    assert!(
+        w.contains("its directory is writable by group or others"),
+        "{w}"
+    );
     // Even root's own file there: the directory lets others replace it.
     chown(&planted, Some(0), Some(0)).unwrap();
     assert!(!why("nft", &planted).is_empty());

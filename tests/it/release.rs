@@ -481,11 +481,19 @@ fn translation_adds_its_language(i18n: &Path) {
     let etc = d.join("etc/uci-defaults");
     std::fs::create_dir_all(&etc).unwrap();
     std::fs::write(etc.join(name), defaults).unwrap();
-    let control = run(Command::new("tar").args(["-xzOf"]).arg(i18n).arg("./control.tar.gz"));
+    let control = run(Command::new("tar")
+        .args(["-xzOf"])
+        .arg(i18n)
+        .arg("./control.tar.gz"));
     let mut post = String::new();
-    if pipe("tar -tzf -", &control.stdout).windows(15).any(|w| w == b"./postinst-pkg\n") {
+    if pipe("tar -tzf -", &control.stdout)
+        .windows(15)
+        .any(|w| w == b"./postinst-pkg\n")
+    {
         let body = pipe("tar -xzOf - ./postinst-pkg", &control.stdout);
-        post = String::from_utf8(body).unwrap().replace("/etc/", &format!("{}/etc/", d.display()));
+        post = String::from_utf8(body)
+            .unwrap()
+            .replace("/etc/", &format!("{}/etc/", d.display()));
     }
     std::fs::write(d.join("postinst-pkg"), post).unwrap();
     std::fs::create_dir(d.join("bin")).unwrap();
@@ -500,8 +508,15 @@ fn translation_adds_its_language(i18n: &Path) {
         d.display()
     );
     let path = format!("{}/bin:{}", d.display(), std::env::var("PATH").unwrap());
-    let o = run(Command::new("sh").args(["-c", &sh]).env("PATH", path).env("IPKG_INSTROOT", ""));
-    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run(Command::new("sh")
+        .args(["-c", &sh])
+        .env("PATH", path)
+        .env("IPKG_INSTROOT", ""));
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert_eq!(
         std::fs::read_to_string(d.join("uci.log")).unwrap(),
         "set luci.languages.ru=Русский (Russian)\ncommit luci\n"
