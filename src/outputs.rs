@@ -88,7 +88,7 @@ fn render_locked(
     let record = db
         .generation()
         .ok()
-        .and_then(|g| loaded::record(g.0, outputs));
+        .and_then(|g| loaded::record(paths, g.0, outputs));
     if let Some(r) = &record {
         if skip_current && loaded::current(paths, r, outputs) {
             log::info!("the sets are loaded from the stored values already: nothing to load");

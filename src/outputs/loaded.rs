@@ -2,7 +2,7 @@
 //! firewall include's `render --load-only` can start while the daemon loads the sets
 //! (our table not there yet), wait for the outputs' lock, and then read every element
 //! back for nothing. The last writer whose every load succeeded records the
-//! database generation and the loads' configuration it loaded
+//! database generation and the configuration it loaded
 //! (`.loaded-generation` in the data directory, removed when a load starts); a
 //! `render --load-only` that finds them current and every set still there (`fw4
 //! flush` deletes the table) has nothing to do.
@@ -31,15 +31,18 @@ pub fn loads_only(outputs: &[OutputConfig]) -> Vec<OutputConfig> {
         .collect()
 }
 
-/// The record for `generation` and the loads of `outputs` (`None`: no load).
-pub fn record(generation: i64, outputs: &[OutputConfig]) -> Option<String> {
-    let loads = loads_only(outputs);
-    if loads.is_empty() {
+/// The record for `generation` and the loads of `outputs` (`None`: no load): with
+/// the hash of `config.json` as it is now (not of the outputs' `Debug`, which the
+/// router build shortens to the type's name), so that a changed configuration is
+/// never taken for the one loaded.
+pub fn record(paths: &Paths, generation: i64, outputs: &[OutputConfig]) -> Option<String> {
+    if !outputs.iter().any(|o| o.load.is_some()) {
         return None;
     }
+    let config = std::fs::read(paths.config()).ok()?;
     // The same binary writes and reads it: its hasher is the same in both.
     let mut h = DefaultHasher::new();
-    format!("{loads:?}").hash(&mut h);
+    config.hash(&mut h);
     Some(format!("{generation} {:016x}\n", h.finish()))
 }
 
