@@ -523,3 +523,61 @@ fn translation_adds_its_language(i18n: &Path) {
     );
     assert!(!etc.join(name).exists());
 }
+
+/// Issue 38 item 16: the README's feed address is where the release workflow
+/// publishes `cross/release.sh`'s output (GitHub Pages of the repository the packages
+/// name), the files its install lines fetch are among those the workflow insists on,
+/// and the README says first how to build the packages and that the feed exists only
+/// once a release is tagged.
+#[test]
+fn readme_feed_is_what_the_release_workflow_publishes() {
+    let read = |p: &str| std::fs::read_to_string(root().join(p)).unwrap();
+    let (readme, workflow) = (read("README.md"), read(".github/workflows/release.yml"));
+    let repo = read("openwrt/mkpkg-luci.sh")
+        .lines()
+        .find_map(|l| l.strip_prefix("url=\"https://github.com/"))
+        .map(|r| r.trim_end_matches('"').to_string())
+        .expect("the packages' URL");
+    let (owner, name) = repo.split_once('/').unwrap();
+    let pages = format!("https://{owner}.github.io/{name}/");
+    let feed = readme.find(&pages).expect("the README's feed address");
+    for wanted in [
+        "tags: [\"v*\"]",
+        "cross/release.sh --out site",
+        "secrets.RELEASE_USIGN_KEY",
+        "secrets.RELEASE_APK_KEY",
+        "actions/upload-pages-artifact",
+        "path: site",
+        "actions/deploy-pages",
+    ] {
+        assert!(workflow.contains(wanted), "the workflow lacks {wanted:?}");
+    }
+    // What the install lines fetch, below the address, the workflow checks is there.
+    for fetched in [
+        "keys/usign.pub",
+        "keys/ripe-cidr-collector.pem",
+        "/packages.adb",
+    ] {
+        assert!(
+            readme.contains(&format!("{pages}{}", fetched.trim_start_matches('/')))
+                || fetched == "/packages.adb"
+        );
+        let file = fetched.rsplit('/').next().unwrap();
+        assert!(
+            workflow.contains(file),
+            "the workflow does not check {file}"
+        );
+    }
+    let build = readme
+        .find("cross/build.sh mipsel-unknown-linux-musl")
+        .unwrap();
+    assert!(
+        build < feed,
+        "the README names the feed before how to build it"
+    );
+    let said = readme[..feed].contains("exists only once a release has been");
+    assert!(
+        said,
+        "the README does not say the feed needs a tagged release"
+    );
+}
