@@ -11,7 +11,7 @@ RIPE_CIDR_DATA_DIR=/var/lib/ripe-cidr-collector
 # Where path options may point besides the package's own directories: RAM and
 # mounted storage.
 RIPE_CIDR_ROOTS="/tmp /var /mnt /overlay"
-# Who may own what root uses: root and the daemon's user.
+# The daemon's user, who may own what root uses.
 RIPE_CIDR_USER=$(uci -q get ripe-cidr-collector.main.user 2>/dev/null) || RIPE_CIDR_USER=ripe-cidr
 
 # ripe_cidr_path_rule KIND VALUE: prints why VALUE may not be an option of KIND (dir:
@@ -46,9 +46,8 @@ ripe_cidr_path_rule() {
 # target. An existing database or snapshot must be one of ours (SQLite, our
 # snapshot's magic, or empty: just made), whatever a link points to, since root moves
 # a file that is neither aside; a dangling link is what an earlier version left in
-# the data directory (the init script replaces it). What is there, and an nft file's
-# directory, must be root's or the daemon's user's, writable by no one else
-# (ripe_cidr_owner_why). Prints nothing when VALUE may be used.
+# the data directory (the init script replaces it). Then ripe_cidr_owner_why of it
+# (and of an nft file's directory). Prints nothing when VALUE may be used.
 ripe_cidr_path_why() {
 	local kind="$1" p="$2" why head
 	why=$(ripe_cidr_path_rule "$kind" "$p")
@@ -77,13 +76,12 @@ ripe_cidr_path_why() {
 	printf '%s' "$why"
 }
 
-# ripe_cidr_owner_why PATH: prints why an existing PATH (a link's target) is not
-# root's (the caller's) or the daemon's user's alone: another user could replace a
-# file root then runs (nft -f) or gives away (chown).
+# ripe_cidr_owner_why PATH: why PATH, if it exists, is not root's (the caller's) or
+# the daemon's user's alone: another user could swap what root runs or chowns.
 ripe_cidr_owner_why() {
 	[ -e "$1" ] || return 0
-	# shellcheck disable=SC2046 # the path has no spaces (ripe_cidr_path_rule)
+	# shellcheck disable=SC2046 # no spaces (ripe_cidr_path_rule)
 	set -- $(ls -ldL "$1")
 	case "$3" in root | "$RIPE_CIDR_USER" | "$(id -un 2>/dev/null)") ;; *) printf 'owned by %s' "$3" && return ;; esac
-	case "$1" in ?????w* | ????????w*) printf 'writable by group or others (%s)' "$1" ;; esac
+	case "$1" in ?????w* | ????????w*) printf 'writable by others (%s)' "$1" ;; esac
 }
