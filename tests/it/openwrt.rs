@@ -366,10 +366,7 @@ fn path_check_refuses_what_another_user_planted() {
     std::fs::write(&planted, "flush ruleset\n").unwrap();
     chown(&planted, Some(4242), Some(4242)).unwrap();
     let w = why("nft", &planted);
-    assert!(
-        w.contains("its directory is writable by others"),
-        "{w}"
-    );
+    assert!(w.contains("its directory is writable by others"), "{w}");
     // Even root's own file there: the directory lets others replace it.
     chown(&planted, Some(0), Some(0)).unwrap();
     assert!(!why("nft", &planted).is_empty());
