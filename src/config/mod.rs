@@ -256,6 +256,9 @@ pub struct OutputConfig {
     pub kernel_timeout: Option<u32>,
     /// For a `load` output: `max_kernel_mib` (`None`: a quarter of MemTotal).
     pub max_kernel_mib: Option<u64>,
+    /// Whether its group names any source (for `*`: any group): a `bird` include
+    /// of a group with sources is never written empty.
+    pub has_sources: bool,
 }
 
 /// The `dnsmasq` output: `nftset=` (or `ipset=`) lines for a group's host names,
