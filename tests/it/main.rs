@@ -8,6 +8,8 @@ mod answer_budget;
 mod api;
 #[cfg(feature = "collect")]
 mod asn_upstreams;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+mod bgp;
 #[cfg(feature = "api")]
 mod body_limits;
 #[cfg(all(feature = "api", unix))]
