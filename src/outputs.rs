@@ -13,6 +13,7 @@ use crate::config::{OutputConfig, Paths};
 use crate::db;
 use crate::status::KernelSet;
 
+#[cfg(feature = "bgp")]
 pub mod bird;
 pub mod dnsmasq;
 
@@ -110,6 +111,7 @@ fn render_one(
             .map_err(|e| e.to_string());
     }
     let mut loaded = None;
+    #[cfg(feature = "bgp")]
     if let (Some(path), crate::format::Format::Bird) = (&out.path, out.render.format) {
         if bird::write(db, out, path)? == bird::Written::Unchanged {
             return Ok(None);

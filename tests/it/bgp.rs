@@ -574,3 +574,67 @@ fn api_bird_listing_carries_the_community() {
     assert_eq!(status, 400, "{body}");
     assert!(body.contains("community is for the bird format"), "{body}");
 }
+
+/// Every BIRD configuration docs/bgp.md and docker/bird give parses (`bird -p`), with
+/// the includes it names present.
+#[test]
+fn bird_parses_the_configurations_of_the_docs() {
+    if find("bird").is_none() {
+        return cannot_run("bird (Debian bird2) is not installed");
+    }
+    let t = TestDir::new();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/bgp.md")).unwrap();
+    let mut blocks: Vec<String> = Vec::new();
+    let mut open: Option<Vec<&str>> = None;
+    for line in doc.lines() {
+        match (line.starts_with("```"), open.take()) {
+            (true, None) => open = Some(Vec::new()),
+            (true, Some(b)) => blocks.push(b.join("\n")),
+            (false, Some(mut b)) => {
+                b.push(line);
+                open = Some(b);
+            }
+            (false, None) => {}
+        }
+    }
+    let docker = std::fs::read_to_string(root.join("docker/bird/bird.conf")).unwrap();
+    blocks.push(docker);
+    let dir = t.path().display().to_string();
+    let mut checked = 0;
+    for (n, b) in blocks.iter().enumerate() {
+        // Configurations, not the routers' CLI lines (`/routing ...`) nor JSON.
+        if !b.contains("protocol ") || b.starts_with('/') || b.starts_with('{') {
+            continue;
+        }
+        let b = b
+            .replace("/etc/bird/groups/", &format!("{dir}/"))
+            .replace("/bgp/", &format!("{dir}/"));
+        for inc in b
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("include \""))
+        {
+            std::fs::write(inc.trim_end_matches("\";"), "").unwrap();
+        }
+        let head = match b.contains("router id") {
+            true => String::new(),
+            false => "router id 192.0.2.9;\nprotocol device {}\n".into(),
+        };
+        let conf = t.file(&format!("doc{n}.conf"));
+        std::fs::write(&conf, format!("{head}{b}\n")).unwrap();
+        let check = Command::new("bird")
+            .arg("-p")
+            .arg("-c")
+            .arg(&conf)
+            .output()
+            .unwrap();
+        assert!(
+            check.status.success(),
+            "bird -p: {}\n{b}",
+            String::from_utf8_lossy(&check.stderr)
+        );
+        checked += 1;
+    }
+    // The route server, the Keenetic's and the Linux peer's BIRD, docker/bird.
+    assert_eq!(checked, 4);
+}

@@ -8,7 +8,7 @@ mod answer_budget;
 mod api;
 #[cfg(feature = "collect")]
 mod asn_upstreams;
-#[cfg(all(feature = "collect", target_os = "linux"))]
+#[cfg(all(feature = "collect", feature = "bgp", target_os = "linux"))]
 mod bgp;
 #[cfg(feature = "api")]
 mod body_limits;
