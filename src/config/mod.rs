@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use crate::format::{Family, Format, RenderOptions, TypeFilter};
 use crate::source::Kind;
 
+#[cfg(test)]
+mod bgp_tests;
 mod check;
 mod edit;
 mod group;

@@ -10,6 +10,8 @@ mod api;
 mod asn_upstreams;
 #[cfg(all(feature = "collect", feature = "bgp", target_os = "linux"))]
 mod bgp;
+#[cfg(all(feature = "collect", feature = "bgp", target_os = "linux"))]
+mod bgp_formats;
 #[cfg(feature = "api")]
 mod body_limits;
 #[cfg(all(feature = "api", unix))]
