@@ -13,6 +13,8 @@ use crate::config::{OutputConfig, Paths};
 use crate::db;
 use crate::status::KernelSet;
 
+#[cfg(feature = "bgp")]
+pub mod bird;
 pub mod dnsmasq;
 mod loaded;
 pub use loaded::loads_only;
@@ -146,6 +148,17 @@ fn render_one(
             .map_err(|e| e.to_string());
     }
     let mut loaded = None;
+    #[cfg(feature = "bgp")]
+    if let (Some(path), crate::format::Format::Bird) = (&out.path, out.render.format) {
+        if bird::write(db, out, path)? == bird::Written::Unchanged {
+            return Ok(None);
+        }
+        if let Some(cmd) = &out.command {
+            run_shell(cmd, Duration::from_secs(out.timeout_seconds))?;
+        }
+        bird::paid(path);
+        return Ok(None);
+    }
     if let Some(path) = &out.path {
         let bytes = crate::listing::render_selection(db, &out.selection, &out.render)
             .map_err(|e| e.to_string())?;

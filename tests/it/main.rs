@@ -8,6 +8,10 @@ mod answer_budget;
 mod api;
 #[cfg(feature = "collect")]
 mod asn_upstreams;
+#[cfg(all(feature = "collect", feature = "bgp", target_os = "linux"))]
+mod bgp;
+#[cfg(all(feature = "collect", feature = "bgp", target_os = "linux"))]
+mod bgp_formats;
 #[cfg(feature = "api")]
 mod body_limits;
 #[cfg(all(feature = "api", unix))]
