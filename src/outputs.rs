@@ -14,6 +14,8 @@ use crate::db;
 use crate::status::KernelSet;
 
 pub mod dnsmasq;
+#[cfg(feature = "routes")]
+mod routes;
 
 /// Renders every output and runs its command. Returns the failures, keyed by path; a
 /// failing output never stops the others.
@@ -66,7 +68,7 @@ pub fn render_all_sets(
     }
     for out in outputs {
         let name = out.name();
-        match render_one(&db, out, memory) {
+        match render_one(paths, &db, out, memory) {
             Ok(loaded) => {
                 log::info!("output {name} written");
                 sets.extend(loaded);
@@ -99,6 +101,7 @@ fn lock_outputs(paths: &Paths) -> Option<std::fs::File> {
 }
 
 fn render_one(
+    paths: &Paths,
     db: &db::Db,
     out: &OutputConfig,
     memory: Option<&Memory>,
@@ -146,10 +149,16 @@ fn render_one(
                 estimate_bytes: stats.estimate,
             };
             loaded = Some((out.render.group.clone(), set));
+            // The rules and routes next to the sets; a failure fails the output (and
+            // is retried with it), the sets stay loaded.
+            #[cfg(feature = "routes")]
+            routes::keep(paths, out)?;
+            #[cfg(not(feature = "routes"))]
+            let _ = paths;
         }
         #[cfg(not(target_os = "linux"))]
         {
-            let _ = memory;
+            let _ = (memory, paths);
             return Err("loading nftables sets needs Linux".into());
         }
     }

@@ -1,0 +1,71 @@
+//! `group add --via` and `group remove` beyond the file: the kernel's side. A removed
+//! group's sets, mark chains, rule and route leave the kernel at once (the daemon
+//! would otherwise keep what it no longer knows about); a new route is made by the
+//! next load (the daemon's, or `render --load-only`).
+
+use super::CliError;
+use crate::config::{self, Mark, Paths};
+use crate::sources;
+
+/// Whether interface `name` exists now (a VPN's may come up later).
+fn interface_exists(name: &str) -> bool {
+    std::path::Path::new("/sys/class/net").join(name).exists()
+}
+
+/// `group add NAME [--mark M[/MASK]] [--via IFACE]`.
+pub(super) fn add(
+    paths: &Paths,
+    name: &str,
+    mark: Option<Mark>,
+    via: Option<&str>,
+) -> Result<(), CliError> {
+    #[cfg(feature = "routes")]
+    let kernel_tables = match via {
+        Some(_) => crate::nftnl::routes::tables_in_use().unwrap_or_else(|e| {
+            log::warn!("could not read the kernel's routes ({e}): the table is picked from the configuration alone");
+            Vec::new()
+        }),
+        None => Vec::new(),
+    };
+    #[cfg(not(feature = "routes"))]
+    let kernel_tables = Vec::new();
+    let new = config::NewGroup {
+        mark,
+        via,
+        kernel_tables: &kernel_tables,
+    };
+    sources::groups::add_group(paths, name, &new)?;
+    if let Some(via) = via.filter(|v| !interface_exists(v)) {
+        log::warn!(
+            "interface {via} does not exist (yet): group {name}'s route is made when it does \
+             (until then its traffic takes the main table; `explain` names it as down)"
+        );
+    }
+    Ok(())
+}
+
+/// `group remove NAME [--force]`: the file first (refused while sources or services
+/// name the group, unless `force`), then the kernel.
+pub(super) fn remove(paths: &Paths, name: &str, force: bool) -> Result<(), CliError> {
+    let done = sources::groups::remove_group(paths, name, force)?;
+    #[cfg(all(feature = "collect", target_os = "linux"))]
+    for (table, set) in &done.sets {
+        match crate::nftnl::forget_group(table, set) {
+            Ok(gone) if !gone.is_empty() => {
+                log::info!("removed from the kernel: {}", gone.join(", "))
+            }
+            Ok(_) => {}
+            Err(e) => log::warn!("group {name}'s sets and mark chains in inet {table}: {e}"),
+        }
+    }
+    #[cfg(feature = "routes")]
+    {
+        let cfg = config::load(&paths.config())?.config;
+        let s = crate::nftnl::routes::sync(&crate::nftnl::routes::wanted(&cfg));
+        for (g, e) in s.failed {
+            log::warn!("route of group {g}: {e}");
+        }
+    }
+    let _ = done;
+    Ok(())
+}
