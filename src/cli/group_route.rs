@@ -7,9 +7,14 @@ use super::CliError;
 use crate::config::{self, Mark, Paths};
 use crate::sources;
 
-/// Whether interface `name` exists now (a VPN's may come up later).
+/// Whether interface `name` exists now (a VPN's may come up later); asked of the
+/// kernel, not of /sys, which shows the namespace it was mounted in.
 fn interface_exists(name: &str) -> bool {
-    std::path::Path::new("/sys/class/net").join(name).exists()
+    let Ok(c) = std::ffi::CString::new(name) else {
+        return false;
+    };
+    // SAFETY: a NUL-terminated string that outlives the call.
+    unsafe { libc::if_nametoindex(c.as_ptr()) != 0 }
 }
 
 /// `group add NAME [--mark M[/MASK]] [--via IFACE]`.

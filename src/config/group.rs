@@ -46,7 +46,9 @@ pub fn table_allowed(t: u32) -> bool {
 
 /// The first table from 100 up that is in none of `used`.
 pub fn free_table(used: &[u32]) -> u32 {
-    (100..).find(|t| table_allowed(*t) && !used.contains(t)).unwrap_or(100)
+    (100..)
+        .find(|t| table_allowed(*t) && !used.contains(t))
+        .unwrap_or(100)
 }
 
 /// `0x200/0xff00`, or `0x200` for a mark that sets every bit.

@@ -24,11 +24,11 @@ pub use edit::{
     remove_source, remove_sources, set_route_table, GroupAdded, GroupRemoved, NewGroup,
 };
 pub use group::{
-    free_table, mark_text, table_allowed, Group, Mark, Part, Route, Selected, Selection, SourceMatch,
-    UnknownGroup,
+    free_table, mark_text, table_allowed, Group, Mark, Part, Route, Selected, Selection,
+    SourceMatch, UnknownGroup,
 };
-pub use read::{api::parse_listen, from_value, parse};
 pub use read::check_via;
+pub use read::{api::parse_listen, from_value, parse};
 pub(crate) use read::{marks_collide, parse_exclusion, parse_mark};
 
 /// Data directory used when neither `--data-dir` nor `$RIPE_DATA_DIR` is given.

@@ -11,7 +11,9 @@ use std::io;
 use std::net::IpAddr;
 use std::ops::RangeInclusive;
 
-use super::msg::route::{FRA_FWMARK, FRA_FWMASK, FRA_PRIORITY, FRA_TABLE, FR_ACT_TO_TBL, RTA_GATEWAY, RTA_OIF, RTA_TABLE};
+use super::msg::route::{
+    FRA_FWMARK, FRA_FWMASK, FRA_PRIORITY, FRA_TABLE, FR_ACT_TO_TBL, RTA_GATEWAY, RTA_OIF, RTA_TABLE,
+};
 use super::msg::{Batch, RouteSpec, RuleSpec, RTPROT_OURS};
 use super::read::{attr, attr_u32, exchange};
 use crate::config::{Mark, Route};
@@ -66,7 +68,11 @@ pub struct Synced {
 
 /// The plan for one kind of object: what to delete, what to add.
 pub fn plan<T: PartialEq + Clone>(ours: &[T], wanted: &[T]) -> (Vec<T>, Vec<T>) {
-    let del = ours.iter().filter(|o| !wanted.contains(o)).cloned().collect();
+    let del = ours
+        .iter()
+        .filter(|o| !wanted.contains(o))
+        .cloned()
+        .collect();
     let mut add: Vec<T> = Vec::new();
     for w in wanted {
         if !ours.contains(w) && !add.contains(w) {
@@ -195,7 +201,8 @@ pub fn sync(wanted: &[GroupRoute]) -> Synced {
     for v6 in [false, true] {
         if let Err(e) = sync_family(wanted, v6, &mut s) {
             let e = format!("reading the kernel's rules and routes: {e}");
-            s.failed.extend(wanted.iter().map(|g| (g.group.clone(), e.clone())));
+            s.failed
+                .extend(wanted.iter().map(|g| (g.group.clone(), e.clone())));
         }
     }
     s
@@ -232,7 +239,11 @@ fn sync_family(wanted: &[GroupRoute], v6: bool, s: &mut Synced) -> io::Result<()
             g.table, g.group
         )));
     }
-    let wanted: Vec<GroupRoute> = wanted.iter().filter(|g| !refused.contains(&g.group)).cloned().collect();
+    let wanted: Vec<GroupRoute> = wanted
+        .iter()
+        .filter(|g| !refused.contains(&g.group))
+        .cloned()
+        .collect();
     let wanted = &wanted[..];
     let want: Vec<RuleSpec> = wanted_rules(wanted, v6).into_iter().map(|r| r.1).collect();
     let (del, add) = plan(&existing, &want);
@@ -242,7 +253,11 @@ fn sync_family(wanted: &[GroupRoute], v6: bool, s: &mut Synced) -> io::Result<()
             .find(|g| g.table == table)
             .map_or_else(String::new, |g| g.group.clone())
     };
-    for (is_add, r) in del.iter().map(|r| (false, r)).chain(add.iter().map(|r| (true, r))) {
+    for (is_add, r) in del
+        .iter()
+        .map(|r| (false, r))
+        .chain(add.iter().map(|r| (true, r)))
+    {
         let mut b = Batch::request();
         b.rule(is_add, r);
         if let Err(e) = write(is_add, b) {
@@ -278,7 +293,11 @@ fn sync_family(wanted: &[GroupRoute], v6: bool, s: &mut Synced) -> io::Result<()
         .map(|r| r.2)
         .collect();
     let (del, add) = plan(&ours, &want);
-    for (is_add, r) in del.iter().map(|r| (false, r)).chain(add.iter().map(|r| (true, r))) {
+    for (is_add, r) in del
+        .iter()
+        .map(|r| (false, r))
+        .chain(add.iter().map(|r| (true, r)))
+    {
         let mut b = Batch::request();
         b.route(is_add, r);
         match write(is_add, b) {
@@ -290,14 +309,20 @@ fn sync_family(wanted: &[GroupRoute], v6: bool, s: &mut Synced) -> io::Result<()
                     .map_or("", |g| g.route.via.as_str());
                 s.warnings.push((
                     group_of(r.table),
-                    format!("interface {via} is down: no {ip} route in table {} until it is up", r.table),
+                    format!(
+                        "interface {via} is down: no {ip} route in table {} until it is up",
+                        r.table
+                    ),
                 ));
             }
             Err(e) => {
                 let what = if is_add { "add" } else { "del" };
                 s.failed.push((
                     group_of(r.table),
-                    format!("`{ip} route {what} default table {} proto {RTPROT_OURS}`: {e}", r.table),
+                    format!(
+                        "`{ip} route {what} default table {} proto {RTPROT_OURS}`: {e}",
+                        r.table
+                    ),
                 ));
             }
         }
@@ -312,7 +337,10 @@ mod tests {
     fn g(name: &str, mark: u32, table: u32, gateway: Option<&str>) -> GroupRoute {
         GroupRoute {
             group: name.into(),
-            mark: Mark { value: mark, mask: 0xff00 },
+            mark: Mark {
+                value: mark,
+                mask: 0xff00,
+            },
             route: Route {
                 via: "wg0".into(),
                 gateway: gateway.map(|a| a.parse().unwrap()),
@@ -332,12 +360,24 @@ mod tests {
 
     #[test]
     fn rules_per_family_in_our_priority_range() {
-        let routes = [g("vpn", 0x100, 100, None), g("v4only", 0x200, 101, Some("192.0.2.1"))];
+        let routes = [
+            g("vpn", 0x100, 100, None),
+            g("v4only", 0x200, 101, Some("192.0.2.1")),
+        ];
         let v4 = wanted_rules(&routes, false);
         let v6 = wanted_rules(&routes, true);
         assert_eq!(v4.len(), 2);
         assert_eq!(v6.len(), 1, "an IPv4 gateway carries no IPv6");
-        assert_eq!(v4[0].1, RuleSpec { family: 2, priority: 27100, mark: 0x100, mask: 0xff00, table: 100 });
+        assert_eq!(
+            v4[0].1,
+            RuleSpec {
+                family: 2,
+                priority: 27100,
+                mark: 0x100,
+                mask: 0xff00,
+                table: 100
+            }
+        );
         assert!(PRIORITIES.contains(&priority(u32::MAX)));
     }
 }

@@ -8,7 +8,8 @@ use crate::nftnl::routes::{self, GroupRoute};
 /// Picks the table of a route given without one: the first from 100 up that no
 /// other group and no kernel route uses; written into the file so it never moves.
 fn pick(paths: &Paths, group: &str, used: &mut Vec<u32>) -> Result<u32, String> {
-    let kernel = routes::tables_in_use().map_err(|e| format!("reading the kernel's routes: {e}"))?;
+    let kernel =
+        routes::tables_in_use().map_err(|e| format!("reading the kernel's routes: {e}"))?;
     used.extend(kernel);
     let t = free_table(used);
     config::set_route_table(&paths.config(), group, t).map_err(|e| e.to_string())?;
@@ -29,14 +30,24 @@ pub fn keep(paths: &Paths, out: &OutputConfig) -> Result<(), String> {
             None => pick(paths, group, &mut used)?,
         };
         let (group, mark, route) = (group.clone(), *mark, route.clone());
-        wanted.push(GroupRoute { group, mark, route, table });
+        wanted.push(GroupRoute {
+            group,
+            mark,
+            route,
+            table,
+        });
     }
     let s = routes::sync(&wanted);
     let mine = |g: &String| g == &out.render.group || g.is_empty();
     for (_, w) in s.warnings.iter().filter(|(g, _)| mine(g)) {
         log::warn!("group {}: {w}", out.render.group);
     }
-    let failed: Vec<&str> = s.failed.iter().filter(|(g, _)| mine(g)).map(|(_, e)| e.as_str()).collect();
+    let failed: Vec<&str> = s
+        .failed
+        .iter()
+        .filter(|(g, _)| mine(g))
+        .map(|(_, e)| e.as_str())
+        .collect();
     match failed.is_empty() {
         true => Ok(()),
         false => Err(format!("route: {}", failed.join("; "))),

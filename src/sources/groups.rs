@@ -44,12 +44,20 @@ pub fn remove_group(
     force: bool,
 ) -> Result<config::GroupRemoved, SourcesError> {
     let done = config::remove_group(&paths.config(), name, force)?;
-    let named: Vec<&str> = done.sources.iter().chain(&done.services).map(String::as_str).collect();
+    let named: Vec<&str> = done
+        .sources
+        .iter()
+        .chain(&done.services)
+        .map(String::as_str)
+        .collect();
     if !named.is_empty() {
         log::info!("removed with group {name}: {}", named.join(", "));
     }
     if !done.outputs.is_empty() {
-        log::info!("removed the outputs of group {name}: {}", done.outputs.join(", "));
+        log::info!(
+            "removed the outputs of group {name}: {}",
+            done.outputs.join(", ")
+        );
     }
     log::info!(
         "removed group {name}; values of its sources that no other group names expire after ttl_days"

@@ -36,6 +36,8 @@ mod formats_real;
 mod formats_stacks;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod group_marks;
+#[cfg(all(feature = "api", feature = "routes", target_os = "linux"))]
+mod group_routes;
 #[cfg(all(feature = "api", feature = "collect"))]
 mod groups;
 mod healthcheck;

@@ -112,7 +112,7 @@ pub(super) fn output(
         dns_sets: None,
         kernel_timeout: None,
         max_kernel_mib: None,
-            routes: Vec::new(),
+        routes: Vec::new(),
         selection: crate::config::Selection::default(),
         mark: None,
     })

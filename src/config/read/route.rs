@@ -47,18 +47,38 @@ impl Reader<'_> {
             Some(v) => self.object(v, &key)?,
         };
         self.unknown(r, &format!("{key}."), ROUTE_KEYS);
-        let via = match r.get("via") {
-            Some(Value::String(s)) => s.clone(),
-            Some(v) => return Err(self.err(&format!("{key}.via"), format!("expected an interface name such as \"wg0\", got {}", short(v)))),
-            None => return Err(self.err(&format!("{key}.via"), "missing: the interface the group's traffic leaves through, such as \"wg0\"")),
-        };
+        let via =
+            match r.get("via") {
+                Some(Value::String(s)) => s.clone(),
+                Some(v) => {
+                    return Err(self.err(
+                        &format!("{key}.via"),
+                        format!(
+                            "expected an interface name such as \"wg0\", got {}",
+                            short(v)
+                        ),
+                    ))
+                }
+                None => return Err(self.err(
+                    &format!("{key}.via"),
+                    "missing: the interface the group's traffic leaves through, such as \"wg0\"",
+                )),
+            };
         check_via(&via).map_err(|m| self.err(&format!("{key}.via"), m))?;
         let gateway = match r.get("gateway") {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) => Some(s.parse().map_err(|_| {
-                self.err(&format!("{key}.gateway"), format!("expected an IPv4 or IPv6 address, got {s:?}"))
+                self.err(
+                    &format!("{key}.gateway"),
+                    format!("expected an IPv4 or IPv6 address, got {s:?}"),
+                )
             })?),
-            Some(v) => return Err(self.err(&format!("{key}.gateway"), format!("expected an address, got {}", short(v)))),
+            Some(v) => {
+                return Err(self.err(
+                    &format!("{key}.gateway"),
+                    format!("expected an address, got {}", short(v)),
+                ))
+            }
         };
         let table = match r.get("table") {
             None | Some(Value::Null) => None,
@@ -72,7 +92,11 @@ impl Reader<'_> {
                 }
             },
         };
-        Ok(Some(Route { via, gateway, table }))
+        Ok(Some(Route {
+            via,
+            gateway,
+            table,
+        }))
     }
 
     /// A route needs its group's mark; no two marks collide, no two routes share a

@@ -66,7 +66,20 @@ impl Batch {
             false => (RTM_DELRULE, 0),
         };
         // fib_rule_hdr: family, dst_len, src_len, tos, table, res1, res2, action, flags.
-        let hdr = [r.family, 0, 0, 0, table8(r.table), 0, 0, FR_ACT_TO_TBL, 0, 0, 0, 0];
+        let hdr = [
+            r.family,
+            0,
+            0,
+            0,
+            table8(r.table),
+            0,
+            0,
+            FR_ACT_TO_TBL,
+            0,
+            0,
+            0,
+            0,
+        ];
         let at = self.raw(kind, NLM_F_REQUEST | NLM_F_ACK | flags, &hdr);
         self.attr(FRA_PRIORITY, &r.priority.to_ne_bytes());
         self.attr(FRA_FWMARK, &r.mark.to_ne_bytes());
@@ -207,7 +220,11 @@ mod tests {
         let got = b.into_bytes();
         assert_eq!(u16::from_ne_bytes([got[4], got[5]]), 25);
         assert_eq!(u16::from_ne_bytes([got[6], got[7]]), 5);
-        assert_eq!(got[16 + 6], 0, "a route through a gateway is universe scope");
+        assert_eq!(
+            got[16 + 6],
+            0,
+            "a route through a gateway is universe scope"
+        );
         assert!(got.ends_with(&attr(5, &[192, 0, 2, 254])));
     }
 }

@@ -95,7 +95,10 @@ fn chosen_mark(cfg: &Config, name: &str, new: &NewGroup) -> Result<Option<Mark>,
     let own = cfg.group(name).and_then(|g| g.mark);
     if let Some(m) = new.mark {
         let other = cfg.groups.iter().filter(|g| g.name != name);
-        if let Some(o) = other.clone().find(|g| g.mark.is_some_and(|o| marks_collide(m, o))) {
+        if let Some(o) = other
+            .clone()
+            .find(|g| g.mark.is_some_and(|o| marks_collide(m, o)))
+        {
             return Err(ConfigError::Refused(format!(
                 "mark {} collides with group {:?}'s mark {}: their traffic could not be told apart; choose another --mark",
                 crate::config::mark_text(m),
@@ -108,7 +111,9 @@ fn chosen_mark(cfg: &Config, name: &str, new: &NewGroup) -> Result<Option<Mark>,
     match (own, new.via) {
         (Some(m), _) => Ok(Some(m)),
         (None, Some(_)) => free_mark(cfg, name).map(Some).ok_or_else(|| {
-            ConfigError::Refused("no free mark left under the mask 0xff00: give one with --mark".into())
+            ConfigError::Refused(
+                "no free mark left under the mask 0xff00: give one with --mark".into(),
+            )
         }),
         (None, None) => Ok(None),
     }
@@ -168,7 +173,9 @@ pub fn add_group(path: &Path, name: &str, new: &NewGroup) -> Result<GroupAdded, 
             let mut o = Map::new();
             o.insert("load", Value::String("nft".into()));
             o.insert("group", Value::String(name.to_string()));
-            outs.as_array_mut().expect("made a list above").push(Value::Object(o));
+            outs.as_array_mut()
+                .expect("made a list above")
+                .push(Value::Object(o));
             changed = true;
         }
         let done = GroupAdded {
@@ -228,8 +235,11 @@ pub fn remove_group(path: &Path, name: &str, force: bool) -> Result<GroupRemoved
             ..GroupRemoved::default()
         };
         for kind in Kind::ALL {
-            out.sources
-                .extend(g.sources(kind).iter().map(|s| crate::source::display(kind, s)));
+            out.sources.extend(
+                g.sources(kind)
+                    .iter()
+                    .map(|s| crate::source::display(kind, s)),
+            );
         }
         let named: Vec<String> = out.sources.iter().chain(&out.services).cloned().collect();
         if !named.is_empty() && !force {
@@ -249,7 +259,8 @@ pub fn remove_group(path: &Path, name: &str, force: bool) -> Result<GroupRemoved
                 out.outputs.push(o.name());
                 let sets = o.load.is_some() || o.render.format == crate::format::Format::Nft;
                 if o.dnsmasq.is_none() && sets {
-                    out.sets.push((o.render.table.clone(), o.render.set.clone()));
+                    out.sets
+                        .push((o.render.table.clone(), o.render.set.clone()));
                 }
             }
         }
