@@ -24,7 +24,7 @@ pub fn add_group(
         with.push_str(&format!(", routed via {via} (table {t})"));
     }
     if done.load_added {
-        with.push_str(&format!(", and a load output for its sets and mark chain"));
+        with.push_str(", and a load output for its sets and mark chain");
     }
     if done.created {
         log::info!("added group {name}{with}; add its sources with --group {name}");
