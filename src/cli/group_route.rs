@@ -17,6 +17,58 @@ fn interface_exists(name: &str) -> bool {
     unsafe { libc::if_nametoindex(c.as_ptr()) != 0 }
 }
 
+/// Where the OpenWrt package keeps the netifd sections of the routed groups
+/// (`routes`: `config rule`/`config route` in /etc/config/network), which a build
+/// without the `routes` feature asks to follow each change.
+#[cfg(not(feature = "routes"))]
+const INIT: &str = "/etc/init.d/ripe-cidr-collector";
+
+/// After a change of a group's route: a build with `routes` leaves it to the next
+/// load; one without (the router package) has the init script rewrite netifd's
+/// sections, where it is installed.
+fn routes_changed() {
+    #[cfg(not(feature = "routes"))]
+    if std::path::Path::new(INIT).exists() {
+        let cmd = format!("{INIT} routes");
+        if let Err(e) = crate::outputs::run_shell(&cmd, std::time::Duration::from_secs(60)) {
+            log::warn!("netifd's rule and route sections: {e}");
+        }
+    }
+}
+
+/// `group routes`: one line per routed group, `NAME MARK/MASK TABLE VIA [GATEWAY]`.
+/// A route without a table gets one now (the first from 100 up no other group
+/// uses), written into the file.
+pub(super) fn lines(paths: &Paths) -> Result<String, CliError> {
+    let mut cfg = config::load(&paths.config())?.config;
+    let mut used: Vec<u32> = cfg
+        .groups
+        .iter()
+        .filter_map(|g| g.route.as_ref()?.table)
+        .collect();
+    let mut out = String::new();
+    for g in &mut cfg.groups {
+        let (Some(m), Some(r)) = (g.mark, g.route.as_mut()) else {
+            continue;
+        };
+        let table = match r.table {
+            Some(t) => t,
+            None => {
+                let t = config::free_table(&used);
+                config::set_route_table(&paths.config(), &g.name, t)?;
+                used.push(t);
+                t
+            }
+        };
+        let gw = r.gateway.map_or_else(String::new, |a| format!(" {a}"));
+        out.push_str(&format!(
+            "{} {:#x}/{:#x} {table} {}{gw}\n",
+            g.name, m.value, m.mask, r.via
+        ));
+    }
+    Ok(out)
+}
+
 /// `group add NAME [--mark M[/MASK]] [--via IFACE]`.
 pub(super) fn add(
     paths: &Paths,
@@ -40,6 +92,9 @@ pub(super) fn add(
         kernel_tables: &kernel_tables,
     };
     sources::groups::add_group(paths, name, &new)?;
+    if via.is_some() {
+        routes_changed();
+    }
     if let Some(via) = via.filter(|v| !interface_exists(v)) {
         log::warn!(
             "interface {via} does not exist (yet): group {name}'s route is made when it does \
@@ -72,5 +127,6 @@ pub(super) fn remove(paths: &Paths, name: &str, force: bool) -> Result<(), CliEr
         }
     }
     let _ = done;
+    routes_changed();
     Ok(())
 }

@@ -19,6 +19,9 @@ pub enum GroupAction {
         /// `--json`.
         json: bool,
     },
+    /// The routed groups, one line each, for the OpenWrt init script's netifd
+    /// sections: `NAME MARK/MASK TABLE VIA [GATEWAY]`.
+    Routes,
     /// Add a group, or set the mark of one.
     Add {
         /// Its name.
@@ -63,6 +66,7 @@ fn group_name(cmd: &str, name: &str) -> Result<String, UsageError> {
 pub(super) fn parse_group(rest: &[String], a: &Parsed) -> Result<GroupAction, UsageError> {
     let action = match rest {
         [v] if v == "list" => GroupAction::List { json: a.json },
+        [v] if v == "routes" => GroupAction::Routes,
         [v, n] if v == "add" => GroupAction::Add {
             name: group_name("group add", n)?,
             mark: a.mark,
@@ -87,7 +91,7 @@ pub(super) fn parse_group(rest: &[String], a: &Parsed) -> Result<GroupAction, Us
         }
         [v, ..] => {
             return Err(UsageError(format!(
-                "unknown `group` action {v:?}: expected list, add or remove"
+                "unknown `group` action {v:?}: expected list, routes, add or remove"
             )))
         }
     };
@@ -160,6 +164,10 @@ pub fn group(paths: &Paths, action: &GroupAction) -> Result<Outcome, CliError> {
                 let excluded = cfg.exclusions(&g.name).len();
                 out.push_str(&format!("{}\t{mark}\t{n}\t{excluded}\n", g.name));
             }
+            print(out.as_bytes())?;
+        }
+        GroupAction::Routes => {
+            let out = super::group_route::lines(paths)?;
             print(out.as_bytes())?;
         }
         GroupAction::Add { name, mark, via } => {

@@ -66,6 +66,8 @@ mod migrate;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod netlink;
 mod openwrt;
+#[cfg(unix)]
+mod openwrt_routes;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod openwrt_run;
 #[cfg(unix)]
