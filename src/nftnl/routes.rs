@@ -198,8 +198,29 @@ fn write(add: bool, b: Batch) -> io::Result<()> {
 /// only.
 pub fn sync(wanted: &[GroupRoute]) -> Synced {
     let mut s = Synced::default();
+    // A table in foreign use is refused for both families alike.
+    let refused = match refused(wanted) {
+        Ok(r) => r,
+        Err(e) => {
+            let e = format!("reading the kernel's rules and routes: {e}");
+            s.failed
+                .extend(wanted.iter().map(|g| (g.group.clone(), e.clone())));
+            return s;
+        }
+    };
+    for g in wanted.iter().filter(|g| refused.contains(&g.group)) {
+        s.failed.push((g.group.clone(), format!(
+            "table {} holds routes the program did not make: give group {} another \"table\" in its \"route\"",
+            g.table, g.group
+        )));
+    }
+    let wanted: Vec<GroupRoute> = wanted
+        .iter()
+        .filter(|g| !refused.contains(&g.group))
+        .cloned()
+        .collect();
     for v6 in [false, true] {
-        if let Err(e) = sync_family(wanted, v6, &mut s) {
+        if let Err(e) = sync_family(&wanted, v6, &mut s) {
             let e = format!("reading the kernel's rules and routes: {e}");
             s.failed
                 .extend(wanted.iter().map(|g| (g.group.clone(), e.clone())));
@@ -227,24 +248,21 @@ fn foreign_tables(
         .collect()
 }
 
+/// The groups whose table is in foreign use, in either family.
+fn refused(wanted: &[GroupRoute]) -> io::Result<Vec<String>> {
+    let (mut all, mut rules) = (Vec::new(), Vec::new());
+    for fam in [AF_INET, AF_INET6] {
+        all.extend(routes(fam)?);
+        rules.extend(our_rules(fam)?);
+    }
+    Ok(foreign_tables(wanted, &all, &rules))
+}
+
 fn sync_family(wanted: &[GroupRoute], v6: bool, s: &mut Synced) -> io::Result<()> {
     let family = family_of(v6);
     let ip = if v6 { "ip -6" } else { "ip" };
     let all = routes(family)?;
     let existing = our_rules(family)?;
-    let refused = foreign_tables(wanted, &all, &existing);
-    for g in wanted.iter().filter(|g| refused.contains(&g.group)) {
-        s.failed.push((g.group.clone(), format!(
-            "table {} holds {ip} routes the program did not make: give group {} another \"table\" in its \"route\"",
-            g.table, g.group
-        )));
-    }
-    let wanted: Vec<GroupRoute> = wanted
-        .iter()
-        .filter(|g| !refused.contains(&g.group))
-        .cloned()
-        .collect();
-    let wanted = &wanted[..];
     let want: Vec<RuleSpec> = wanted_rules(wanted, v6).into_iter().map(|r| r.1).collect();
     let (del, add) = plan(&existing, &want);
     let group_of = |table: u32| {

@@ -58,6 +58,15 @@ fn far_side_packets(nft: &std::path::Path) -> [u64; 2] {
     [n("149.154.167.99"), n("198.51.100.7")]
 }
 
+/// `ip ARGS`' output, empty when it fails (a table that does not exist yet).
+fn ip_maybe(args: &[&str]) -> String {
+    let o = Command::new(find("ip").expect("ip (iproute2)"))
+        .args(args)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
 /// Lines of `ip [-6] rule` and `ip [-6] route show table 100` that are ours.
 fn ours() -> [usize; 4] {
     let count = |s: String, pat: &str| s.lines().filter(|l| l.contains(pat)).count();
@@ -71,11 +80,11 @@ fn ours() -> [usize; 4] {
             "27100:\tfrom all fwmark 0x100/0xff00 lookup 100",
         ),
         count(
-            ip_out(&["route", "show", "table", "100"]),
+            ip_maybe(&["route", "show", "table", "100"]),
             "default dev v0 proto 241",
         ),
         count(
-            ip_out(&["-6", "route", "show", "table", "100"]),
+            ip_maybe(&["-6", "route", "show", "table", "100"]),
             "default dev v0 proto 241",
         ),
     ]
@@ -168,6 +177,19 @@ fn a_group_routed_via_an_interface_end_to_end() {
         "{out}"
     );
 
+    // v0 down: the kernel drops its routes; explain names the group's interface.
+    crate::explain::ip(&["link", "set", "v0", "down"]);
+    let o = t.run(&["explain", "149.154.167.99"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("but v0 is down or does not exist (no route via it in table 100)"),
+        "{out}"
+    );
+    crate::explain::ip(&["link", "set", "v0", "up"]);
+    ok(&t, &["render", "--load-only"]);
+    assert_eq!(ours(), [1, 1, 1, 1]);
+
     // The route taken out of the file: only what the program made goes.
     let mut cfg = cfg;
     cfg["groups"]["vpn"]
@@ -215,4 +237,51 @@ fn a_group_routed_via_an_interface_end_to_end() {
     );
     let cfg = std::fs::read_to_string(t.file("config.json")).unwrap();
     assert!(!cfg.contains("vpn"), "{cfg}");
+}
+
+/// A table that holds a route the program did not make is refused: the group's load
+/// output fails naming it (as any failed output: exit 1 here, `status` and `/health`
+/// in the daemon), its sets stay loaded, and nothing of the foreign table changes.
+#[test]
+fn a_table_in_foreign_use_fails_the_output_and_keeps_the_sets() {
+    if let Err(why) = namespace() {
+        return cannot_run(&why);
+    }
+    let t = TestDir::new();
+    let mut d = db::open(&t.paths()).unwrap();
+    let now = ripe_cidr_collector::util::unix_now();
+    d.merge_source(
+        Kind::Asn,
+        "62041",
+        &["149.154.160.0/20".to_string()],
+        now,
+        7,
+    )
+    .unwrap();
+    drop(d);
+    t.config(&serde_json::json!({
+        "groups": {"vpn": {"asns": ["62041"], "mark": "0x100", "mark_mask": "0xff00",
+                           "route": {"via": "lo", "table": 100}}},
+        "outputs": [{"load": "nft", "group": "vpn"}]
+    }));
+    crate::explain::ip(&["link", "set", "lo", "up"]);
+    crate::explain::ip(&["route", "add", "10.9.0.0/16", "dev", "lo", "table", "100"]);
+    let o = t.run(&["render", "--load-only"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("table 100 holds routes the program did not make"),
+        "{err}"
+    );
+    assert_eq!(ours(), [0, 0, 0, 0]);
+    let nft = find("nft").unwrap();
+    let set = Command::new(&nft)
+        .args(["list", "set", "inet", "ripe_cidr", "vpn_v4"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&set.stdout).contains("149.154.160.0/20"));
+    assert_eq!(
+        ip_out(&["route", "show", "table", "100"]).trim(),
+        "10.9.0.0/16 dev lo scope link"
+    );
 }
