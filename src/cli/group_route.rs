@@ -29,9 +29,10 @@ const INIT: &str = "/etc/init.d/ripe-cidr-collector";
 fn routes_changed() {
     #[cfg(not(feature = "routes"))]
     if std::path::Path::new(INIT).exists() {
-        let cmd = format!("{INIT} routes");
-        if let Err(e) = crate::outputs::run_shell(&cmd, std::time::Duration::from_secs(60)) {
-            log::warn!("netifd's rule and route sections: {e}");
+        match std::process::Command::new(INIT).arg("routes").status() {
+            Ok(s) if s.success() => {}
+            Ok(s) => log::warn!("`{INIT} routes` failed ({s}): netifd's sections not rewritten"),
+            Err(e) => log::warn!("`{INIT} routes` could not start: {e}"),
         }
     }
 }
