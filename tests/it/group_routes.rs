@@ -8,7 +8,7 @@ use std::process::Command;
 use ripe_cidr_collector::db;
 use ripe_cidr_collector::source::Kind;
 
-use crate::common::{cannot_run, TestDir};
+use crate::common::{cannot_run, ripe_body, FakeServer, Reply, TestDir};
 use crate::netlink::{find, namespace};
 
 fn ip_out(args: &[&str]) -> String {
@@ -96,13 +96,14 @@ fn a_group_routed_via_an_interface_end_to_end() {
         return cannot_run(&why);
     }
     let t = TestDir::new();
-    let mut d = db::open(&t.paths()).unwrap();
-    let now = ripe_cidr_collector::util::unix_now();
+    // A fake RIPEstat on this namespace's loopback (the server's thread is in it).
+    crate::explain::ip(&["link", "set", "lo", "up"]);
     let tg = ["149.154.160.0/20", "2001:b28:f23d::/48"]
         .map(String::from)
         .to_vec();
-    d.merge_source(Kind::Asn, "62041", &tg, now, 7).unwrap();
-    drop(d);
+    let body = ripe_body(&tg);
+    let server = FakeServer::start(move |_| Reply::json(200, body.clone()));
+    t.config(&serde_json::json!({"ripe": {"url": server.url("/data.json")}}));
     // The first hour: the group, its route via an interface not there yet, a source.
     let err = ok(&t, &["group", "add", "vpn", "--via", "v0"]);
     assert!(err.contains("interface v0 does not exist (yet)"), "{err}");
@@ -122,12 +123,11 @@ fn a_group_routed_via_an_interface_end_to_end() {
         serde_json::json!([{"load": "nft", "group": "vpn"}])
     );
 
-    crate::explain::ip(&["link", "set", "lo", "up"]);
     crate::explain::ip(&["link", "add", "v0", "type", "veth", "peer", "name", "v1"]);
     crate::explain::ip(&["link", "set", "v1", "up"]);
     crate::explain::ip(&["link", "set", "v0", "up"]);
     crate::explain::ip(&["addr", "add", "192.0.2.1/24", "dev", "v0"]);
-    ok(&t, &["render", "--load-only"]);
+    ok(&t, &["run"]);
     assert_eq!(ours(), [1, 1, 1, 1], "{}", ip_out(&["rule"]));
     // A second run adds no duplicates; foreign rules and routes are left alone.
     crate::explain::ip(&[
