@@ -180,6 +180,7 @@ fn list_json_is_the_apis_answer() {
         serde_json::from_str(&ok(&t, &["group", "list", "--json"])).unwrap();
     assert_eq!(groups["groups"][1]["name"], "video");
     assert_eq!(groups["groups"][1]["mark"], "0x200");
+    assert_eq!(groups["groups"][1]["route"], serde_json::Value::Null);
     assert_eq!(
         groups["groups"][1]["exclude"],
         serde_json::json!(["192.168.0.0/16"])
@@ -209,11 +210,19 @@ fn routes_and_marks_that_cannot_work_are_refused() {
         assert!(err.contains(bad), "{args:?} must name {bad}: {err}");
         assert_eq!(std::fs::read(t.file("config.json")).unwrap(), before);
     }
-    // `--via` alone: the next free mark, a table, a load output.
+    // `--via` alone: the next free mark, a table, a load output; `group list --json`
+    // (GET /groups) shows the route.
     ok(&t, &["group", "add", "vpn", "--via", "wg9"]);
     let c = config(&t);
     assert_eq!(c["groups"]["vpn"]["mark"], "0x200", "{c}");
     assert_eq!(c["groups"]["vpn"]["route"]["via"], "wg9", "{c}");
+    let table = c["groups"]["vpn"]["route"]["table"].clone();
+    let listed: serde_json::Value =
+        serde_json::from_str(&ok(&t, &["group", "list", "--json"])).unwrap();
+    assert_eq!(
+        listed["groups"][2]["route"],
+        serde_json::json!({"via": "wg9", "gateway": null, "table": table})
+    );
     for (cfg, bad) in [
         (
             serde_json::json!({"groups": {"a": {"route": {"via": "wg0", "table": 100}}}}),
