@@ -217,6 +217,11 @@ fn routes_and_marks_that_cannot_work_are_refused() {
     assert_eq!(c["groups"]["vpn"]["mark"], "0x200", "{c}");
     assert_eq!(c["groups"]["vpn"]["route"]["via"], "wg9", "{c}");
     let table = c["groups"]["vpn"]["route"]["table"].clone();
+    let checked = ok(&t, &["check"]);
+    assert!(
+        checked.contains(&format!("    route: via wg9, table {table}\n")),
+        "{checked}"
+    );
     let listed: serde_json::Value =
         serde_json::from_str(&ok(&t, &["group", "list", "--json"])).unwrap();
     assert_eq!(
