@@ -258,19 +258,20 @@ fn refused(wanted: &[GroupRoute]) -> io::Result<Vec<String>> {
     Ok(foreign_tables(wanted, &all, &rules))
 }
 
-fn sync_family(wanted: &[GroupRoute], v6: bool, s: &mut Synced) -> io::Result<()> {
-    let family = family_of(v6);
+/// The group whose route uses `table` ("" for none: a removed group's).
+fn group_of(wanted: &[GroupRoute], table: u32) -> String {
+    wanted
+        .iter()
+        .find(|g| g.table == table)
+        .map_or_else(String::new, |g| g.group.clone())
+}
+
+/// The rules of one family: the program's own brought to what `wanted` says.
+fn sync_rules(wanted: &[GroupRoute], v6: bool, s: &mut Synced) -> io::Result<()> {
     let ip = if v6 { "ip -6" } else { "ip" };
-    let all = routes(family)?;
-    let existing = our_rules(family)?;
+    let existing = our_rules(family_of(v6))?;
     let want: Vec<RuleSpec> = wanted_rules(wanted, v6).into_iter().map(|r| r.1).collect();
     let (del, add) = plan(&existing, &want);
-    let group_of = |table: u32| {
-        wanted
-            .iter()
-            .find(|g| g.table == table)
-            .map_or_else(String::new, |g| g.group.clone())
-    };
     for (is_add, r) in del
         .iter()
         .map(|r| (false, r))
@@ -284,9 +285,18 @@ fn sync_family(wanted: &[GroupRoute], v6: bool, s: &mut Synced) -> io::Result<()
                 "`{ip} rule {what} fwmark {:#x}/{:#x} table {} priority {}`: {e}",
                 r.mark, r.mask, r.table, r.priority
             );
-            s.failed.push((group_of(r.table), msg));
+            s.failed.push((group_of(wanted, r.table), msg));
         }
     }
+    Ok(())
+}
+
+/// Rules, then routes, of one family.
+fn sync_family(wanted: &[GroupRoute], v6: bool, s: &mut Synced) -> io::Result<()> {
+    sync_rules(wanted, v6, s)?;
+    let family = family_of(v6);
+    let ip = if v6 { "ip -6" } else { "ip" };
+    let all = routes(family)?;
     let mut want = Vec::new();
     for g in wanted.iter().filter(|g| g.route.carries(v6)) {
         match index_of(&g.route.via) {
@@ -326,7 +336,7 @@ fn sync_family(wanted: &[GroupRoute], v6: bool, s: &mut Synced) -> io::Result<()
                     .find(|g| g.table == r.table)
                     .map_or("", |g| g.route.via.as_str());
                 s.warnings.push((
-                    group_of(r.table),
+                    group_of(wanted, r.table),
                     format!(
                         "interface {via} is down: no {ip} route in table {} until it is up",
                         r.table
@@ -336,7 +346,7 @@ fn sync_family(wanted: &[GroupRoute], v6: bool, s: &mut Synced) -> io::Result<()
             Err(e) => {
                 let what = if is_add { "add" } else { "del" };
                 s.failed.push((
-                    group_of(r.table),
+                    group_of(wanted, r.table),
                     format!(
                         "`{ip} route {what} default table {} proto {RTPROT_OURS}`: {e}",
                         r.table
