@@ -14,8 +14,10 @@ use crate::db;
 use crate::status::KernelSet;
 
 pub mod dnsmasq;
+mod loaded;
 #[cfg(feature = "routes")]
 mod routes;
+pub use loaded::loads_only;
 
 /// Renders every output and runs its command. Returns the failures, keyed by path; a
 /// failing output never stops the others.
@@ -44,11 +46,30 @@ pub fn render_all_sets(
     outputs: &[OutputConfig],
     memory: Option<&Memory>,
 ) -> (Vec<(String, String)>, Vec<Loaded>) {
-    let (mut failures, mut sets) = (Vec::new(), Vec::new());
     if outputs.is_empty() {
-        return (failures, sets);
+        return (Vec::new(), Vec::new());
     }
     let _one_at_a_time = lock_outputs(paths);
+    render_locked(paths, outputs, memory, false)
+}
+
+/// `render --load-only` (the firewall include): `outputs` (their [`loads_only`]),
+/// unless the sets hold what they would load already (the daemon
+/// loaded them while this waited for the lock; see `loaded`). The failures.
+pub fn load_unless_current(paths: &Paths, outputs: &[OutputConfig]) -> Vec<(String, String)> {
+    let _one_at_a_time = lock_outputs(paths);
+    render_locked(paths, outputs, None, true).0
+}
+
+/// [`render_all_sets`] with the outputs' lock held; with `skip_current`, nothing when
+/// the sets are current.
+fn render_locked(
+    paths: &Paths,
+    outputs: &[OutputConfig],
+    memory: Option<&Memory>,
+    skip_current: bool,
+) -> (Vec<(String, String)>, Vec<Loaded>) {
+    let (mut failures, mut sets) = (Vec::new(), Vec::new());
     let db = match db::open(paths) {
         Ok(db) => db,
         Err(e) => {
@@ -66,6 +87,27 @@ pub fn render_all_sets(
         let all = outputs.iter().map(|o| (o.name(), e.clone()));
         return (all.collect(), sets);
     }
+    let record = db
+        .generation()
+        .ok()
+        .and_then(|g| loaded::record(paths, g.0, outputs));
+    if let Some(r) = &record {
+        if skip_current && loaded::current(paths, r, outputs) {
+            log::info!("the sets are loaded from the stored values already: nothing to load");
+            // The routes are not in that record: a link that went down took its
+            // routes with it, so they are kept whether or not the sets are current.
+            #[cfg(feature = "routes")]
+            for out in outputs.iter().filter(|o| o.load.is_some()) {
+                if let Err(e) = routes::keep(paths, out) {
+                    log::error!("output {}: {e}", out.name());
+                    failures.push((out.name(), e));
+                }
+            }
+            return (failures, sets);
+        }
+        loaded::forget(paths);
+    }
+    let mut loads_ok = true;
     for out in outputs {
         let name = out.name();
         match render_one(paths, &db, out, memory) {
@@ -75,9 +117,13 @@ pub fn render_all_sets(
             }
             Err(e) => {
                 log::error!("output {name}: {e}");
+                loads_ok &= out.load.is_none();
                 failures.push((name, e));
             }
         }
+    }
+    if let (Some(r), true) = (&record, loads_ok) {
+        loaded::remember(paths, r);
     }
     (failures, sets)
 }

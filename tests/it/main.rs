@@ -66,6 +66,8 @@ mod migrate;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod netlink;
 mod openwrt;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+mod openwrt_boot;
 #[cfg(unix)]
 mod openwrt_routes;
 #[cfg(all(feature = "collect", target_os = "linux"))]
