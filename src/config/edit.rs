@@ -8,7 +8,10 @@ use crate::util::json::{Map, Value};
 
 mod groups;
 
-pub use groups::{add_exclusions, add_group, remove_exclusions, remove_group, GroupAdded};
+pub use groups::{
+    add_exclusions, add_group, remove_exclusions, remove_group, set_route_table, GroupAdded,
+    GroupRemoved, NewGroup,
+};
 
 use super::read::read_value;
 use super::*;

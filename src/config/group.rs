@@ -18,6 +18,48 @@ pub struct Mark {
     pub mask: u32,
 }
 
+/// Where a group's marked traffic goes (`"route"`): an `ip rule fwmark MARK/MASK
+/// lookup TABLE` and a default route via `via` in that table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    /// The interface (`wg0`); it may not exist yet (a VPN comes up later).
+    pub via: String,
+    /// The next hop, if the interface needs one; its family is then the only one
+    /// routed (an IPv4 gateway cannot carry IPv6).
+    pub gateway: Option<std::net::IpAddr>,
+    /// The routing table; `None` until one is picked and written into the file.
+    pub table: Option<u32>,
+}
+
+impl Route {
+    /// Whether the route carries IPv4 (`false`) or IPv6 (`true`) traffic.
+    pub fn carries(&self, v6: bool) -> bool {
+        self.gateway.is_none_or(|g| g.is_ipv6() == v6)
+    }
+}
+
+/// A table a route may use: any but 0 (unspecified) and 253–255 (default, main,
+/// local), which belong to the kernel.
+pub fn table_allowed(t: u32) -> bool {
+    !matches!(t, 0 | 253..=255)
+}
+
+/// The first table from 100 up that is in none of `used`.
+pub fn free_table(used: &[u32]) -> u32 {
+    (100..)
+        .find(|t| table_allowed(*t) && !used.contains(t))
+        .unwrap_or(100)
+}
+
+/// `0x200/0xff00`, or `0x200` for a mark that sets every bit.
+pub fn mark_text(m: Mark) -> String {
+    if m.mask == u32::MAX {
+        format!("{:#x}", m.value)
+    } else {
+        format!("{:#x}/{:#x}", m.value, m.mask)
+    }
+}
+
 /// One group.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Group {
@@ -36,6 +78,8 @@ pub struct Group {
     pub exclude: Vec<IpNet>,
     /// The routing mark of its traffic, set by the `load` output's chain.
     pub mark: Option<Mark>,
+    /// Where its marked traffic goes (`"route"`).
+    pub route: Option<Route>,
     /// Its ASNs and countries keep the ranges that are otherwise skipped as special
     /// (`"allow_special": true`; see `source::special_range`).
     pub allow_special: bool,
@@ -57,6 +101,7 @@ impl Group {
             countries: Vec::new(),
             exclude: Vec::new(),
             mark: None,
+            route: None,
             allow_special: false,
             allow_single_label: false,
             bgp_community: None,

@@ -13,9 +13,12 @@ mod dnsmasq;
 mod groups;
 mod load;
 mod outputs;
+mod route;
 mod upstreams;
 
 pub(crate) use groups::{parse_exclusion, parse_mark};
+pub use route::check_via;
+pub(crate) use route::marks_collide;
 
 pub(super) fn read_value(text: &str, path: &Path) -> Result<Value, ConfigError> {
     let parsed = crate::util::json::parse_repeats(text.as_bytes());
@@ -322,11 +325,19 @@ impl Reader<'_> {
             };
             let mut render = c.outputs[i].render.clone();
             c.bgp_defaults(&mut render);
+            let routes: Vec<_> = c
+                .groups
+                .iter()
+                .filter_map(|g| Some((g.name.clone(), g.mark?, g.route.clone()?)))
+                .collect();
             let out = &mut c.outputs[i];
             out.render = render;
             out.has_sources = has_sources;
             out.selection = selection;
             out.mark = mark.filter(|_| out.load.is_some());
+            if out.load.is_some() {
+                out.routes = routes;
+            }
         }
         Ok(())
     }

@@ -40,6 +40,8 @@ mod formats_real;
 mod formats_stacks;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod group_marks;
+#[cfg(all(feature = "api", feature = "routes", target_os = "linux"))]
+mod group_routes;
 #[cfg(all(feature = "api", feature = "collect"))]
 mod groups;
 mod healthcheck;
@@ -70,6 +72,8 @@ mod netlink;
 mod openwrt;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod openwrt_boot;
+#[cfg(unix)]
+mod openwrt_routes;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod openwrt_run;
 #[cfg(unix)]

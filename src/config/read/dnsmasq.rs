@@ -113,6 +113,7 @@ pub(super) fn output(
         kernel_timeout: None,
         max_kernel_mib: None,
         has_sources: false,
+        routes: Vec::new(),
         selection: crate::config::Selection::default(),
         mark: None,
     })

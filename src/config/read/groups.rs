@@ -14,6 +14,7 @@ const GROUP_KEYS: &[&str] = &[
     "exclude",
     "mark",
     "mark_mask",
+    "route",
     "allow_single_label",
     "allow_special",
     "bgp_community",
@@ -77,6 +78,7 @@ impl Reader<'_> {
             }
         }
         self.special_agreed(&groups)?;
+        self.routes_agree(&groups)?;
         for kind in Kind::ALL {
             let all: Vec<&String> = groups.iter().flat_map(|g| g.sources(kind)).collect();
             let repeated = crate::util::repeats(&all);
@@ -142,6 +144,7 @@ impl Reader<'_> {
         }
         g.exclude = self.exclusions(o, &prefix, &format!("group {name}"))?;
         g.mark = self.mark(o, &prefix)?;
+        g.route = self.route(o, &prefix)?;
         g.allow_special = self.flag(o, &prefix, "allow_special")?;
         g.allow_single_label = self.single_label(o, &prefix)?;
         g.bgp_community = self.word(o, &prefix, "bgp_community")?;

@@ -76,6 +76,7 @@ impl Reader<'_> {
             kernel_timeout: None,
             max_kernel_mib: None,
             has_sources: false,
+            routes: Vec::new(),
         })
     }
 
