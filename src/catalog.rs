@@ -8,7 +8,7 @@
 //! error naming the entry and the field, and the configuration that uses it is
 //! refused as a broken `config.json` is ("Never a wrong list").
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::source;
 use crate::util::json::{Map, Value, Writer};
@@ -179,23 +179,22 @@ impl Catalog {
     /// (`catalog.path`, relative to the configuration's directory), else
     /// `services.json` beside the configuration when there is one, else the built-in.
     /// The error names the file.
-    pub fn load(config: &Path, named: Option<&str>) -> Result<Catalog, (String, String)> {
+    pub fn load(config: &Path, named: Option<&str>) -> Result<Catalog, (PathBuf, String)> {
         let dir = config.parent().unwrap_or(Path::new(""));
         let path = match named {
             Some(n) => dir.join(n),
             None => dir.join("services.json"),
         };
-        let shown = path.display().to_string();
         match crate::util::read_text_capped(&path, MAX_CATALOG_BYTES) {
-            Ok(Some(text)) => Catalog::parse(&text).map_err(|e| (shown, e.to_string())),
+            Ok(Some(text)) => Catalog::parse(&text).map_err(|e| (path, e.to_string())),
             Ok(None) => Err((
-                shown,
+                path,
                 format!("larger than the limit of {MAX_CATALOG_BYTES} bytes for the catalog"),
             )),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && named.is_none() => {
                 Ok(Catalog::builtin())
             }
-            Err(e) => Err((shown, crate::util::io_reason(&e))),
+            Err(e) => Err((path, crate::util::io_reason(&e))),
         }
     }
 }

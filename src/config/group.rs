@@ -42,6 +42,12 @@ pub struct Group {
     /// Host names of one label (`com`, `localhost`) are taken
     /// (`"allow_single_label": true`).
     pub allow_single_label: bool,
+    /// The catalog services it names (`"services"`), whose sources are in the lists
+    /// above as if named there.
+    pub services: Vec<String>,
+    /// The sources of the lists above that only its services name (not written back
+    /// into the file's lists).
+    pub brought: Vec<(Kind, String)>,
 }
 
 impl Group {
@@ -57,6 +63,8 @@ impl Group {
             mark: None,
             allow_special: false,
             allow_single_label: false,
+            services: Vec::new(),
+            brought: Vec::new(),
         }
     }
 
@@ -92,9 +100,24 @@ impl Group {
         }
     }
 
-    /// Whether it names `source`.
+    /// Whether it names `source`, by hand or through a service.
     pub fn has(&self, kind: Kind, source: &str) -> bool {
         self.sources(kind).iter().any(|s| s == source)
+    }
+
+    /// Whether it names `source` by hand (in its own list in the file).
+    pub fn names_own(&self, kind: Kind, source: &str) -> bool {
+        self.has(kind, source) && !self.brought.iter().any(|(k, s)| *k == kind && s == source)
+    }
+
+    /// Brings the sources of `service` into its lists, each once.
+    pub(crate) fn bring(&mut self, service: &crate::catalog::Service) {
+        for (kind, source) in service.brings() {
+            if !self.has(kind, source) {
+                self.sources_mut(kind).push(source.to_string());
+                self.brought.push((kind, source.to_string()));
+            }
+        }
     }
 }
 
@@ -293,6 +316,27 @@ impl Config {
             })
             .collect::<Result<_, UnknownGroup>>()?;
         Ok(Selection { parts })
+    }
+
+    /// The services that bring a source into some group, each once, in catalog
+    /// order: the provenance shown beside it (`"services": ["telegram"]`).
+    pub fn services_of(&self, kind: Kind, source: &str) -> Vec<&str> {
+        self.catalog
+            .services
+            .iter()
+            .filter(|s| s.has(kind, source))
+            .filter(|s| self.groups.iter().any(|g| g.services.contains(&s.name)))
+            .map(|s| s.name.as_str())
+            .collect()
+    }
+
+    /// The groups that name a service, in configuration order.
+    pub fn groups_of_service(&self, name: &str) -> Vec<&str> {
+        self.groups
+            .iter()
+            .filter(|g| g.services.iter().any(|s| s == name))
+            .map(|g| g.name.as_str())
+            .collect()
     }
 
     /// The groups that name a source, in configuration order (`default` first).
