@@ -324,10 +324,24 @@ impl Config {
         self.catalog
             .services
             .iter()
-            .filter(|s| s.has(kind, source))
             .filter(|s| self.groups.iter().any(|g| g.services.contains(&s.name)))
+            .filter(|s| s.has(kind, source))
             .map(|s| s.name.as_str())
             .collect()
+    }
+
+    /// The services behind every source they bring, for listings that ask for many
+    /// sources (computed once, then found by binary search).
+    pub fn provenance(&self) -> Provenance {
+        let mut v: Vec<(Kind, String, String)> = Vec::new();
+        for s in &self.catalog.services {
+            if !self.groups.iter().any(|g| g.services.contains(&s.name)) {
+                continue;
+            }
+            v.extend(s.brings().map(|(k, src)| (k, src.to_string(), s.name.clone())));
+        }
+        v.sort_unstable();
+        Provenance(v)
     }
 
     /// The groups that name a service, in configuration order.
@@ -346,5 +360,41 @@ impl Config {
             .filter(|g| g.has(kind, source))
             .map(|g| g.name.as_str())
             .collect()
+    }
+}
+
+/// Which services brought each source (see [`Config::provenance`]): `(kind, source,
+/// service)`, sorted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Provenance(Vec<(Kind, String, String)>);
+
+impl Provenance {
+    /// The services that bring `(kind, source)`, by name.
+    pub fn of<'a>(&'a self, kind: Kind, source: &'a str) -> impl Iterator<Item = &'a str> {
+        let start = self
+            .0
+            .partition_point(|(k, s, _)| (*k, s.as_str()) < (kind, source));
+        self.0[start..]
+            .iter()
+            .take_while(move |(k, s, _)| *k == kind && s == source)
+            .map(|(_, _, name)| name.as_str())
+    }
+
+    /// `,"services":["telegram"]` after a source's other fields; nothing when no
+    /// service brings it.
+    pub fn push_json(&self, out: &mut Vec<u8>, kind: Kind, source: &str) {
+        for (i, name) in self.of(kind, source).enumerate() {
+            out.extend_from_slice(if i == 0 { b",\"services\":[" } else { b"," });
+            crate::util::json::push_string(out, name);
+        }
+        if self.of(kind, source).next().is_some() {
+            out.push(b']');
+        }
+    }
+
+    /// The text forms' column: `service:telegram,youtube`, or `None`.
+    pub fn text(&self, kind: Kind, source: &str) -> Option<String> {
+        let names: Vec<&str> = self.of(kind, source).collect();
+        (!names.is_empty()).then(|| format!("service:{}", names.join(",")))
     }
 }

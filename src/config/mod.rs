@@ -23,7 +23,7 @@ pub use edit::{
     add_exclusions, add_group, add_services, add_source, add_sources, remove_exclusions,
     remove_group, remove_service, remove_source, remove_sources, GroupAdded,
 };
-pub use group::{Group, Mark, Part, Selected, Selection, SourceMatch, UnknownGroup};
+pub use group::{Group, Mark, Part, Provenance, Selected, Selection, SourceMatch, UnknownGroup};
 pub use read::{api::parse_listen, from_value, parse};
 pub(crate) use read::{parse_exclusion, parse_mark};
 
