@@ -31,7 +31,14 @@ pub fn run(
         .selection(g)
         .map_err(|e| CliError::Usage(format!("--group: {e}")))?;
     let db = db::open(paths)?;
-    let (out, notes) = changes::render_noted(&db, &since, filter, Some(&selection), &cfg.provenance(), json)?;
+    let (out, notes) = changes::render_noted(
+        &db,
+        &since,
+        filter,
+        Some(&selection),
+        &cfg.provenance(),
+        json,
+    )?;
     print(&out)?;
     super::output::notes(&notes);
     Ok(Outcome::Success)

@@ -338,7 +338,10 @@ impl Config {
             if !self.groups.iter().any(|g| g.services.contains(&s.name)) {
                 continue;
             }
-            v.extend(s.brings().map(|(k, src)| (k, src.to_string(), s.name.clone())));
+            v.extend(
+                s.brings()
+                    .map(|(k, src)| (k, src.to_string(), s.name.clone())),
+            );
         }
         v.sort_unstable();
         Provenance(v)

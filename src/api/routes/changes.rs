@@ -59,7 +59,8 @@ pub(super) fn changes(q: &ChangesQuery, target: &str, ctx: &Context) -> Result<R
     // The target names the query; the key adds config.json's state (the selection).
     let key = super::files::answer_key(ctx, target);
     let held = ctx.answers.render(estimate, key, || {
-        let render = |db: &_| changes::render(db, &q.since, q.filter, Some(&selection), &prov, true);
+        let render =
+            |db: &_| changes::render(db, &q.since, q.filter, Some(&selection), &prov, true);
         ctx.db.with(render).map_err(ApiError::from)
     })?;
     Ok(Reply::held(held))
