@@ -430,15 +430,29 @@ fn page_lists_the_catalog_per_group_and_adds_a_service() {
     let (_serve, addr) = site.t.spawn_listening(&["serve"]);
     open_page(&mut b, addr);
     let row = "section.group[data-group=\"default\"] tr[data-service=\"chat\"]";
-    assert!(b.wait_for(&format!("!!document.querySelector('{row}')"), Duration::from_secs(10)));
+    assert!(b.wait_for(
+        &format!("!!document.querySelector('{row}')"),
+        Duration::from_secs(10)
+    ));
     let shown = text(&mut b, row);
-    assert!(shown.contains(evil) && shown.contains("<b>bold</b>"), "{shown}");
+    assert!(
+        shown.contains(evil) && shown.contains("<b>bold</b>"),
+        "{shown}"
+    );
     assert!(shown.contains("1 ASN, 1 host name"), "{shown}");
-    assert_eq!(b.eval("document.querySelectorAll('#groups img, #groups b b').length"), json!(0));
-    b.eval(&format!("document.querySelector('{row} button').click(); true"));
+    assert_eq!(
+        b.eval("document.querySelectorAll('#groups img, #groups b b').length"),
+        json!(0)
+    );
+    b.eval(&format!(
+        "document.querySelector('{row} button').click(); true"
+    ));
     let added = "section.group[data-group=\"default\"] tr[data-source=\"64501\"]";
     assert!(
-        b.wait_for(&format!("!!document.querySelector('{added}')"), Duration::from_secs(10)),
+        b.wait_for(
+            &format!("!!document.querySelector('{added}')"),
+            Duration::from_secs(10)
+        ),
         "{}",
         text(&mut b, "body")
     );
