@@ -47,7 +47,7 @@ pub fn render_all_sets(
         return (failures, sets);
     }
     let _one_at_a_time = lock_outputs(paths);
-    let db = match db::open(paths) {
+    let db = match db::open_read(paths) {
         Ok(db) => db,
         Err(e) => {
             let all = outputs.iter().map(|o| (o.name(), e.to_string()));

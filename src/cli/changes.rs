@@ -29,7 +29,7 @@ pub fn run(
     let selection = crate::config::load_logged(&paths.config())?
         .selection(g)
         .map_err(|e| CliError::Usage(format!("--group: {e}")))?;
-    let db = db::open(paths)?;
+    let db = db::open_read(paths)?;
     let (out, notes) = changes::render_noted(&db, &since, filter, Some(&selection), json)?;
     print(&out)?;
     super::output::notes(&notes);

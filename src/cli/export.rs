@@ -26,7 +26,7 @@ pub fn run(
     let selection = cfg
         .selection(&options.group)
         .map_err(|e| CliError::Usage(format!("--group: {e}")))?;
-    let db = db::open(paths)?;
+    let db = db::open_read(paths)?;
     listing::check_not_emptied(paths, &db)??;
     let bytes = if details {
         inspect::details::render(&db, &selection, options, None)?

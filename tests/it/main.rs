@@ -69,6 +69,8 @@ mod openwrt_run;
 #[cfg(unix)]
 mod packaging;
 #[cfg(all(feature = "collect", target_os = "linux"))]
+mod read_only;
+#[cfg(all(feature = "collect", target_os = "linux"))]
 mod redirects;
 #[cfg(unix)]
 mod release;
