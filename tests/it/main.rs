@@ -63,6 +63,8 @@ mod luci_settings;
 mod migrate;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod netlink;
+#[cfg(all(feature = "api", feature = "collect", target_os = "linux"))]
+mod new_user;
 mod openwrt;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod openwrt_run;
