@@ -290,3 +290,46 @@ fn the_documented_page_size_is_current() {
         );
     }
 }
+
+/// `fuzz/` is a workspace of its own: its lock file is committed (else the next
+/// `cargo update` there pulls new versions that may break `clippy -D warnings`), and
+/// names the versions of the main lock for every package both use.
+#[test]
+fn the_fuzz_lock_file_is_committed_and_agrees() {
+    let read = |f: &str| std::fs::read_to_string(root().join(f)).unwrap_or_default();
+    let packages = |text: &str| -> Vec<(String, String)> {
+        text.split("[[package]]")
+            .filter_map(|p| {
+                let field = |k: &str| {
+                    p.lines()
+                        .find_map(|l| l.strip_prefix(&format!("{k} = \"")))
+                        .map(|v| v.trim_end_matches('"').to_string())
+                };
+                Some((field("name")?, field("version")?))
+            })
+            .collect()
+    };
+    let fuzz = packages(&read("fuzz/Cargo.lock"));
+    assert!(
+        fuzz.iter().any(|(n, _)| n == "libfuzzer-sys"),
+        "no fuzz/Cargo.lock"
+    );
+    let main = packages(&read("Cargo.lock"));
+    for (name, version) in &fuzz {
+        let in_main: Vec<&String> = main
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| v)
+            .collect();
+        assert!(
+            in_main.is_empty() || in_main.contains(&version),
+            "fuzz/Cargo.lock has {name} {version}, Cargo.lock {in_main:?}"
+        );
+    }
+    assert!(
+        !read("fuzz/.gitignore")
+            .lines()
+            .any(|l| l.trim() == "/Cargo.lock"),
+        "fuzz/.gitignore leaves out its lock file"
+    );
+}
