@@ -26,6 +26,7 @@ mod omitted;
 mod pool;
 mod read;
 mod readonly;
+mod room;
 mod schema;
 mod select;
 pub mod snapshot;
