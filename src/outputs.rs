@@ -13,7 +13,11 @@ use crate::config::{OutputConfig, Paths};
 use crate::db;
 use crate::status::KernelSet;
 
+#[cfg(feature = "bgp")]
+pub mod bird;
 pub mod dnsmasq;
+mod loaded;
+pub use loaded::loads_only;
 
 /// Renders every output and runs its command. Returns the failures, keyed by path; a
 /// failing output never stops the others.
@@ -42,11 +46,30 @@ pub fn render_all_sets(
     outputs: &[OutputConfig],
     memory: Option<&Memory>,
 ) -> (Vec<(String, String)>, Vec<Loaded>) {
-    let (mut failures, mut sets) = (Vec::new(), Vec::new());
     if outputs.is_empty() {
-        return (failures, sets);
+        return (Vec::new(), Vec::new());
     }
     let _one_at_a_time = lock_outputs(paths);
+    render_locked(paths, outputs, memory, false)
+}
+
+/// `render --load-only` (the firewall include): `outputs` (their [`loads_only`]),
+/// unless the sets hold what they would load already (the daemon
+/// loaded them while this waited for the lock; see `loaded`). The failures.
+pub fn load_unless_current(paths: &Paths, outputs: &[OutputConfig]) -> Vec<(String, String)> {
+    let _one_at_a_time = lock_outputs(paths);
+    render_locked(paths, outputs, None, true).0
+}
+
+/// [`render_all_sets`] with the outputs' lock held; with `skip_current`, nothing when
+/// the sets are current.
+fn render_locked(
+    paths: &Paths,
+    outputs: &[OutputConfig],
+    memory: Option<&Memory>,
+    skip_current: bool,
+) -> (Vec<(String, String)>, Vec<Loaded>) {
+    let (mut failures, mut sets) = (Vec::new(), Vec::new());
     let db = match db::open_read(paths) {
         Ok(db) => db,
         Err(e) => {
@@ -64,6 +87,18 @@ pub fn render_all_sets(
         let all = outputs.iter().map(|o| (o.name(), e.clone()));
         return (all.collect(), sets);
     }
+    let record = db
+        .generation()
+        .ok()
+        .and_then(|g| loaded::record(paths, g.0, outputs));
+    if let Some(r) = &record {
+        if skip_current && loaded::current(paths, r, outputs) {
+            log::info!("the sets are loaded from the stored values already: nothing to load");
+            return (failures, sets);
+        }
+        loaded::forget(paths);
+    }
+    let mut loads_ok = true;
     for out in outputs {
         let name = out.name();
         match render_one(&db, out, memory) {
@@ -73,9 +108,13 @@ pub fn render_all_sets(
             }
             Err(e) => {
                 log::error!("output {name}: {e}");
+                loads_ok &= out.load.is_none();
                 failures.push((name, e));
             }
         }
+    }
+    if let (Some(r), true) = (&record, loads_ok) {
+        loaded::remember(paths, r);
     }
     (failures, sets)
 }
@@ -109,6 +148,17 @@ fn render_one(
             .map_err(|e| e.to_string());
     }
     let mut loaded = None;
+    #[cfg(feature = "bgp")]
+    if let (Some(path), crate::format::Format::Bird) = (&out.path, out.render.format) {
+        if bird::write(db, out, path)? == bird::Written::Unchanged {
+            return Ok(None);
+        }
+        if let Some(cmd) = &out.command {
+            run_shell(cmd, Duration::from_secs(out.timeout_seconds))?;
+        }
+        bird::paid(path);
+        return Ok(None);
+    }
     if let Some(path) = &out.path {
         let bytes = crate::listing::render_selection(db, &out.selection, &out.render)
             .map_err(|e| e.to_string())?;

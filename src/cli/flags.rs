@@ -317,6 +317,18 @@ pub(super) static FLAGS: &[Flag] = &[
                a gateway address (bird: also blackhole)",
     },
     Flag {
+        long: "community",
+        short: None,
+        scope: Scope::Only(&[Export]),
+        action: Value("C", |a, v| {
+            a.options.community = Some(parsed(v, "--community")?);
+            Ok(())
+        }),
+        help: "the BGP community each bird route carries, 65000:100\n\
+               or large 65000:1:100 (default: the group's\n\
+               bgp_community)",
+    },
+    Flag {
         long: "comment",
         short: None,
         scope: Scope::Only(&[Export]),

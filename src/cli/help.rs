@@ -143,7 +143,7 @@ static TEXTS: &[Text] = &[
         name: "export",
         synopsis: "[--type TYPE] [--group NAME] [--format FORMAT] [--family 4|6]\n\
                  [--aggregate] [--table NAME] [--set NAME] [--via IFACE] [--comment WORD]\n\
-                 [--details] [-o FILE]",
+                 [--community C] [--details] [-o FILE]",
         summary: "print the stored addresses (or write FILE atomically);\n\
                  --details (with --format json): sources and times\n\
                  of each value",

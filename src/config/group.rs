@@ -42,6 +42,8 @@ pub struct Group {
     /// Host names of one label (`com`, `localhost`) are taken
     /// (`"allow_single_label": true`).
     pub allow_single_label: bool,
+    /// The BGP community its `bird` routes carry (`"bgp_community"`).
+    pub bgp_community: Option<crate::format::Community>,
 }
 
 impl Group {
@@ -57,6 +59,7 @@ impl Group {
             mark: None,
             allow_special: false,
             allow_single_label: false,
+            bgp_community: None,
         }
     }
 
@@ -90,6 +93,11 @@ impl Group {
             Kind::Feed => &mut self.feeds,
             Kind::Country => &mut self.countries,
         }
+    }
+
+    /// Whether it names any source.
+    pub fn has_sources(&self) -> bool {
+        Kind::ALL.iter().any(|&k| !self.sources(k).is_empty())
     }
 
     /// Whether it names `source`.
@@ -213,6 +221,15 @@ impl Config {
     /// The group called `name`.
     pub fn group(&self, name: &str) -> Option<&Group> {
         self.groups.iter().find(|g| g.name == name)
+    }
+
+    /// Gives a `bird` listing of a group the group's `bgp_community`, unless a
+    /// community was asked for (a one-off `--community` / `community=`). `*` has none:
+    /// its groups may carry different ones.
+    pub fn bgp_defaults(&self, opts: &mut crate::format::RenderOptions) {
+        if opts.format == crate::format::Format::Bird && opts.community.is_none() {
+            opts.community = self.group(&opts.group).and_then(|g| g.bgp_community);
+        }
     }
 
     /// The group `default` (always there).

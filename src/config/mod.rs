@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use crate::format::{Family, Format, RenderOptions, TypeFilter};
 use crate::source::Kind;
 
+#[cfg(test)]
+mod bgp_tests;
 mod check;
 mod edit;
 mod group;
@@ -256,6 +258,9 @@ pub struct OutputConfig {
     pub kernel_timeout: Option<u32>,
     /// For a `load` output: `max_kernel_mib` (`None`: a quarter of MemTotal).
     pub max_kernel_mib: Option<u64>,
+    /// Whether its group names any source (for `*`: any group): a `bird` include
+    /// of a group with sources is never written empty.
+    pub has_sources: bool,
 }
 
 /// The `dnsmasq` output: `nftset=` (or `ipset=`) lines for a group's host names,

@@ -237,6 +237,7 @@ const ROOT_KEYS: &[&str] = &[
     "trust",
     "allow_special",
     "allow_single_label",
+    "bgp_community",
 ];
 
 /// Validates a parsed JSON document as a configuration.
@@ -315,7 +316,15 @@ impl Reader<'_> {
                 .selection(&group)
                 .map_err(|e| self.err(&format!("outputs[{i}].group"), e.to_string()))?;
             let mark = c.group(&group).and_then(|g| g.mark);
+            let has_sources = match c.group(&group) {
+                Some(g) => g.has_sources(),
+                None => c.groups.iter().any(|g| g.has_sources()),
+            };
+            let mut render = c.outputs[i].render.clone();
+            c.bgp_defaults(&mut render);
             let out = &mut c.outputs[i];
+            out.render = render;
+            out.has_sources = has_sources;
             out.selection = selection;
             out.mark = mark.filter(|_| out.load.is_some());
         }

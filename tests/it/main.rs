@@ -8,6 +8,10 @@ mod answer_budget;
 mod api;
 #[cfg(feature = "collect")]
 mod asn_upstreams;
+#[cfg(all(feature = "collect", feature = "bgp", target_os = "linux"))]
+mod bgp;
+#[cfg(all(feature = "collect", feature = "bgp", target_os = "linux"))]
+mod bgp_formats;
 #[cfg(feature = "api")]
 mod body_limits;
 #[cfg(all(feature = "api", unix))]
@@ -66,6 +70,8 @@ mod netlink;
 #[cfg(all(feature = "api", feature = "collect", target_os = "linux"))]
 mod new_user;
 mod openwrt;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+mod openwrt_boot;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod openwrt_run;
 #[cfg(unix)]

@@ -16,6 +16,7 @@ const GROUP_KEYS: &[&str] = &[
     "mark_mask",
     "allow_single_label",
     "allow_special",
+    "bgp_community",
 ];
 
 impl Reader<'_> {
@@ -51,6 +52,7 @@ impl Reader<'_> {
         default.exclude = Vec::new();
         default.allow_special = self.flag(root, "", "allow_special")?;
         default.allow_single_label = self.single_label(root, "")?;
+        default.bgp_community = self.word(root, "", "bgp_community")?;
         let mut groups = vec![default];
         match root.get("groups") {
             None | Some(Value::Null) => {}
@@ -142,6 +144,7 @@ impl Reader<'_> {
         g.mark = self.mark(o, &prefix)?;
         g.allow_special = self.flag(o, &prefix, "allow_special")?;
         g.allow_single_label = self.single_label(o, &prefix)?;
+        g.bgp_community = self.word(o, &prefix, "bgp_community")?;
         Ok(g)
     }
 
