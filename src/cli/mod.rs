@@ -116,6 +116,15 @@ pub enum SourceAction {
         /// Delete its values now instead of letting them age out.
         purge: bool,
     },
+    /// `asn search TEXT`: ASNs by their holder's name, from RIPEstat.
+    Search {
+        /// The text, checked (`source::check_search_text`).
+        text: String,
+        /// `--limit` (default 8).
+        limit: usize,
+        /// `--json`: the bytes of `GET /asn-search`.
+        json: bool,
+    },
 }
 
 /// A command.

@@ -27,6 +27,7 @@ pub fn run(paths: &Paths, kind: Kind, action: &SourceAction) -> Result<Outcome, 
             group,
             purge,
         } => drop(sources::remove_many(paths, kind, group, sources, *purge)?),
+        SourceAction::Search { text, limit, json } => return search(paths, text, *limit, *json),
     }
     Ok(Outcome::Success)
 }
@@ -67,4 +68,31 @@ fn list(paths: &Paths, kind: Kind, group: Option<&str>) -> Result<(), CliError> 
     }
     print(out.as_bytes())?;
     stored.map(drop).map_err(CliError::Store)
+}
+
+/// `asn search TEXT`: exit 0 with results, 1 with none, 3 when RIPEstat failed.
+#[cfg(feature = "collect")]
+fn search(paths: &Paths, text: &str, limit: usize, json: bool) -> Result<Outcome, CliError> {
+    use crate::collect::{ripe::names, ripe::RipeClient, Transport};
+    let cfg = config::load_logged(&paths.config())?;
+    let transport = Transport::new(&cfg.fetch, &[cfg.ripe.url.as_str()]);
+    let found = RipeClient::new(&cfg.ripe, &transport)
+        .search(text, limit)
+        .map_err(|e| CliError::Upstream(format!("asn search: RIPEstat: {e}")))?;
+    match json {
+        true => print(&names::search_json(text, &found, &cfg))?,
+        false => print(names::search_text(&found).as_bytes())?,
+    }
+    Ok(match found.is_empty() {
+        true => Outcome::NotFound,
+        false => Outcome::Success,
+    })
+}
+
+/// A build without the network parts cannot search.
+#[cfg(not(feature = "collect"))]
+fn search(_: &Paths, _: &str, _: usize, _: bool) -> Result<Outcome, CliError> {
+    Err(CliError::Usage(
+        "`asn search` needs a build with the collect feature".into(),
+    ))
 }

@@ -17,11 +17,8 @@ use super::super::fetcher::Request;
 use super::super::json::{Next, ScanError, Scanner};
 use super::{read_data, Head, RipeClient};
 
-/// Longest search text, in bytes.
-pub const MAX_TEXT: usize = 64;
-/// Candidates asked for when no limit is given, and the most that may be.
-pub const DEFAULT_LIMIT: usize = 8;
-pub const MAX_LIMIT: usize = 20;
+pub use crate::source::{check_search_text as check_text, parse_search_limit as parse_limit};
+pub use crate::source::{DEFAULT_SEARCH_LIMIT as DEFAULT_LIMIT, MAX_SEARCH_LIMIT as MAX_LIMIT};
 /// `as-overview` requests in flight at once.
 pub const PARALLEL: usize = 4;
 /// Largest answer of these calls: both are a few hundred bytes.
@@ -48,31 +45,44 @@ pub struct Found {
     pub announced: bool,
 }
 
-/// Checks a search text: not empty, at most [`MAX_TEXT`] bytes, no control
-/// characters. The error names the text (escaped).
-pub fn check_text(text: &str) -> Result<(), String> {
-    let why = if text.trim().is_empty() {
-        "is empty"
-    } else if text.len() > MAX_TEXT {
-        "is longer than 64 bytes"
-    } else if text.chars().any(char::is_control) {
-        "has control characters"
-    } else {
-        return Ok(());
-    };
-    let mut shown: String = text.chars().take(MAX_TEXT + 1).collect();
-    if shown.len() < text.len() {
-        shown.push_str("...");
+/// The answer of `asn search --json` and `GET /asn-search` (the same bytes):
+/// `{"query": ..., "asns": [{"asn", "holder", "announced", "groups"}]}`, `groups`
+/// where each ASN is configured.
+pub fn search_json(query: &str, found: &[Found], cfg: &crate::config::Config) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut w = crate::util::json::Writer::new(&mut out, false);
+    w.begin_object();
+    w.field("query", query);
+    w.key("asns");
+    w.begin_array();
+    for f in found {
+        w.begin_object();
+        w.field("asn", &f.asn);
+        w.field("holder", &f.holder);
+        w.field("announced", &f.announced);
+        w.field("groups", &cfg.groups_of(crate::source::Kind::Asn, &f.asn));
+        w.end_object();
     }
-    Err(format!("search text {shown:?} {why}"))
+    w.end_array();
+    w.end_object();
+    out.push(b'\n');
+    out
 }
 
-/// Reads a `--limit` / `limit=` value: 1 to [`MAX_LIMIT`].
-pub fn parse_limit(s: &str) -> Result<usize, String> {
-    match s.parse::<usize>() {
-        Ok(n) if (1..=MAX_LIMIT).contains(&n) => Ok(n),
-        _ => Err(format!("invalid limit {s:?}: expected 1 to {MAX_LIMIT}")),
+/// The text of `asn search`: `AS62041<TAB>holder<TAB>announced|not announced` per
+/// line. A holder's own tabs and line breaks become spaces, so one ASN stays one line.
+pub fn search_text(found: &[Found]) -> String {
+    let mut out = String::new();
+    for f in found {
+        let holder: String = f
+            .holder
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        let said = if f.announced { "announced" } else { "not announced" };
+        out.push_str(&format!("AS{}\t{holder}\t{said}\n", f.asn));
     }
+    out
 }
 
 /// The URL of data call `call` on the host and path prefix of `ripe_url`.
