@@ -85,6 +85,51 @@ pub fn search_text(found: &[Found]) -> String {
     out
 }
 
+/// Most names fetched in one run: the rest wait for the next (a first run with
+/// hundreds of ASNs must not spend minutes on names).
+const NAMES_PER_RUN: usize = 64;
+
+/// Fetches the holder names of those of `asns` never fetched or older than a week,
+/// and keeps them. Never fails the run: a name that cannot be fetched (or kept) is
+/// logged and stays unknown until the next run tries again.
+pub(crate) fn refresh(
+    paths: &crate::config::Paths,
+    cfg: &crate::config::Config,
+    transport: &crate::collect::Transport,
+    asns: &[String],
+) {
+    if asns.is_empty() {
+        return;
+    }
+    let now = crate::util::unix_now();
+    let due = match crate::db::open(paths).and_then(|db| db.names_due(asns, now)) {
+        Ok(d) => d,
+        Err(e) => return log::info!("holder names: {e}"),
+    };
+    if due.is_empty() {
+        return;
+    }
+    let due = &due[..due.len().min(NAMES_PER_RUN)];
+    let client = RipeClient::new(&cfg.ripe, transport);
+    let got = client.overviews(due.iter().map(String::as_str).collect());
+    let mut db = match crate::db::open(paths) {
+        Ok(db) => db,
+        Err(e) => return log::info!("holder names: {e}"),
+    };
+    for (asn, o) in due.iter().zip(got) {
+        let kept = match o {
+            Ok(o) => db.set_name(asn, o.holder.as_deref(), now),
+            Err(e) => {
+                log::info!("AS{asn}: holder name not fetched: {e}");
+                continue;
+            }
+        };
+        if let Err(e) = kept {
+            log::info!("AS{asn}: holder name not kept: {e}");
+        }
+    }
+}
+
 /// The URL of data call `call` on the host and path prefix of `ripe_url`.
 pub(crate) fn data_url(ripe_url: &str, call: &str) -> String {
     super::super::country::url(ripe_url).replace("country-resource-list", call)

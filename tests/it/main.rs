@@ -7,6 +7,8 @@ mod answer_budget;
 #[cfg(feature = "api")]
 mod api;
 #[cfg(all(feature = "api", feature = "collect"))]
+mod asn_names;
+#[cfg(all(feature = "api", feature = "collect"))]
 mod asn_search;
 #[cfg(feature = "collect")]
 mod asn_upstreams;
