@@ -87,6 +87,8 @@ mod trust;
 mod upstream;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod web;
+#[cfg(all(feature = "api", feature = "collect", unix))]
+mod web_names;
 #[cfg(all(feature = "api", feature = "collect", target_os = "linux"))]
 mod write_failures;
 #[cfg(all(feature = "api", feature = "collect"))]
