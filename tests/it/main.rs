@@ -56,6 +56,8 @@ mod kinds;
 mod luci;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci_history;
+#[cfg(all(feature = "api", feature = "collect", unix))]
+mod luci_names;
 mod luci_i18n;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci_plugin;
