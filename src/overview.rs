@@ -47,6 +47,8 @@ pub struct SourceLine {
     pub history: Vec<Fetch>,
     /// An ASN's holder (RIPEstat `as-overview`); left out while unknown.
     pub holder: Option<String>,
+    /// The catalog services that brought it (left out when none did).
+    pub services: Box<[String]>,
 }
 
 /// Most fetch rows in one overview: a configuration of thousands of sources gets
@@ -141,6 +143,9 @@ impl ToJson for SourceLine {
         }
         if let Some(h) = &self.holder {
             w.field("holder", h);
+        }
+        if !self.services.is_empty() {
+            w.field("services", &self.services[..]);
         }
         if let Some(h) = &self.held {
             w.key("held");
@@ -320,6 +325,7 @@ fn line(kind: Kind, source: &str, stored: Option<&SourceSummary>, st: &Status) -
         held: None,
         history: Vec::new(),
         holder: None,
+        services: Box::default(),
     }
 }
 
@@ -348,6 +354,7 @@ fn find<'a>(summaries: &'a [Stored], kind: Kind, source: &str) -> Option<&'a Sou
 }
 
 fn group_lines(cfg: &Config, summaries: &[Stored], st: &Status) -> Vec<GroupLine> {
+    let prov = cfg.provenance();
     configured_groups(cfg)
         .into_iter()
         .map(|(name, kinds)| {
@@ -358,7 +365,8 @@ fn group_lines(cfg: &Config, summaries: &[Stored], st: &Status) -> Vec<GroupLine
             for (kind, list) in kinds {
                 let n = counts.get_or_insert_with(kind.as_str(), || 0);
                 for s in list {
-                    let l = line(kind, &s, find(summaries, kind, &s), st);
+                    let mut l = line(kind, &s, find(summaries, kind, &s), st);
+                    l.services = prov.of(kind, &s).map(String::from).collect();
                     *n += l.values;
                     sources.push(l);
                 }

@@ -29,7 +29,7 @@ pub fn run(
     let db = db::open(paths)?;
     listing::check_not_emptied(paths, &db)??;
     let bytes = if details {
-        inspect::details::render(&db, &selection, options, None)?
+        inspect::details::render(&db, &selection, options, None, &cfg.provenance())?
     } else {
         listing::render_selection(&db, &selection, options)?
     };

@@ -346,7 +346,9 @@ pub(super) static FLAGS: &[Flag] = &[
     Flag {
         long: "group",
         short: None,
-        scope: Scope::Only(&[Export, Changes, Explain, Asn, Fqdn, Feed, Country, Exclude]),
+        scope: Scope::Only(&[
+            Export, Changes, Explain, Asn, Fqdn, Feed, Country, Exclude, Service,
+        ]),
         action: Value("NAME", |a, v| {
             let g = text(v, "--group")?;
             if g != crate::format::ALL_GROUPS {
@@ -382,7 +384,7 @@ pub(super) static FLAGS: &[Flag] = &[
     Flag {
         long: "purge",
         short: None,
-        scope: Scope::Only(&[Asn, Fqdn, Feed, Country]),
+        scope: Scope::Only(&[Asn, Fqdn, Feed, Country, Service]),
         action: Switch(|a| a.purge = true),
         help: "with remove: delete the stored values now instead\n\
                of letting them age out by ttl_days",
@@ -391,7 +393,7 @@ pub(super) static FLAGS: &[Flag] = &[
         long: "json",
         short: None,
         scope: Scope::Only(&[
-            Status, Lookup, Explain, Changes, Asn, Fqdn, Feed, Country, Group,
+            Status, Lookup, Explain, Changes, Asn, Fqdn, Feed, Country, Group, Service,
         ]),
         action: Switch(|a| a.json = true),
         help: "print JSON (the same bytes as the matching API\n\

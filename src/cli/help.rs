@@ -28,6 +28,7 @@ pub enum Cmd {
     Confirm,
     Group,
     Exclude,
+    Service,
     Check,
     Completions,
     Manpage,
@@ -47,7 +48,7 @@ struct Text {
 
 impl Cmd {
     /// Every command, in the order of the overview.
-    pub const ALL: [Cmd; 22] = [
+    pub const ALL: [Cmd; 23] = [
         Cmd::Run,
         Cmd::Daemon,
         Cmd::Serve,
@@ -58,6 +59,7 @@ impl Cmd {
         Cmd::Country,
         Cmd::Group,
         Cmd::Exclude,
+        Cmd::Service,
         Cmd::Status,
         Cmd::Snapshot,
         Cmd::CollectNow,
@@ -249,6 +251,21 @@ static TEXTS: &[Text] = &[
         about: "Edits \"exclude\" of config.json (locked, atomic rewrite): without\n\
                  --group the top-level list, which applies to every group; with it the\n\
                  group's own. Prefixes without host bits, or addresses.",
+    },
+    Text {
+        cmd: Cmd::Service,
+        name: "service",
+        synopsis: "list [--json] | show NAME [--json] | add NAME... | remove NAME\n\
+                   [--purge] [--group NAME]",
+        summary: "route a service by its name: the catalog's ASNs,\n\
+                 feeds and host names of telegram, youtube...",
+        about: "Edits \"services\" of a group in config.json (locked, atomic rewrite):\n\
+                 a service brings what the catalog says into the group as if named\n\
+                 there; a source named twice is fetched once. `add` is all or nothing;\n\
+                 `remove --purge` deletes the values of what it brought that nothing\n\
+                 else names. The catalog is built in; DIR/services.json (or\n\
+                 catalog.path) replaces it.\n\
+                 list: name, title, ASNs, feeds, host names, reviewed, groups (or -).",
     },
     Text {
         cmd: Cmd::Status,

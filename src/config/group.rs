@@ -42,6 +42,12 @@ pub struct Group {
     /// Host names of one label (`com`, `localhost`) are taken
     /// (`"allow_single_label": true`).
     pub allow_single_label: bool,
+    /// The catalog services it names (`"services"`), whose sources are in the lists
+    /// above as if named there.
+    pub services: Vec<String>,
+    /// The sources of the lists above that only its services name (not written back
+    /// into the file's lists).
+    pub brought: Vec<(Kind, String)>,
 }
 
 impl Group {
@@ -57,6 +63,8 @@ impl Group {
             mark: None,
             allow_special: false,
             allow_single_label: false,
+            services: Vec::new(),
+            brought: Vec::new(),
         }
     }
 
@@ -92,9 +100,24 @@ impl Group {
         }
     }
 
-    /// Whether it names `source`.
+    /// Whether it names `source`, by hand or through a service.
     pub fn has(&self, kind: Kind, source: &str) -> bool {
         self.sources(kind).iter().any(|s| s == source)
+    }
+
+    /// Whether it names `source` by hand (in its own list in the file).
+    pub fn names_own(&self, kind: Kind, source: &str) -> bool {
+        self.has(kind, source) && !self.brought.iter().any(|(k, s)| *k == kind && s == source)
+    }
+
+    /// Brings the sources of `service` into its lists, each once.
+    pub(crate) fn bring(&mut self, service: &crate::catalog::Service) {
+        for (kind, source) in service.brings() {
+            if !self.has(kind, source) {
+                self.sources_mut(kind).push(source.to_string());
+                self.brought.push((kind, source.to_string()));
+            }
+        }
     }
 }
 
@@ -295,6 +318,44 @@ impl Config {
         Ok(Selection { parts })
     }
 
+    /// The services that bring a source into some group, each once, in catalog
+    /// order: the provenance shown beside it (`"services": ["telegram"]`).
+    pub fn services_of(&self, kind: Kind, source: &str) -> Vec<&str> {
+        self.catalog
+            .services
+            .iter()
+            .filter(|s| self.groups.iter().any(|g| g.services.contains(&s.name)))
+            .filter(|s| s.has(kind, source))
+            .map(|s| s.name.as_str())
+            .collect()
+    }
+
+    /// The services behind every source they bring, for listings that ask for many
+    /// sources (computed once, then found by binary search).
+    pub fn provenance(&self) -> Provenance {
+        let mut v: Vec<(Kind, String, String)> = Vec::new();
+        for s in &self.catalog.services {
+            if !self.groups.iter().any(|g| g.services.contains(&s.name)) {
+                continue;
+            }
+            v.extend(
+                s.brings()
+                    .map(|(k, src)| (k, src.to_string(), s.name.clone())),
+            );
+        }
+        v.sort_unstable();
+        Provenance(v)
+    }
+
+    /// The groups that name a service, in configuration order.
+    pub fn groups_of_service(&self, name: &str) -> Vec<&str> {
+        self.groups
+            .iter()
+            .filter(|g| g.services.iter().any(|s| s == name))
+            .map(|g| g.name.as_str())
+            .collect()
+    }
+
     /// The groups that name a source, in configuration order (`default` first).
     pub fn groups_of(&self, kind: Kind, source: &str) -> Vec<&str> {
         self.groups
@@ -302,5 +363,41 @@ impl Config {
             .filter(|g| g.has(kind, source))
             .map(|g| g.name.as_str())
             .collect()
+    }
+}
+
+/// Which services brought each source (see [`Config::provenance`]): `(kind, source,
+/// service)`, sorted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Provenance(Vec<(Kind, String, String)>);
+
+impl Provenance {
+    /// The services that bring `(kind, source)`, by name.
+    pub fn of<'a>(&'a self, kind: Kind, source: &'a str) -> impl Iterator<Item = &'a str> {
+        let start = self
+            .0
+            .partition_point(|(k, s, _)| (*k, s.as_str()) < (kind, source));
+        self.0[start..]
+            .iter()
+            .take_while(move |(k, s, _)| *k == kind && s == source)
+            .map(|(_, _, name)| name.as_str())
+    }
+
+    /// `,"services":["telegram"]` after a source's other fields; nothing when no
+    /// service brings it.
+    pub fn push_json(&self, out: &mut Vec<u8>, kind: Kind, source: &str) {
+        for (i, name) in self.of(kind, source).enumerate() {
+            out.extend_from_slice(if i == 0 { b",\"services\":[" } else { b"," });
+            crate::util::json::push_string(out, name);
+        }
+        if self.of(kind, source).next().is_some() {
+            out.push(b']');
+        }
+    }
+
+    /// The text forms' column: `service:telegram,youtube`, or `None`.
+    pub fn text(&self, kind: Kind, source: &str) -> Option<String> {
+        let names: Vec<&str> = self.of(kind, source).collect();
+        (!names.is_empty()).then(|| format!("service:{}", names.join(",")))
     }
 }

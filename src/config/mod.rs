@@ -20,10 +20,10 @@ pub mod upstreams;
 
 pub use check::{check, Checked};
 pub use edit::{
-    add_exclusions, add_group, add_source, add_sources, remove_exclusions, remove_group,
-    remove_source, remove_sources, GroupAdded,
+    add_exclusions, add_group, add_services, add_source, add_sources, remove_exclusions,
+    remove_group, remove_service, remove_source, remove_sources, GroupAdded,
 };
-pub use group::{Group, Mark, Part, Selected, Selection, SourceMatch, UnknownGroup};
+pub use group::{Group, Mark, Part, Provenance, Selected, Selection, SourceMatch, UnknownGroup};
 pub use read::{api::parse_listen, from_value, parse};
 pub(crate) use read::{parse_exclusion, parse_mark};
 
@@ -332,6 +332,8 @@ pub struct Config {
     pub groups: Vec<Group>,
     /// Top-level exclusions, cut out of every group's lists.
     pub exclude: Vec<ipnet::IpNet>,
+    /// The service catalog in use: the built-in one, or the file that replaces it.
+    pub catalog: std::sync::Arc<crate::catalog::Catalog>,
 }
 
 impl Default for Config {
@@ -376,6 +378,7 @@ impl Default for Config {
             trust: TrustConfig::default(),
             groups: vec![Group::new(crate::format::DEFAULT_GROUP)],
             exclude: Vec::new(),
+            catalog: Default::default(),
         }
     }
 }
@@ -462,6 +465,15 @@ pub enum ConfigError {
     /// A source command gave a source its group does not take; the text names it.
     #[error("{0}")]
     Refused(String),
+    /// The service catalog file (`services.json`, `catalog.path`) cannot be read: the
+    /// configuration that uses it is refused as a broken one is.
+    #[error("{}: {message}", path.display())]
+    Catalog {
+        /// The catalog file.
+        path: PathBuf,
+        /// What is wrong, naming the entry and the field.
+        message: String,
+    },
     /// A key has a value that is not allowed.
     #[error("{}: {key}: {message}", path.display())]
     Invalid {
@@ -511,13 +523,8 @@ fn read_text(path: &Path) -> Result<Option<String>, ConfigError> {
 
 /// Reads and validates `path`. A missing file is the empty configuration.
 pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
-    match read_text(path)? {
-        Some(text) => parse(&text, path),
-        None => Ok(Loaded {
-            config: Config::default(),
-            warnings: Vec::new(),
-        }),
-    }
+    // A missing file is the empty configuration, with the catalog in use.
+    parse(&read_text(path)?.unwrap_or_default(), path)
 }
 
 /// [`load`], logging its warnings.

@@ -237,6 +237,8 @@ const ROOT_KEYS: &[&str] = &[
     "trust",
     "allow_special",
     "allow_single_label",
+    "services",
+    "catalog",
 ];
 
 /// Validates a parsed JSON document as a configuration.
@@ -276,6 +278,7 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
         r.api(o, &mut c.api)?;
     }
     c.exclude = r.exclusions(root, "", "top level")?;
+    r.catalog(root, &mut c)?;
     r.groups(root, &mut c)?;
     c.outputs = r.outputs(root)?;
     load::kernel_keys(&r, root, &mut c)?;

@@ -268,10 +268,16 @@ fn stored(w: &mut Walk<'_>, rows: &[Row], sets: &[SetRef]) -> bool {
             format!("add a source that holds it to group {g} (`asn add`, `fqdn add`, ... with --group {g})"),
         );
     }
+    let cfg = w.input.cfg;
     let lines = mine
         .iter()
         .map(|r| {
-            let src = crate::source::display(r.kind, &r.source);
+            let mut src = crate::source::display(r.kind, &r.source);
+            // The service that brought it: a user who routed "Telegram" sees why.
+            let services = cfg.services_of(r.kind, &r.source);
+            if !services.is_empty() {
+                src = format!("{src} (service {})", services.join(", "));
+            }
             format!(
                 "{} from {src}, first seen {}, last seen {}",
                 r.value, r.first_seen, r.last_seen

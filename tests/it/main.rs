@@ -81,6 +81,7 @@ mod release;
 mod review;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod service_user;
+mod services;
 mod snapshot;
 mod storage;
 mod systemd;

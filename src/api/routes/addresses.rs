@@ -185,8 +185,14 @@ fn listing(
         let estimate = listing_estimate(rows, opts.format, details);
         ctx.answers.render(estimate, key, || match details {
             // Capped: a details listing of 400,000 values would be 57 MB.
-            true => crate::inspect::details::render(db, &selection, opts, Some(DETAILS_MAX))
-                .map_err(ApiError::from),
+            true => crate::inspect::details::render(
+                db,
+                &selection,
+                opts,
+                Some(DETAILS_MAX),
+                &cfg.provenance(),
+            )
+            .map_err(ApiError::from),
             false => crate::listing::render_selection(db, &selection, opts).map_err(ApiError::from),
         })
     })

@@ -5,6 +5,7 @@ use crate::util::json::{Map, Value};
 use ipnet::IpNet;
 
 use super::{short, Reader};
+use crate::catalog::Catalog;
 use crate::config::{Config, ConfigError, Group, Mark};
 use crate::format::{check_group_name, DEFAULT_GROUP};
 use crate::source::Kind;
@@ -16,6 +17,7 @@ const GROUP_KEYS: &[&str] = &[
     "mark_mask",
     "allow_single_label",
     "allow_special",
+    "services",
 ];
 
 impl Reader<'_> {
@@ -51,13 +53,18 @@ impl Reader<'_> {
         default.exclude = Vec::new();
         default.allow_special = self.flag(root, "", "allow_special")?;
         default.allow_single_label = self.single_label(root, "")?;
+        self.services(root, "", &c.catalog, &mut default)?;
         let mut groups = vec![default];
         match root.get("groups") {
             None | Some(Value::Null) => {}
             Some(Value::Object(o)) => {
                 // `read_value` sorted the keys: groups are sorted by name.
                 for (name, v) in o {
-                    groups.push(self.group(name, v)?);
+                    let mut g = self.group(name, v)?;
+                    let prefix = format!("groups.{name}.");
+                    let o = v.as_object().expect("group() checked it is an object");
+                    self.services(o, &prefix, &c.catalog, &mut g)?;
+                    groups.push(g);
                 }
             }
             Some(v) => {
@@ -143,6 +150,53 @@ impl Reader<'_> {
         g.allow_special = self.flag(o, &prefix, "allow_special")?;
         g.allow_single_label = self.single_label(o, &prefix)?;
         Ok(g)
+    }
+
+    /// `catalog.path`: the catalog file that replaces the built-in one (relative to
+    /// the configuration's directory), else `services.json` there when present.
+    pub(super) fn catalog(&mut self, root: &Map, c: &mut Config) -> Result<(), ConfigError> {
+        let named = match self.section(root, "catalog", &["path"])? {
+            Some(o) => self.string(o, "catalog.", "path")?,
+            None => None,
+        };
+        let catalog = Catalog::load(self.path, named.as_deref())
+            .map_err(|(path, message)| ConfigError::Catalog { path, message })?;
+        c.catalog = std::sync::Arc::new(catalog);
+        Ok(())
+    }
+
+    /// `services` of `o`: catalog names, each bringing its sources into `g`.
+    fn services(
+        &mut self,
+        o: &Map,
+        prefix: &str,
+        catalog: &Catalog,
+        g: &mut Group,
+    ) -> Result<(), ConfigError> {
+        let key = format!("{prefix}services");
+        let list = match o.get("services") {
+            None | Some(Value::Null) => return Ok(()),
+            Some(Value::Array(a)) => a,
+            Some(v) => return Err(self.err(&key, format!("expected a list, got {}", short(v)))),
+        };
+        for (i, v) in list.iter().enumerate() {
+            let item = format!("{key}[{i}]");
+            let name = v.as_str().ok_or_else(|| {
+                self.err(&item, format!("expected a service name, got {}", short(v)))
+            })?;
+            let service = catalog
+                .get(name)
+                .ok_or_else(|| self.err(&item, catalog.unknown(name)))?;
+            if g.services.iter().any(|s| s == name) {
+                self.warnings.push(format!(
+                    "{item}: service {name} is listed twice; brought once"
+                ));
+                continue;
+            }
+            g.services.push(name.to_string());
+            g.bring(service);
+        }
+        Ok(())
     }
 
     /// `allow_single_label` of `o`: true or false (default).
