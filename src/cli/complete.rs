@@ -14,7 +14,7 @@ fn actions(cmd: Cmd) -> &'static str {
     match cmd {
         Cmd::Asn => "list add remove search",
         Cmd::Fqdn | Cmd::Feed | Cmd::Country | Cmd::Group | Cmd::Exclude => "list add remove",
-        Cmd::Service => "list show add remove",
+        Cmd::Service => "list show add remove verify",
         Cmd::Healthcheck => "api daemon",
         Cmd::Completions => "bash zsh fish",
         _ => "",

@@ -256,7 +256,7 @@ static TEXTS: &[Text] = &[
         cmd: Cmd::Service,
         name: "service",
         synopsis: "list [--json] | show NAME [--json] | add NAME... | remove NAME\n\
-                   [--purge] [--group NAME]",
+                   [--purge] [--group NAME] | verify [NAME...] [--json]",
         summary: "route a service by its name: the catalog's ASNs,\n\
                  feeds and host names of telegram, youtube...",
         about: "Edits \"services\" of a group in config.json (locked, atomic rewrite):\n\
@@ -264,7 +264,10 @@ static TEXTS: &[Text] = &[
                  there; a source named twice is fetched once. `add` is all or nothing;\n\
                  `remove --purge` deletes the values of what it brought that nothing\n\
                  else names. The catalog is built in; DIR/services.json (or\n\
-                 catalog.path) replaces it.\n\
+                 catalog.path) replaces it. `verify` checks the catalog against the\n\
+                 world: each ASN's holder (RIPEstat as-overview) still starts with the\n\
+                 catalog's and it is announced, each feed has a valid line; exit 1\n\
+                 listing each that does not, 3 when an upstream failed.\n\
                  list: name, title, ASNs, feeds, host names, reviewed, groups (or -).",
     },
     Text {

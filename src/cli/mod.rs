@@ -24,6 +24,7 @@ mod snapshot;
 mod sources;
 mod status;
 mod stderr_log;
+mod verify;
 #[cfg(unix)]
 mod syslog;
 

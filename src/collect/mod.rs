@@ -21,6 +21,7 @@ mod slow;
 mod tls;
 pub mod trust;
 mod url;
+pub mod verify;
 
 pub use fetch::{Fetched, SourceError};
 pub use fetcher::{Transport, Validators, USER_AGENT};

@@ -74,6 +74,8 @@ mod openwrt;
 mod openwrt_run;
 #[cfg(unix)]
 mod packaging;
+#[cfg(feature = "collect")]
+mod service_verify;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod redirects;
 #[cfg(unix)]
