@@ -9,6 +9,7 @@
 //! refused as a broken `config.json` is ("Never a wrong list").
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use crate::source;
 use crate::util::json::{Map, Value, Writer};
@@ -118,6 +119,15 @@ impl Catalog {
         Catalog::parse(BUILTIN).unwrap_or_default()
     }
 
+    /// [`Catalog::builtin`], read once per process and shared: the configuration is
+    /// read for every API request.
+    pub fn shared_builtin() -> Arc<Catalog> {
+        static BUILT_IN: OnceLock<Arc<Catalog>> = OnceLock::new();
+        BUILT_IN
+            .get_or_init(|| Arc::new(Catalog::builtin()))
+            .clone()
+    }
+
     /// The entry called `name`.
     pub fn get(&self, name: &str) -> Option<&Service> {
         self.services.iter().find(|s| s.name == name)
@@ -179,20 +189,22 @@ impl Catalog {
     /// (`catalog.path`, relative to the configuration's directory), else
     /// `services.json` beside the configuration when there is one, else the built-in.
     /// The error names the file.
-    pub fn load(config: &Path, named: Option<&str>) -> Result<Catalog, (PathBuf, String)> {
+    pub fn load(config: &Path, named: Option<&str>) -> Result<Arc<Catalog>, (PathBuf, String)> {
         let dir = config.parent().unwrap_or(Path::new(""));
         let path = match named {
             Some(n) => dir.join(n),
             None => dir.join("services.json"),
         };
         match crate::util::read_text_capped(&path, MAX_CATALOG_BYTES) {
-            Ok(Some(text)) => Catalog::parse(&text).map_err(|e| (path, e.to_string())),
+            Ok(Some(text)) => Catalog::parse(&text)
+                .map(Arc::new)
+                .map_err(|e| (path, e.to_string())),
             Ok(None) => Err((
                 path,
                 format!("larger than the limit of {MAX_CATALOG_BYTES} bytes for the catalog"),
             )),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && named.is_none() => {
-                Ok(Catalog::builtin())
+                Ok(Catalog::shared_builtin())
             }
             Err(e) => Err((path, crate::util::io_reason(&e))),
         }

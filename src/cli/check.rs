@@ -53,6 +53,9 @@ fn describe(cfg: &Config) -> String {
     let mut out = String::from("groups:\n");
     for g in &cfg.groups {
         let _ = writeln!(out, "  {}:", g.name);
+        if !g.services.is_empty() {
+            let _ = writeln!(out, "    services: {}", g.services.join(", "));
+        }
         for kind in Kind::ALL {
             let list = g.sources(kind);
             if !list.is_empty() {

@@ -378,7 +378,7 @@ impl Default for Config {
             trust: TrustConfig::default(),
             groups: vec![Group::new(crate::format::DEFAULT_GROUP)],
             exclude: Vec::new(),
-            catalog: Default::default(),
+            catalog: crate::catalog::Catalog::shared_builtin(),
         }
     }
 }

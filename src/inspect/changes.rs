@@ -185,14 +185,30 @@ mod tests {
                 .unwrap();
         }
         let since = crate::util::iso(now - 60);
-        let text = render(&db, &since, TypeFilter::Cidr, None, false).unwrap();
+        let text = render(
+            &db,
+            &since,
+            TypeFilter::Cidr,
+            None,
+            &Default::default(),
+            false,
+        )
+        .unwrap();
         let sources: Vec<String> = String::from_utf8(text)
             .unwrap()
             .lines()
             .map(|l| l.split('\t').nth(2).unwrap().to_string())
             .collect();
         assert_eq!(sources, ["AS64500", "country NL", "http://f.example/x"]);
-        let one = render(&db, &since, TypeFilter::Feed, None, true).unwrap();
+        let one = render(
+            &db,
+            &since,
+            TypeFilter::Feed,
+            None,
+            &Default::default(),
+            true,
+        )
+        .unwrap();
         let one = String::from_utf8(one).unwrap();
         assert!(one.contains("\"kind\":\"feed\""), "{one}");
         assert!(!one.contains("NL"), "{one}");

@@ -64,6 +64,8 @@ mod luci_plugin;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci_plugin_run;
 #[cfg(all(feature = "api", feature = "collect", unix))]
+mod luci_services;
+#[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci_settings;
 #[cfg(feature = "inspect")]
 mod migrate;
@@ -83,6 +85,7 @@ mod release;
 mod review;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod service_user;
+#[cfg(all(feature = "api", feature = "collect", feature = "inspect"))]
 mod services;
 mod snapshot;
 mod storage;

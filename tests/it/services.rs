@@ -248,6 +248,22 @@ fn a_broken_catalog_refuses_export_and_addresses() {
     assert!(body.contains("services.json"), "{body}");
     let (status, _) = http_get(addr, "/addresses");
     assert_eq!(status, 503);
+    let (_, body) = http_get(addr, "/health");
+    assert!(
+        body.contains("degraded") && body.contains("services.json"),
+        "{body}"
+    );
+    drop(serve.0.kill());
+    // Mended, a server lists again; broken under it, /health says so at once.
+    std::fs::write(t.file("services.json"), catalog(&fake).to_string()).unwrap();
+    let (mut serve, addr) = t.spawn_listening(&["serve"]);
+    assert_eq!(http_get(addr, "/addresses?group=vpn").0, 200);
+    std::fs::write(t.file("services.json"), "{").unwrap();
+    let (_, body) = http_get(addr, "/health");
+    assert!(
+        body.contains("degraded") && body.contains("services.json"),
+        "{body}"
+    );
     drop(serve.0.kill());
 }
 

@@ -161,7 +161,7 @@ impl Reader<'_> {
         };
         let catalog = Catalog::load(self.path, named.as_deref())
             .map_err(|(path, message)| ConfigError::Catalog { path, message })?;
-        c.catalog = std::sync::Arc::new(catalog);
+        c.catalog = catalog;
         Ok(())
     }
 
