@@ -92,9 +92,8 @@ mod tests {
 
         // The cost of a stored name: 10,000 names of 30 bytes.
         let pages = |db: &crate::db::Db| -> i64 {
-            db.conn
-                .query_row("SELECT page_count * page_size FROM pragma_page_count, pragma_page_size", [], |r| r.get(0))
-                .unwrap()
+            let n = |p: &str| db.pragma(p).unwrap().parse::<i64>().unwrap();
+            n("page_count") * n("page_size")
         };
         let before = pages(&db);
         for i in 0..10_000 {
