@@ -51,11 +51,16 @@ fn main() {
         .min()
         .unwrap();
     println!("one as-overview call: {} ms", one.as_millis());
-    println!("asn search: {CANDIDATES} candidates, {} ms per upstream call", DELAY.as_millis());
+    println!(
+        "asn search: {CANDIDATES} candidates, {} ms per upstream call",
+        DELAY.as_millis()
+    );
     let mut best = Duration::MAX;
     for run in 1..=5 {
         let start = Instant::now();
-        let found = client.search("holder", CANDIDATES as usize).expect("search");
+        let found = client
+            .search("holder", CANDIDATES as usize)
+            .expect("search");
         let took = start.elapsed();
         best = best.min(took);
         assert_eq!(found.len(), CANDIDATES as usize);

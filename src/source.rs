@@ -230,7 +230,9 @@ pub fn check_search_text(text: &str) -> Result<(), String> {
 pub fn parse_search_limit(s: &str) -> Result<usize, String> {
     match s.parse::<usize>() {
         Ok(n) if (1..=MAX_SEARCH_LIMIT).contains(&n) => Ok(n),
-        _ => Err(format!("invalid limit {s:?}: expected 1 to {MAX_SEARCH_LIMIT}")),
+        _ => Err(format!(
+            "invalid limit {s:?}: expected 1 to {MAX_SEARCH_LIMIT}"
+        )),
     }
 }
 

@@ -324,7 +324,9 @@ fn source_action(
             )))
         }
         [a] if a == "search" && kind == Kind::Asn => {
-            return Err(UsageError(format!("`{cmd} search` needs the TEXT to search for")))
+            return Err(UsageError(format!(
+                "`{cmd} search` needs the TEXT to search for"
+            )))
         }
         [a] if a == "list" => SourceAction::List {
             group,
@@ -358,7 +360,12 @@ fn source_action(
     if purge && !matches!(action, SourceAction::Remove { .. }) {
         return Err(UsageError("--purge goes with `remove`".into()));
     }
-    if a_json && !matches!(action, SourceAction::List { .. } | SourceAction::Search { .. }) {
+    if a_json
+        && !matches!(
+            action,
+            SourceAction::List { .. } | SourceAction::Search { .. }
+        )
+    {
         return Err(UsageError("--json goes with `list` and `search`".into()));
     }
     if limit.is_some() && !matches!(action, SourceAction::Search { .. }) {

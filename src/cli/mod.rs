@@ -24,9 +24,9 @@ mod snapshot;
 mod sources;
 mod status;
 mod stderr_log;
-mod verify;
 #[cfg(unix)]
 mod syslog;
+mod verify;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

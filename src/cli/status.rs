@@ -316,7 +316,10 @@ fn named(shown: &str, names: &crate::util::map::SortedMap<String, String>) -> St
     let holder = shown.strip_prefix("AS").and_then(|n| names.get(n));
     match holder {
         Some(h) => {
-            let h: String = h.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+            let h: String = h
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect();
             format!("{shown} ({h})")
         }
         None => shown.to_string(),

@@ -38,8 +38,14 @@ pub fn run(paths: &Paths, names: &[String], json: bool) -> Result<Outcome, CliEr
         }
         print(out.as_bytes())?;
     }
-    let drift = checks.iter().filter(|c| matches!(c.outcome, Checked::Drift(_))).count();
-    let failed = checks.iter().filter(|c| matches!(c.outcome, Checked::Failed(_))).count();
+    let drift = checks
+        .iter()
+        .filter(|c| matches!(c.outcome, Checked::Drift(_)))
+        .count();
+    let failed = checks
+        .iter()
+        .filter(|c| matches!(c.outcome, Checked::Failed(_)))
+        .count();
     match (drift, failed) {
         (0, 0) => {
             log::info!("service verify: all {} checks hold", checks.len());

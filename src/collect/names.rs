@@ -79,7 +79,11 @@ pub fn search_text(found: &[Found]) -> String {
             .chars()
             .map(|c| if c.is_control() { ' ' } else { c })
             .collect();
-        let said = if f.announced { "announced" } else { "not announced" };
+        let said = if f.announced {
+            "announced"
+        } else {
+            "not announced"
+        };
         out.push_str(&format!("AS{}\t{holder}\t{said}\n", f.asn));
     }
     out
@@ -271,7 +275,9 @@ fn text(sc: &mut Scanner, what: &str) -> Result<String, ScanError> {
 fn overview_data(sc: &mut Scanner, out: &mut Overview, seen: &mut bool) -> Result<bool, ScanError> {
     sc.begin_object()?;
     while let Some(key) = sc.next_key()? {
-        let k = [b"holder".as_slice(), b"announced"].iter().position(|k| *k == key.as_bytes());
+        let k = [b"holder".as_slice(), b"announced"]
+            .iter()
+            .position(|k| *k == key.as_bytes());
         match k {
             Some(0) if sc.null()? => out.holder = None,
             Some(0) => out.holder = Some(text(sc, "data.holder")?),
@@ -346,7 +352,9 @@ fn suggestion(sc: &mut Scanner) -> Result<(String, String), ScanError> {
     sc.begin_object()?;
     let (mut value, mut description) = (None, String::new());
     while let Some(key) = sc.next_key()? {
-        let k = [b"value".as_slice(), b"description"].iter().position(|k| *k == key.as_bytes());
+        let k = [b"value".as_slice(), b"description"]
+            .iter()
+            .position(|k| *k == key.as_bytes());
         match k {
             Some(0) => value = Some(text(sc, "value")?),
             Some(_) if sc.null()? => {}

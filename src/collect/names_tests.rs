@@ -32,7 +32,10 @@ fn overview(holder: &str, announced: bool) -> String {
 fn overview_of_the_real_shape() {
     let s = FakeServer::start(vec![Reply::new(200, OVERVIEW)]);
     let o = client(&s).overview("AS62041").unwrap();
-    assert_eq!(o.holder.as_deref(), Some("TELEGRAM - Telegram Messenger Inc"));
+    assert_eq!(
+        o.holder.as_deref(),
+        Some("TELEGRAM - Telegram Messenger Inc")
+    );
     assert!(o.announced);
     let url = &s.seen()[0].url;
     assert!(
@@ -68,7 +71,9 @@ fn announced_first_then_the_upstreams_order() {
         let body = match url {
             u if u.contains("searchcomplete") => suggest.to_string(),
             u if u.contains("=AS2&") || u.contains("=AS4&") => overview("H", true),
-            u if u.contains("=AS3&") => r#"{"status":"ok","data":{"holder":null,"announced":false}}"#.into(),
+            u if u.contains("=AS3&") => {
+                r#"{"status":"ok","data":{"holder":null,"announced":false}}"#.into()
+            }
             _ => overview("H", false),
         };
         Reply::new(200, body)
@@ -88,11 +93,20 @@ fn garbage_is_an_upstream_failure() {
     let cases: [(&str, &str); 7] = [
         ("<html>busy</html>", good),
         (r#"{"status":"ok","data":{}}"#, good),
-        (r#"{"status":"ok","data":{"categories":[{"category":"ASNs","suggestions":[{"value":"x1"}]}]}}"#, good),
+        (
+            r#"{"status":"ok","data":{"categories":[{"category":"ASNs","suggestions":[{"value":"x1"}]}]}}"#,
+            good,
+        ),
         (r#"{"status":"ok","data":null}"#, good),
-        (good, r#"{"status":"ok","data":{"holder":"H","announced":"yes"}}"#),
+        (
+            good,
+            r#"{"status":"ok","data":{"holder":"H","announced":"yes"}}"#,
+        ),
         (good, r#"{"status":"ok","data":{"holder":"H"}}"#),
-        (good, r#"{"status":"error","messages":[["error","no"]],"data":{}}"#),
+        (
+            good,
+            r#"{"status":"error","messages":[["error","no"]],"data":{}}"#,
+        ),
     ];
     for (suggest, over) in cases {
         let s = FakeServer::start_with(move |_, url| match url.contains("searchcomplete") {
@@ -129,14 +143,19 @@ fn texts_and_limits() {
         assert!(e.contains(why), "{e}");
     }
     let long = "x".repeat(65);
-    assert!(check_text(&long).unwrap_err().contains("longer than 64 bytes"));
+    assert!(check_text(&long)
+        .unwrap_err()
+        .contains("longer than 64 bytes"));
     assert!(check_text(&"x".repeat(64)).is_ok());
     assert_eq!(parse_limit("20"), Ok(20));
     for bad in ["0", "21", "-1", "x", ""] {
         assert!(parse_limit(bad).unwrap_err().contains("1 to 20"), "{bad}");
     }
     assert_eq!(
-        data_url("https://stat.ripe.net/data/announced-prefixes/data.json", "as-overview"),
+        data_url(
+            "https://stat.ripe.net/data/announced-prefixes/data.json",
+            "as-overview"
+        ),
         "https://stat.ripe.net/data/as-overview/data.json"
     );
 }

@@ -242,7 +242,10 @@ pub(super) fn judge(
 
 /// The head of an answer with HTTP `status`, unless the status or the answer's own
 /// `status` says it was refused.
-pub(super) fn check_head(status: u16, read: Result<Head, SourceError>) -> Result<Head, SourceError> {
+pub(super) fn check_head(
+    status: u16,
+    read: Result<Head, SourceError>,
+) -> Result<Head, SourceError> {
     if !(200..300).contains(&status) {
         // RIPEstat explains a refused query in a JSON body (400 "The parameter
         // 'resource' is required."); that message is logged (see `refused`).

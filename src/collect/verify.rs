@@ -81,9 +81,7 @@ pub fn asn_outcome(want: &str, got: Option<&str>, announced: bool) -> Outcome {
         .get(..want.len())
         .is_some_and(|head| head.eq_ignore_ascii_case(want));
     if !starts {
-        return Outcome::Drift(format!(
-            "holder {got:?} does not start with {want:?}"
-        ));
+        return Outcome::Drift(format!("holder {got:?} does not start with {want:?}"));
     }
     match announced {
         true => Outcome::Holds,
@@ -96,13 +94,10 @@ pub fn asn_outcome(want: &str, got: Option<&str>, announced: bool) -> Outcome {
 fn feed_outcome(r: Result<super::Fetched, SourceError>) -> Outcome {
     match r {
         Ok(f) if !f.values.is_empty() => Outcome::Holds,
-        Ok(f) => Outcome::Drift(format!(
-            "no valid line ({} skipped)",
-            f.skipped
-        )),
-        Err(SourceError::Http { status: s @ (404 | 410) }) => {
-            Outcome::Drift(format!("HTTP status {s}: the list is gone"))
-        }
+        Ok(f) => Outcome::Drift(format!("no valid line ({} skipped)", f.skipped)),
+        Err(SourceError::Http {
+            status: s @ (404 | 410),
+        }) => Outcome::Drift(format!("HTTP status {s}: the list is gone")),
         Err(e) => Outcome::Failed(e.to_string()),
     }
 }
@@ -131,7 +126,13 @@ impl ToJson for Report<'_> {
         w.end_array();
         let holds = self.0.iter().all(|c| c.outcome == Outcome::Holds);
         w.field("holds", &holds);
-        w.field("upstream_failed", &self.0.iter().any(|c| matches!(c.outcome, Outcome::Failed(_))));
+        w.field(
+            "upstream_failed",
+            &self
+                .0
+                .iter()
+                .any(|c| matches!(c.outcome, Outcome::Failed(_))),
+        );
         w.end_object();
     }
 }
@@ -142,8 +143,14 @@ mod tests {
 
     #[test]
     fn holders_are_compared_as_case_insensitive_prefixes() {
-        assert_eq!(asn_outcome("TELEGRAM", Some("TELEGRAM - Telegram Messenger Inc"), true), Outcome::Holds);
-        assert_eq!(asn_outcome("telegram", Some("TELEGRAM"), true), Outcome::Holds);
+        assert_eq!(
+            asn_outcome("TELEGRAM", Some("TELEGRAM - Telegram Messenger Inc"), true),
+            Outcome::Holds
+        );
+        assert_eq!(
+            asn_outcome("telegram", Some("TELEGRAM"), true),
+            Outcome::Holds
+        );
         for (got, announced, why) in [
             (Some("TELE"), true, "does not start with"),
             (Some("VK-AS - VK LLC"), true, "does not start with"),
@@ -156,6 +163,9 @@ mod tests {
             }
         }
         // Not a byte boundary inside a holder: no panic, drift.
-        assert!(matches!(asn_outcome("ABC", Some("ÄB"), true), Outcome::Drift(_)));
+        assert!(matches!(
+            asn_outcome("ABC", Some("ÄB"), true),
+            Outcome::Drift(_)
+        ));
     }
 }

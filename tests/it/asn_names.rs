@@ -65,7 +65,10 @@ fn names_are_fetched_once_kept_and_shown() {
 
     let json_out = t.run(&["asn", "list", "--json"]);
     let v: Value = serde_json::from_slice(&json_out.stdout).unwrap();
-    assert_eq!(v, json!({"asns": ["62041", "211157"], "names": {"62041": HOLDER}}));
+    assert_eq!(
+        v,
+        json!({"asns": ["62041", "211157"], "names": {"62041": HOLDER}})
+    );
     let (_p, addr) = t.spawn_listening(&["serve"]);
     let (status, body) = http_get(addr, "/asns");
     assert_eq!(status, 200);

@@ -61,7 +61,11 @@ fn overview_body(asn: u32) -> String {
 fn search_of(url: &str) -> String {
     // `resource_of` drops the `AS` of an ASN.
     let r = resource_of(url).unwrap_or_default();
-    match r.parse::<u32>().ok().filter(|_| url.starts_with("/data/as-overview/")) {
+    match r
+        .parse::<u32>()
+        .ok()
+        .filter(|_| url.starts_with("/data/as-overview/"))
+    {
         Some(asn) => ["telegram", "a", "b", "c"]
             .into_iter()
             .find(|q| table(q).iter().any(|t| t.0 == asn))
@@ -168,7 +172,11 @@ fn a_repeated_query_costs_no_upstream_call() {
     assert_eq!(before, 4);
     let (s2, b2) = http_get(addr, "/asn-search?q=telegram");
     assert_eq!((s2, &b2), (200, &b1));
-    assert_eq!(up.requests().len(), before, "the second answer came from the cache");
+    assert_eq!(
+        up.requests().len(),
+        before,
+        "the second answer came from the cache"
+    );
     // Another text is another question.
     assert_eq!(http_get(addr, "/asn-search?q=b").0, 200);
     assert_eq!(searches_made(&up), 2);
@@ -189,8 +197,15 @@ fn one_search_in_flight() {
         // A waiting client gets its answer, or 503 when the wait is over.
         assert!(*status == 200 || *status == 503, "{status} {body}");
     }
-    assert!(answers.iter().filter(|a| a.0 == 200).count() >= 2, "{answers:?}");
-    assert_eq!(most.lock().unwrap().1, 1, "two searches had requests in flight at once");
+    assert!(
+        answers.iter().filter(|a| a.0 == 200).count() >= 2,
+        "{answers:?}"
+    );
+    assert_eq!(
+        most.lock().unwrap().1,
+        1,
+        "two searches had requests in flight at once"
+    );
     // The two as-overview calls of "a" did run at once.
     let a: Value = serde_json::from_str(&answers[0].1).unwrap();
     assert_eq!(a["asns"].as_array().unwrap().len(), 2);
@@ -207,8 +222,16 @@ fn bad_text_is_a_usage_error_and_asks_nobody() {
         assert_eq!(out.status.code(), Some(2), "{bad:?}: {err}");
         assert!(err.contains("search text"), "{err}");
     }
-    assert_eq!(t.run(&["asn", "search", "x", "--limit", "21"]).status.code(), Some(2));
-    assert_eq!(t.run(&["asn", "list", "--limit", "2"]).status.code(), Some(2));
+    assert_eq!(
+        t.run(&["asn", "search", "x", "--limit", "21"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        t.run(&["asn", "list", "--limit", "2"]).status.code(),
+        Some(2)
+    );
     let (_p, addr) = t.spawn_listening(&["serve"]);
     let long_q = format!("/asn-search?q={long}");
     for target in [
@@ -232,7 +255,10 @@ fn garbage_from_the_upstream_is_a_failure_not_an_empty_answer() {
     let garbage = [
         (200, "<html>maintenance</html>"),
         (200, r#"{"status":"ok","data":{}}"#),
-        (200, r#"{"status":"ok","data":{"categories":[{"category":"ASNs","suggestions":[{"value":"AS1"}]}]}}"#),
+        (
+            200,
+            r#"{"status":"ok","data":{"categories":[{"category":"ASNs","suggestions":[{"value":"AS1"}]}]}}"#,
+        ),
         (500, "{}"),
     ];
     for (status, body) in garbage {
@@ -248,7 +274,10 @@ fn garbage_from_the_upstream_is_a_failure_not_an_empty_answer() {
         let (_p, addr) = t.spawn_listening(&["serve"]);
         let (s, b) = http_get(addr, "/asn-search?q=telegram");
         assert_eq!(s, 502, "{body}: {b}");
-        assert!(!b.contains("maintenance"), "the answer is described, not quoted: {b}");
+        assert!(
+            !b.contains("maintenance"),
+            "the answer is described, not quoted: {b}"
+        );
     }
 }
 
@@ -259,7 +288,10 @@ fn the_token_is_needed_when_set() {
     let (_p, addr) = t.spawn_listening(&["serve"]);
     assert_eq!(http_get(addr, "/asn-search?q=telegram").0, 401);
     assert!(up.requests().is_empty());
-    assert_eq!(get_with_token(addr, "/asn-search?q=telegram", "s3cret"), 200);
+    assert_eq!(
+        get_with_token(addr, "/asn-search?q=telegram", "s3cret"),
+        200
+    );
 }
 
 fn get_with_token(addr: SocketAddr, target: &str, token: &str) -> u16 {

@@ -19,7 +19,10 @@ const EVIL: &str = "<img src=x onerror=\"window.pwned=1\">";
 fn names() -> Patch {
     Arc::new(|method, answer| match method {
         "status" => {
-            for s in answer["overview"]["groups"][0]["sources"].as_array_mut().unwrap() {
+            for s in answer["overview"]["groups"][0]["sources"]
+                .as_array_mut()
+                .unwrap()
+            {
                 if s["source"] == "62041" {
                     s["holder"] = json!(EVIL);
                 }
@@ -44,7 +47,11 @@ fn luci_sources_show_holders_and_search_fills_the_add_form() {
         let row = text(&mut b, "tr[data-source=\"62041\"] .rcc-holder");
         assert_eq!(row, format!(" {EVIL}"));
         let unknown = text(&mut b, "tr[data-source=\"64500\"] .rcc-holder");
-        let want = if lang == "ru" { "имя неизвестно" } else { "name unknown" };
+        let want = if lang == "ru" {
+            "имя неизвестно"
+        } else {
+            "name unknown"
+        };
         assert!(unknown.contains(want), "{unknown}");
         b.eval(
             "{ document.querySelector('#rcc-search-text').value = 'telegram';
@@ -56,9 +63,16 @@ fn luci_sources_show_holders_and_search_fills_the_add_form() {
         ));
         let found = text(&mut b, ".rcc-found[data-asn=\"211157\"]");
         assert!(found.contains(EVIL), "{found}");
-        let said = if lang == "ru" { "не анонсируется" } else { "not announced" };
+        let said = if lang == "ru" {
+            "не анонсируется"
+        } else {
+            "not announced"
+        };
         assert!(text(&mut b, ".rcc-found[data-asn=\"62014\"]").contains(said));
-        assert_eq!(b.eval("document.querySelectorAll('#rcc-sources img, #rcc-search img').length"), 0);
+        assert_eq!(
+            b.eval("document.querySelectorAll('#rcc-sources img, #rcc-search img').length"),
+            0
+        );
         b.eval("document.querySelector('.rcc-found button').click(); true");
         assert_eq!(
             b.eval("document.querySelector('.rcc-add [name=source]').value"),

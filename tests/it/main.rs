@@ -56,9 +56,9 @@ mod kinds;
 mod luci;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci_history;
+mod luci_i18n;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci_names;
-mod luci_i18n;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci_plugin;
 #[cfg(all(feature = "api", feature = "collect", unix))]
@@ -78,8 +78,6 @@ mod openwrt_boot;
 mod openwrt_run;
 #[cfg(unix)]
 mod packaging;
-#[cfg(feature = "collect")]
-mod service_verify;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod redirects;
 #[cfg(unix)]
@@ -87,6 +85,8 @@ mod release;
 mod review;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod service_user;
+#[cfg(feature = "collect")]
+mod service_verify;
 #[cfg(all(feature = "api", feature = "collect", feature = "inspect"))]
 mod services;
 mod snapshot;

@@ -96,20 +96,40 @@ fn verify_finds_drift_and_upstream_failures() {
     let listed = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = listed.lines().collect();
     assert_eq!(lines.len(), 3, "{listed}");
-    assert!(lines[0].starts_with("chat\tAS62041\tholder \"VK-AS - VK LLC\" does not start with \"TELEGRAM\""), "{listed}");
+    assert!(
+        lines[0].starts_with(
+            "chat\tAS62041\tholder \"VK-AS - VK LLC\" does not start with \"TELEGRAM\""
+        ),
+        "{listed}"
+    );
     assert_eq!(lines[1], "cdn\tAS13335\tnot announced");
-    assert!(lines[2].starts_with(&format!("chat\t{}\tno valid line", up.url("/cidr.txt"))), "{listed}");
+    assert!(
+        lines[2].starts_with(&format!("chat\t{}\tno valid line", up.url("/cidr.txt"))),
+        "{listed}"
+    );
     // One service only: its checks alone.
     let out = t.run(&["service", "verify", "cdn", "--json"]);
     assert_eq!(out.status.code(), Some(1));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["checks"], json!([{"service": "cdn", "what": "AS13335", "holds": false, "drift": "not announced"}]));
+    assert_eq!(
+        v["checks"],
+        json!([{"service": "cdn", "what": "AS13335", "holds": false, "drift": "not announced"}])
+    );
 
     // RIPEstat fails: nothing can be said, exit 3.
-    *world.lock().unwrap() = World { fail: Some(500), ..good() };
+    *world.lock().unwrap() = World {
+        fail: Some(500),
+        ..good()
+    };
     let out = t.run(&["service", "verify", "chat"]);
-    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("failed: RIPEstat as-overview: HTTP status 500"));
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout)
+        .contains("failed: RIPEstat as-overview: HTTP status 500"));
 
     // An unknown service is a usage error naming it.
     let out = t.run(&["service", "verify", "chatt"]);

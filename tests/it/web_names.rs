@@ -20,7 +20,11 @@ fn fake_ripe() -> FakeServer {
                 "suggestions": [{"value": "AS64496", "description": EVIL}]}]}});
             Reply::json(200, s.to_string())
         } else if is_name_lookup(&rq.url) {
-            let holder = if r == "62041" { "TELEGRAM - Telegram Messenger Inc" } else { EVIL };
+            let holder = if r == "62041" {
+                "TELEGRAM - Telegram Messenger Inc"
+            } else {
+                EVIL
+            };
             let o = json!({"status": "ok", "data": {"holder": holder, "announced": r == "62041"}});
             Reply::json(200, o.to_string())
         } else {
@@ -61,14 +65,23 @@ fn page_shows_holders_and_its_search_fills_the_add_form() {
         text(&mut b, "#asn-search")
     );
     let found = text(&mut b, "#search-result tr");
-    assert!(found.contains(EVIL) && found.contains("not announced"), "{found}");
-    assert_eq!(b.eval("document.querySelectorAll('#search-result img').length"), 0);
+    assert!(
+        found.contains(EVIL) && found.contains("not announced"),
+        "{found}"
+    );
+    assert_eq!(
+        b.eval("document.querySelectorAll('#search-result img').length"),
+        0
+    );
     b.eval("document.querySelector('#search-result button').click(); true");
     assert_eq!(
         b.eval("document.querySelector('.add-form').source.value"),
         "AS64496"
     );
-    assert_eq!(b.eval("document.querySelector('.add-form').kind.value"), "asn");
+    assert_eq!(
+        b.eval("document.querySelector('.add-form').kind.value"),
+        "asn"
+    );
     assert_eq!(b.eval("String(window.pwned)"), "undefined");
     assert_eq!(b.errors, Vec::<String>::new());
 }

@@ -83,7 +83,11 @@ impl Searches {
                 if left.is_zero() {
                     break;
                 }
-                st = self.done.wait_timeout(st, left).unwrap_or_else(PoisonError::into_inner).0;
+                st = self
+                    .done
+                    .wait_timeout(st, left)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
             }
             st.waiting -= 1;
             if st.busy {
@@ -122,7 +126,9 @@ pub(super) fn search_query(query: Option<&str>) -> Result<(String, usize), ApiEr
             _ => limit = names::parse_limit(&v).map_err(ApiError::BadRequest)?,
         }
     }
-    let q = q.ok_or_else(|| ApiError::BadRequest("missing parameter q (the text to search for)".into()))?;
+    let q = q.ok_or_else(|| {
+        ApiError::BadRequest("missing parameter q (the text to search for)".into())
+    })?;
     names::check_text(&q).map_err(ApiError::BadRequest)?;
     Ok((q, limit))
 }

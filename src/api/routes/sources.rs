@@ -44,8 +44,8 @@ pub(super) fn list(kind: Kind, group: Option<&str>, ctx: &Context) -> Result<Rep
         Kind::Asn => ctx.db.with(|db| db.names()).unwrap_or_default(),
         _ => Default::default(),
     };
-    let body = sources::listed::sources_json(&cfg, kind, group, &names)
-        .map_err(ApiError::BadRequest)?;
+    let body =
+        sources::listed::sources_json(&cfg, kind, group, &names).map_err(ApiError::BadRequest)?;
     Ok(Reply::json(200, body))
 }
 

@@ -90,7 +90,10 @@ fn version_1_database_with_rows_migrates_once() {
     }
     expected.sort();
     let db = open(&paths).unwrap();
-    assert_eq!(db.pragma("user_version").unwrap(), SCHEMA_VERSION.to_string());
+    assert_eq!(
+        db.pragma("user_version").unwrap(),
+        SCHEMA_VERSION.to_string()
+    );
     assert!(
         db.all_changes().unwrap().is_empty(),
         "migration records nothing"
@@ -115,7 +118,10 @@ fn a_newer_schema_version_is_refused() {
         .execute_batch(&format!("PRAGMA user_version = {newer};"))
         .unwrap();
     let e = open(&paths).unwrap_err();
-    assert!(matches!(e, StoreError::NewerSchema { found, .. } if found == newer), "{e}");
+    assert!(
+        matches!(e, StoreError::NewerSchema { found, .. } if found == newer),
+        "{e}"
+    );
 }
 
 #[test]

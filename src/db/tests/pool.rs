@@ -112,9 +112,13 @@ fn a_database_migrated_in_place_by_a_newer_version_is_refused() {
     mark(&pool);
     let c = Connection::open(&paths.db).unwrap();
     let newer = SCHEMA_VERSION + 1;
-    c.execute_batch(&format!("PRAGMA user_version = {newer}")).unwrap();
+    c.execute_batch(&format!("PRAGMA user_version = {newer}"))
+        .unwrap();
     let e = pool.with(Db::counts).unwrap_err();
-    assert!(matches!(e, StoreError::NewerSchema { found, .. } if found == newer), "{e}");
+    assert!(
+        matches!(e, StoreError::NewerSchema { found, .. } if found == newer),
+        "{e}"
+    );
     assert_eq!(pool.idle(), 0);
 }
 
