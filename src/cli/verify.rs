@@ -6,7 +6,7 @@ use super::{CliError, Outcome};
 use crate::config::Paths;
 
 /// Runs the checks of `names` (every service when empty).
-#[cfg(feature = "collect")]
+#[cfg(feature = "verify")]
 pub fn run(paths: &Paths, names: &[String], json: bool) -> Result<Outcome, CliError> {
     use super::output::print;
     use crate::collect::verify::{self, Outcome as Checked};
@@ -60,10 +60,11 @@ pub fn run(paths: &Paths, names: &[String], json: bool) -> Result<Outcome, CliEr
     }
 }
 
-/// A build without the network parts cannot verify.
-#[cfg(not(feature = "collect"))]
+/// A build without it (the router package) cannot verify.
+#[cfg(not(feature = "verify"))]
 pub fn run(_: &Paths, _: &[String], _: bool) -> Result<Outcome, CliError> {
     Err(CliError::Usage(
-        "`service verify` needs a build with the collect feature".into(),
+        "`service verify` needs a build with the verify feature (the router package leaves it out)"
+            .into(),
     ))
 }

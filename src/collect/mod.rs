@@ -21,6 +21,7 @@ mod slow;
 mod tls;
 pub mod trust;
 mod url;
+#[cfg(feature = "verify")]
 pub mod verify;
 
 pub use fetch::{Fetched, SourceError};

@@ -85,7 +85,7 @@ mod release;
 mod review;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod service_user;
-#[cfg(feature = "collect")]
+#[cfg(feature = "verify")]
 mod service_verify;
 #[cfg(all(feature = "api", feature = "collect", feature = "inspect"))]
 mod services;
