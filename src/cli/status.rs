@@ -325,3 +325,18 @@ fn named(shown: &str, names: &crate::util::map::SortedMap<String, String>) -> St
         None => shown.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::named;
+
+    #[test]
+    fn a_failed_asn_is_shown_beside_its_holder() {
+        let names = [("62041".to_string(), "TELEGRAM\tInc".to_string())]
+            .into_iter()
+            .collect();
+        assert_eq!(named("AS62041", &names), "AS62041 (TELEGRAM Inc)");
+        assert_eq!(named("AS1", &names), "AS1");
+        assert_eq!(named("example.com", &names), "example.com");
+    }
+}

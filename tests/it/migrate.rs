@@ -249,7 +249,7 @@ fn version_2_database_migrates_with_every_answer_unchanged() {
     let version: i64 = c
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 4);
+    assert_eq!(version, ripe_cidr_collector::db::SCHEMA_VERSION);
     drop(c);
     // Every row, time and change (in the order version 2 listed them).
     let (rows3, changes3) = dump_v3(&t);

@@ -127,7 +127,8 @@ fn a_read_only_database_directory_is_recorded_and_never_counted_as_empty() {
         "asn",
         "list",
     ]);
-    assert_eq!(String::from_utf8_lossy(&first.stdout), "64500\t0\t-\n");
+    // The fourth column: the holder's name, `-` while unknown.
+    assert_eq!(String::from_utf8_lossy(&first.stdout), "64500\t0\t-\t-\n");
     let ran = in_mount_namespace(
         &t,
         "mount --bind ro ro; mount -o remount,bind,ro ro; \
