@@ -145,7 +145,7 @@ static TEXTS: &[Text] = &[
         name: "export",
         synopsis: "[--type TYPE] [--group NAME] [--format FORMAT] [--family 4|6]\n\
                  [--aggregate] [--table NAME] [--set NAME] [--via IFACE] [--comment WORD]\n\
-                 [--details] [-o FILE]",
+                 [--community C] [--details] [-o FILE]",
         summary: "print the stored addresses (or write FILE atomically);\n\
                  --details (with --format json): sources and times\n\
                  of each value",
@@ -233,14 +233,19 @@ static TEXTS: &[Text] = &[
     Text {
         cmd: Cmd::Group,
         name: "group",
-        synopsis: "list [--json] | add NAME [--mark M[/MASK]] | remove NAME",
+        synopsis: "list [--json] | routes | add NAME [--mark M[/MASK]] [--via IFACE] |\n\
+                   remove NAME [--force]",
         summary: "manage groups: named lists with their own sources,\n\
                  exclusions, sets (NAME_v4, NAME_v6) and routing mark",
         about: "Edits \"groups\" of config.json (locked, atomic rewrite). `add` of an\n\
-                 existing group sets its mark; `remove` is refused while an output\n\
-                 names the group. Sources go into a group with `asn add AS1` and the\n\
-                 group option of the source commands.\n\
-                 list: name, mark (or -), number of sources, number of exclusions.",
+                 existing group sets its mark; with --via it is routed via that\n\
+                 interface (a mark, a load output, an ip rule and a route in a table\n\
+                 of its own). `remove` is refused while sources or services name the\n\
+                 group (--force removes them too); its outputs, sets, mark chains,\n\
+                 rule and route go with it. Sources go into a group with `asn add AS1`\n\
+                 and the group option of the source commands.\n\
+                 list: name, mark (or -), number of sources, number of exclusions.\n\
+                 routes: NAME MARK/MASK TABLE VIA [GATEWAY] per routed group.",
     },
     Text {
         cmd: Cmd::Exclude,

@@ -11,6 +11,7 @@ mod error;
 mod explain;
 mod export;
 mod flags;
+mod group_route;
 mod groups;
 pub mod healthcheck;
 mod help;

@@ -9,7 +9,10 @@ use crate::util::json::{Map, Value};
 mod groups;
 mod services;
 
-pub use groups::{add_exclusions, add_group, remove_exclusions, remove_group, GroupAdded};
+pub use groups::{
+    add_exclusions, add_group, remove_exclusions, remove_group, set_route_table, GroupAdded,
+    GroupRemoved, NewGroup,
+};
 pub use services::{add_services, remove_service};
 
 use super::read::read_value;

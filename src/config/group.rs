@@ -18,6 +18,48 @@ pub struct Mark {
     pub mask: u32,
 }
 
+/// Where a group's marked traffic goes (`"route"`): an `ip rule fwmark MARK/MASK
+/// lookup TABLE` and a default route via `via` in that table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    /// The interface (`wg0`); it may not exist yet (a VPN comes up later).
+    pub via: String,
+    /// The next hop, if the interface needs one; its family is then the only one
+    /// routed (an IPv4 gateway cannot carry IPv6).
+    pub gateway: Option<std::net::IpAddr>,
+    /// The routing table; `None` until one is picked and written into the file.
+    pub table: Option<u32>,
+}
+
+impl Route {
+    /// Whether the route carries IPv4 (`false`) or IPv6 (`true`) traffic.
+    pub fn carries(&self, v6: bool) -> bool {
+        self.gateway.is_none_or(|g| g.is_ipv6() == v6)
+    }
+}
+
+/// A table a route may use: any but 0 (unspecified) and 253–255 (default, main,
+/// local), which belong to the kernel.
+pub fn table_allowed(t: u32) -> bool {
+    !matches!(t, 0 | 253..=255)
+}
+
+/// The first table from 100 up that is in none of `used`.
+pub fn free_table(used: &[u32]) -> u32 {
+    (100..)
+        .find(|t| table_allowed(*t) && !used.contains(t))
+        .unwrap_or(100)
+}
+
+/// `0x200/0xff00`, or `0x200` for a mark that sets every bit.
+pub fn mark_text(m: Mark) -> String {
+    if m.mask == u32::MAX {
+        format!("{:#x}", m.value)
+    } else {
+        format!("{:#x}/{:#x}", m.value, m.mask)
+    }
+}
+
 /// One group.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Group {
@@ -36,12 +78,16 @@ pub struct Group {
     pub exclude: Vec<IpNet>,
     /// The routing mark of its traffic, set by the `load` output's chain.
     pub mark: Option<Mark>,
+    /// Where its marked traffic goes (`"route"`).
+    pub route: Option<Route>,
     /// Its ASNs and countries keep the ranges that are otherwise skipped as special
     /// (`"allow_special": true`; see `source::special_range`).
     pub allow_special: bool,
     /// Host names of one label (`com`, `localhost`) are taken
     /// (`"allow_single_label": true`).
     pub allow_single_label: bool,
+    /// The BGP community its `bird` routes carry (`"bgp_community"`).
+    pub bgp_community: Option<crate::format::Community>,
     /// The catalog services it names (`"services"`), whose sources are in the lists
     /// above as if named there.
     pub services: Vec<String>,
@@ -61,8 +107,10 @@ impl Group {
             countries: Vec::new(),
             exclude: Vec::new(),
             mark: None,
+            route: None,
             allow_special: false,
             allow_single_label: false,
+            bgp_community: None,
             services: Vec::new(),
             brought: Vec::new(),
         }
@@ -98,6 +146,11 @@ impl Group {
             Kind::Feed => &mut self.feeds,
             Kind::Country => &mut self.countries,
         }
+    }
+
+    /// Whether it names any source.
+    pub fn has_sources(&self) -> bool {
+        Kind::ALL.iter().any(|&k| !self.sources(k).is_empty())
     }
 
     /// Whether it names `source`, by hand or through a service.
@@ -236,6 +289,15 @@ impl Config {
     /// The group called `name`.
     pub fn group(&self, name: &str) -> Option<&Group> {
         self.groups.iter().find(|g| g.name == name)
+    }
+
+    /// Gives a `bird` listing of a group the group's `bgp_community`, unless a
+    /// community was asked for (a one-off `--community` / `community=`). `*` has none:
+    /// its groups may carry different ones.
+    pub fn bgp_defaults(&self, opts: &mut crate::format::RenderOptions) {
+        if opts.format == crate::format::Format::Bird && opts.community.is_none() {
+            opts.community = self.group(&opts.group).and_then(|g| g.bgp_community);
+        }
     }
 
     /// The group `default` (always there).

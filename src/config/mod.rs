@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use crate::format::{Family, Format, RenderOptions, TypeFilter};
 use crate::source::Kind;
 
+#[cfg(test)]
+mod bgp_tests;
 mod check;
 mod edit;
 mod group;
@@ -21,11 +23,16 @@ pub mod upstreams;
 pub use check::{check, Checked};
 pub use edit::{
     add_exclusions, add_group, add_services, add_source, add_sources, remove_exclusions,
-    remove_group, remove_service, remove_source, remove_sources, GroupAdded,
+    remove_group, remove_service, remove_source, remove_sources, set_route_table, GroupAdded,
+    GroupRemoved, NewGroup,
 };
-pub use group::{Group, Mark, Part, Provenance, Selected, Selection, SourceMatch, UnknownGroup};
+pub use group::{
+    free_table, mark_text, table_allowed, Group, Mark, Part, Provenance, Route, Selected,
+    Selection, SourceMatch, UnknownGroup,
+};
+pub use read::check_via;
 pub use read::{api::parse_listen, from_value, parse};
-pub(crate) use read::{parse_exclusion, parse_mark};
+pub(crate) use read::{marks_collide, parse_exclusion, parse_mark};
 
 /// Data directory used when neither `--data-dir` nor `$RIPE_DATA_DIR` is given.
 pub const DEFAULT_DATA_DIR: &str = "/var/lib/ripe-cidr-collector";
@@ -256,6 +263,13 @@ pub struct OutputConfig {
     pub kernel_timeout: Option<u32>,
     /// For a `load` output: `max_kernel_mib` (`None`: a quarter of MemTotal).
     pub max_kernel_mib: Option<u64>,
+    /// Whether its group names any source (for `*`: any group): a `bird` include
+    /// of a group with sources is never written empty.
+    pub has_sources: bool,
+    /// For a `load` output: the route of every group that has one (group, mark,
+    /// route), kept beside the sets; every load keeps them all, so that a route whose
+    /// group went is deleted by the next load.
+    pub routes: Vec<(String, Mark, Route)>,
 }
 
 /// The `dnsmasq` output: `nftset=` (or `ipset=`) lines for a group's host names,

@@ -12,6 +12,10 @@ mod asn_names;
 mod asn_search;
 #[cfg(feature = "collect")]
 mod asn_upstreams;
+#[cfg(all(feature = "collect", feature = "bgp", target_os = "linux"))]
+mod bgp;
+#[cfg(all(feature = "collect", feature = "bgp", target_os = "linux"))]
+mod bgp_formats;
 #[cfg(feature = "api")]
 mod body_limits;
 #[cfg(all(feature = "api", unix))]
@@ -40,6 +44,8 @@ mod formats_real;
 mod formats_stacks;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod group_marks;
+#[cfg(all(feature = "api", feature = "routes", target_os = "linux"))]
+mod group_routes;
 #[cfg(all(feature = "api", feature = "collect"))]
 mod groups;
 mod healthcheck;
@@ -74,6 +80,8 @@ mod netlink;
 mod openwrt;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod openwrt_boot;
+#[cfg(unix)]
+mod openwrt_routes;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod openwrt_run;
 #[cfg(unix)]

@@ -167,6 +167,42 @@ fn lookup_names_the_services_behind_a_source() {
         .unwrap()
         .clone();
     assert_eq!(line["services"], json!(["video"]));
+    // `changes`, the detailed listing and `explain` name them too.
+    let ch: Value =
+        serde_json::from_str(&ok(&t, &["changes", "--group", "vpn", "--json"])).unwrap();
+    let row = ch["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["source"] == "64502")
+        .unwrap()
+        .clone();
+    assert_eq!(row["services"], json!(["video"]), "{ch}");
+    assert!(ok(&t, &["changes", "--group", "vpn"]).contains("\tservice:video\n"));
+    let det = ok(
+        &t,
+        &["export", "--group", "vpn", "--format", "json", "--details"],
+    );
+    let det: Value = serde_json::from_str(&det).unwrap();
+    let v = det["addresses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["value"] == "20.101.0.0/16")
+        .unwrap()
+        .clone();
+    assert_eq!(v["sources"][0]["services"], json!(["chat", "video"]), "{v}");
+    let out = t.run(&["explain", "20.101.0.1", "--group", "vpn"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("from AS64501 (service chat, video)"),
+        "{text}"
+    );
+    // A source only a service brings is not removed by hand: the message says which.
+    let out = t.run(&["asn", "remove", "64502", "--group", "vpn"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("brought by service video"), "{err}");
 }
 
 #[test]

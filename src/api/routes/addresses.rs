@@ -28,6 +28,7 @@ pub(crate) const ADDRESS_PARAMS: &[&str] = &[
     "group",
     "via",
     "comment",
+    "community",
     "page",
 ];
 
@@ -63,6 +64,7 @@ pub(super) fn listing_options(
             "details" => details = parse_bool(&k, &v)?,
             "via" => o.via = Some(v),
             "comment" => o.comment = Some(v),
+            "community" => o.community = Some(word(&k, &v)?),
             "page" => page = Some(parse_page(&v)?),
             // parse_query let only ADDRESS_PARAMS through.
             _ => {}
@@ -168,6 +170,9 @@ fn listing(
     let selection = cfg
         .selection(&opts.group)
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let mut with_group = opts.clone();
+    cfg.bgp_defaults(&mut with_group);
+    let opts = &with_group;
     let (path, query) = super::split_target(target);
     let kept: Vec<&str> = (query.unwrap_or("").split('&'))
         .filter(|p| !p.starts_with("page="))

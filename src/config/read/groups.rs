@@ -15,8 +15,10 @@ const GROUP_KEYS: &[&str] = &[
     "exclude",
     "mark",
     "mark_mask",
+    "route",
     "allow_single_label",
     "allow_special",
+    "bgp_community",
     "services",
 ];
 
@@ -53,6 +55,7 @@ impl Reader<'_> {
         default.exclude = Vec::new();
         default.allow_special = self.flag(root, "", "allow_special")?;
         default.allow_single_label = self.single_label(root, "")?;
+        default.bgp_community = self.word(root, "", "bgp_community")?;
         self.services(root, "", &c.catalog, &mut default)?;
         let mut groups = vec![default];
         match root.get("groups") {
@@ -82,6 +85,7 @@ impl Reader<'_> {
             }
         }
         self.special_agreed(&groups)?;
+        self.routes_agree(&groups)?;
         for kind in Kind::ALL {
             let all: Vec<&String> = groups.iter().flat_map(|g| g.sources(kind)).collect();
             let repeated = crate::util::repeats(&all);
@@ -147,8 +151,10 @@ impl Reader<'_> {
         }
         g.exclude = self.exclusions(o, &prefix, &format!("group {name}"))?;
         g.mark = self.mark(o, &prefix)?;
+        g.route = self.route(o, &prefix)?;
         g.allow_special = self.flag(o, &prefix, "allow_special")?;
         g.allow_single_label = self.single_label(o, &prefix)?;
+        g.bgp_community = self.word(o, &prefix, "bgp_community")?;
         Ok(g)
     }
 
