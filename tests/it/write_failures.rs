@@ -149,6 +149,6 @@ fn a_read_only_database_directory_is_recorded_and_never_counted_as_empty() {
     assert!(last.contains("ro/ripe.db: read-only file system"), "{last}");
     // The configured list, but no "0 stored values" for a database not read.
     assert_eq!(text(&t, "list.code").trim(), "1", "{log}");
-    assert_eq!(text(&t, "list.out"), "64500\t?\t-\n");
+    assert_eq!(text(&t, "list.out"), "64500\t?\t-\t-\n");
     assert!(text(&t, "list.err").contains("read-only file system"));
 }
