@@ -45,6 +45,8 @@ pub struct SourceLine {
     /// Its last fetches, oldest first (at most 30; left out when there are none, and
     /// beyond [`MAX_HISTORY`] rows in one overview).
     pub history: Vec<Fetch>,
+    /// An ASN's holder (RIPEstat `as-overview`); left out while unknown.
+    pub holder: Option<String>,
     /// The catalog services that brought it (left out when none did).
     pub services: Box<[String]>,
 }
@@ -138,6 +140,9 @@ impl ToJson for SourceLine {
         w.field("failure", &self.failure);
         if let Some(u) = &self.upstream {
             w.field("upstream", u);
+        }
+        if let Some(h) = &self.holder {
+            w.field("holder", h);
         }
         if !self.services.is_empty() {
             w.field("services", &self.services[..]);
@@ -276,6 +281,7 @@ struct FromDb {
     stored: Vec<Stored>,
     logs: Vec<FetchLog>,
     held: Vec<FetchLog>,
+    names: crate::util::map::SortedMap<String, String>,
 }
 
 /// The stored sources of every kind, and the journal mode, with one connection.
@@ -288,7 +294,15 @@ fn read_db(pool: &db::Pool) -> Result<(String, FromDb), db::StoreError> {
         let logs = db.fetch_logs(MAX_HISTORY)?;
         let held = db.held()?;
         let mode = db.journal_mode().as_str().to_string();
-        Ok((mode, FromDb { stored, logs, held }))
+        // A name that cannot be read is unknown, never a failed overview.
+        let names = db.names().unwrap_or_default();
+        let d = FromDb {
+            stored,
+            logs,
+            held,
+            names,
+        };
+        Ok((mode, d))
     })
 }
 
@@ -310,6 +324,7 @@ fn line(kind: Kind, source: &str, stored: Option<&SourceSummary>, st: &Status) -
         upstream: st.upstreams.get(&source::display(kind, source)).cloned(),
         held: None,
         history: Vec::new(),
+        holder: None,
         services: Box::default(),
     }
 }
@@ -324,6 +339,9 @@ fn with_trust(lines: &mut [SourceLine], d: &FromDb) {
             .unwrap_or_default()
             .to_vec();
         l.held = log_of(&d.held, kind, &l.source).and_then(|f| f.first().cloned().map(Box::new));
+        if kind == Kind::Asn {
+            l.holder = d.names.get(&l.source).cloned();
+        }
     }
 }
 

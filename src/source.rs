@@ -201,6 +201,41 @@ pub fn normalize_asn(s: &str) -> Result<String, String> {
     }
 }
 
+/// Longest `asn search` text, in bytes.
+pub const MAX_SEARCH_TEXT: usize = 64;
+/// `asn search` candidates asked for when no limit is given, and the most there may be.
+pub const DEFAULT_SEARCH_LIMIT: usize = 8;
+pub const MAX_SEARCH_LIMIT: usize = 20;
+
+/// Checks a search text: not empty, at most [`MAX_SEARCH_TEXT`] bytes, no control
+/// characters. The error names the text (escaped).
+pub fn check_search_text(text: &str) -> Result<(), String> {
+    let why = if text.trim().is_empty() {
+        "is empty"
+    } else if text.len() > MAX_SEARCH_TEXT {
+        "is longer than 64 bytes"
+    } else if text.chars().any(char::is_control) {
+        "has control characters"
+    } else {
+        return Ok(());
+    };
+    let mut shown: String = text.chars().take(MAX_SEARCH_TEXT + 1).collect();
+    if shown.len() < text.len() {
+        shown.push_str("...");
+    }
+    Err(format!("search text {shown:?} {why}"))
+}
+
+/// Reads a `--limit` / `limit=` value: 1 to [`MAX_SEARCH_LIMIT`].
+pub fn parse_search_limit(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=MAX_SEARCH_LIMIT).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "invalid limit {s:?}: expected 1 to {MAX_SEARCH_LIMIT}"
+        )),
+    }
+}
+
 /// Normalises an ASN given as JSON: a string as in [`normalize_asn`] or a whole number.
 pub fn normalize_asn_value(v: &Value) -> Result<String, String> {
     match v {

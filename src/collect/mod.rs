@@ -21,6 +21,8 @@ mod slow;
 mod tls;
 pub mod trust;
 mod url;
+#[cfg(feature = "verify")]
+pub mod verify;
 
 pub use fetch::{Fetched, SourceError};
 pub use fetcher::{Transport, Validators, USER_AGENT};

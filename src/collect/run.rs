@@ -247,6 +247,8 @@ pub fn collect(
     let mut urls = Vec::new();
     if wanted.iter().any(|(k, _)| *k == Kind::Asn) {
         urls.extend(AsnClient::urls(cfg));
+        // Holder names come from RIPEstat whatever the ASN upstreams.
+        urls.push(cfg.ripe.url.as_str());
     }
     if wanted.iter().any(|(k, _)| *k == Kind::Country) {
         urls.push(cfg.ripe.url.as_str());
@@ -296,6 +298,14 @@ pub fn collect(
         }
         other => other.map(|(report, _)| report),
     };
+    if stored.is_ok() && !stop.load(Ordering::SeqCst) {
+        let asns: Vec<String> = wanted
+            .iter()
+            .filter(|(k, _)| *k == Kind::Asn)
+            .map(|(_, s)| s.clone())
+            .collect();
+        super::ripe::names::refresh(paths, cfg, &transport, &asns);
+    }
     phase.store(PHASE_IDLE, Ordering::SeqCst);
     stored
 }
