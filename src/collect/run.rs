@@ -200,7 +200,9 @@ fn fetch_all(
     parallel(wanted, stop, |(kind, source)| {
         let name = source::display(*kind, source);
         let mut r = watch.fetch(name, || fetch_one(clients, *kind, source));
-        if let (Ok(f), Kind::Asn | Kind::Country) = (&mut r, kind) {
+        // Feeds are lists the user chose; what an upstream or a (possibly poisoned)
+        // DNS answer says is checked.
+        if let (Ok(f), Kind::Asn | Kind::Country | Kind::Fqdn) = (&mut r, kind) {
             if !cfg.allows_special(*kind, source) {
                 super::trust::drop_special(f, &source::display(*kind, source));
             }
