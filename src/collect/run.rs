@@ -70,7 +70,9 @@ fn gate(cfg: &Config, kind: Kind) -> Gate {
         Kind::Fqdn => Gate::OFF,
         _ => Gate {
             max_shrink_percent: cfg.trust.max_shrink_percent,
+            max_growth_percent: cfg.trust.max_growth_percent,
             confirm_after: i64::from(cfg.trust.confirm_after_hours) * 3600,
+            reference: i64::from(cfg.trust.reference_days) * 86_400,
         },
     }
 }
@@ -531,10 +533,8 @@ pub fn log_report(report: &RunReport) {
         match (&s.outcome, held) {
             (Ok(_), Some(f)) => {
                 log::warn!(
-                    "{name}: answer has {} of {} stored values; held until confirmed (since {}; \
-                     `confirm {}` applies it)",
-                    f.answer,
-                    f.stored,
+                    "{name}: {}; held until confirmed (since {}; `confirm {}` applies it)",
+                    db::trust::held_text(f),
                     util::iso(f.since.unwrap_or(f.time)),
                     s.source
                 );

@@ -240,7 +240,12 @@ fn dns_doh_and_system() {
     assert_eq!(values(&t, Kind::Fqdn, "localhost"), Vec::<String>::new());
     t.config(&json!({"fqdns": ["localhost"], "allow_single_label": true, "allow_special": true}));
     let out = t.run(&["run"]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v = values(&t, Kind::Fqdn, "localhost");
     assert!(v.iter().any(|a| a == "127.0.0.1" || a == "::1"), "{v:?}");
 }
@@ -279,7 +284,12 @@ fn dns_answers_skip_special_ranges() {
     // A group that wants them says so.
     t.config(&json!({"fqdns": ["bad.example.test"], "dns": dns, "allow_special": true}));
     let out = t.run(&["run"]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(values(&t, Kind::Fqdn, "bad.example.test").len(), 8);
 }
 
