@@ -221,6 +221,7 @@ fn routing_status_and_a_person_confirm_through_the_binary() {
     let src = &s["groups"][0]["sources"][0];
     assert_eq!(src["held"]["values"], 20, "{src}");
     assert_eq!(src["held"]["stored"], 100, "{src}");
+    assert_eq!(src["held"]["change"], "shrank", "{src}");
     assert!(src["held"]["since"].is_string(), "{src}");
     // By hand: applied, the 80 unseen for 30 days expire now.
     let o = t.run(&["confirm", "AS64500"]);
