@@ -56,7 +56,8 @@ pub struct SourceLine {
 pub const MAX_HISTORY: usize = 6_000;
 
 /// A fetch as JSON: `{"time", "upstream", "values", "stored", "added", "removed",
-/// "state"[, "confirmed_by"][, "since"]}`.
+/// "state"[, "confirmed_by"][, "change"][, "since"]}`; `change` (`grew` or
+/// `shrank`) for a held answer.
 struct FetchJson<'a>(&'a Fetch);
 
 impl ToJson for FetchJson<'_> {
@@ -70,8 +71,10 @@ impl ToJson for FetchJson<'_> {
         w.field("added", &f.added);
         w.field("removed", &f.removed);
         w.field("state", trust::state_word(f.state));
-        if let Some(n) = &f.note {
-            w.field("confirmed_by", n);
+        match (&f.note, f.state) {
+            (_, trust::HELD) => w.field("change", trust::held_word(f)),
+            (Some(n), _) => w.field("confirmed_by", n),
+            _ => {}
         }
         if let Some(t) = f.since {
             w.field("since", &util::iso(t));

@@ -361,7 +361,9 @@ static TEXTS: &[Text] = &[
         synopsis: "SOURCE",
         summary: "apply the held answer of a source (AS62041, a feed URL, NL)",
         about: "An answer that would drop more than trust.max_shrink_percent of a\n\
-                 source's values is held until confirmed; this applies it now.",
+                 source's values, or widen it by more than trust.max_growth_percent,\n\
+                 is held until confirmed; this applies it now (a grown answer at the\n\
+                 next run: it was never stored).",
     },
 ];
 

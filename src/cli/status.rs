@@ -269,11 +269,9 @@ fn as_text(r: &Report, paths: &Paths) -> String {
         let Some(f) = f.first() else { continue };
         let _ = writeln!(
             out,
-            "held:          {}: answer has {} of {} stored values, since {}; held until \
-             confirmed (`confirm {source}`)",
+            "held:          {}: {}, since {}; held until confirmed (`confirm {source}`)",
             named(&crate::source::display(*kind, source), &r.names),
-            f.answer,
-            f.stored,
+            db::trust::held_text(f),
             util::iso(f.since.unwrap_or(f.time))
         );
     }

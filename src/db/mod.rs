@@ -17,6 +17,7 @@ use crate::util;
 mod codec;
 mod dump;
 mod fault;
+mod gate;
 mod history;
 mod import;
 mod journal;
