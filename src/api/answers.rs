@@ -4,8 +4,14 @@
 //!
 //! * A render first reserves its size, estimated from the database (rows times the
 //!   bytes a row takes in its format), then holds the real size once rendered;
-//!   answers are rendered one at a time, so that only one render's working memory
-//!   comes on top of the budget.
+//!   large answers are rendered one at a time, so that only one render's working
+//!   memory comes on top of the budget; small ones (at most [`SMALL_RENDER`]) one
+//!   at a time beside them, so that a firewall's small set, a lookup, never waits
+//!   behind a large listing being rendered.
+//! * A request whose client has gone (closed, reset) while it waited is not rendered
+//!   (`ClientGone`): the handler thread says which socket it serves
+//!   ([`set_client`]), and the socket is looked at right before the render and
+//!   while waiting for it.
 //! * When the budget is full, the render waits, and the poll thread closes the
 //!   connections whose answers have been unread longest (none read for
 //!   [`EVICT_IDLE`]), until there is room: clients that stop reading cannot lock the
@@ -14,9 +20,11 @@
 //! * Bodies are shared: clients of the same listing of the same database state hold
 //!   one body, counted once.
 
+use std::cell::Cell;
+use std::os::fd::RawFd;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, TryLockError, Weak};
 use std::time::{Duration, Instant};
 
 use super::error::ApiError;
@@ -35,6 +43,25 @@ pub const EVICT_IDLE: Duration = Duration::from_secs(1);
 
 /// How long a render waits for room before its client gets 503.
 pub const WAIT: Duration = Duration::from_secs(4);
+
+/// Renders of at most this many bytes (estimated) have their own turn beside the
+/// large ones: one small render's working memory comes on top of a large one's.
+pub const SMALL_RENDER: usize = 2 << 20;
+
+thread_local! {
+    /// The socket of the client whose request this thread is answering.
+    static CLIENT: Cell<Option<RawFd>> = const { Cell::new(None) };
+}
+
+/// Says which client's request this thread answers now (`None`: no socket, tests).
+pub fn set_client(fd: Option<RawFd>) {
+    CLIENT.with(|c| c.set(fd));
+}
+
+/// Whether the client of this thread's request has gone.
+fn client_gone() -> bool {
+    CLIENT.with(Cell::get).is_some_and(super::gone::gone)
+}
 
 /// A body held for clients; `listing` identifies a shareable one.
 struct Held {
@@ -76,8 +103,10 @@ pub struct Answers {
     wanted: AtomicUsize,
     /// Wakes the poll thread when a render waits.
     wake: OnceLock<UnixStream>,
-    /// One render at a time.
+    /// One large render at a time.
     rendering: Mutex<()>,
+    /// One small render at a time, beside the large one.
+    small: Mutex<()>,
 }
 
 impl std::fmt::Debug for Answers {
@@ -141,7 +170,7 @@ impl Answers {
         listing: Option<String>,
         render: impl FnOnce() -> Result<Vec<u8>, ApiError>,
     ) -> Result<Listing, ApiError> {
-        let _alone = self.alone();
+        let _alone = self.alone(estimate)?;
         if let Some(found) = listing.as_deref().and_then(|k| self.shared(k)) {
             return Ok(found);
         }
@@ -149,10 +178,26 @@ impl Answers {
         Ok(self.hold(reserved, render()?, listing))
     }
 
-    /// Held while an answer is rendered: one at a time, as each takes memory in
-    /// proportion to its size (and a router has few cores to run more on).
-    pub fn alone(&self) -> MutexGuard<'_, ()> {
-        lock(&self.rendering)
+    /// Held while an answer of about `estimate` bytes is rendered: one large and
+    /// one small at a time, as each takes memory in proportion to its size (and a
+    /// router has few cores to run more on). `ClientGone` instead when the client
+    /// leaves before its turn: nobody would read the answer.
+    pub fn alone(&self, estimate: usize) -> Result<MutexGuard<'_, ()>, ApiError> {
+        let turn = match estimate <= SMALL_RENDER {
+            true => &self.small,
+            false => &self.rendering,
+        };
+        loop {
+            if client_gone() {
+                return Err(ApiError::ClientGone);
+            }
+            match turn.try_lock() {
+                Ok(g) => return Ok(g),
+                Err(TryLockError::Poisoned(p)) => return Ok(p.into_inner()),
+                // Looked at again soon: a waiting client may leave meanwhile.
+                Err(TryLockError::WouldBlock) => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
     }
 
     /// Holds `body`, rendered in the room `reserved`, in the budget while a client

@@ -64,6 +64,13 @@ pub enum ApiError {
     /// whole budget: 503 with `Retry-After`, rather than memory without bound.
     #[error("too many large answers in flight")]
     Busy,
+    /// One client address has this many requests waiting for a handler already.
+    #[error("too many requests waiting from {0}")]
+    Queued(std::net::IpAddr),
+    /// The client closed its connection before its answer was rendered; nobody
+    /// reads the reply.
+    #[error("the client has gone")]
+    ClientGone,
 }
 
 impl From<crate::listing::ListingError> for ApiError {
@@ -173,6 +180,14 @@ impl ApiError {
                 headers.push(("Retry-After", "1".to_string()));
                 (503, "too many large answers in flight; try again".into())
             }
+            ApiError::Queued(ip) => {
+                headers.push(("Retry-After", "1".to_string()));
+                (
+                    503,
+                    format!("too many requests from {ip} waiting for an answer; try again"),
+                )
+            }
+            ApiError::ClientGone => (503, "the client has gone".into()),
         };
         let body = json_line(&ErrorBody {
             error: clip(&message),
@@ -247,6 +262,8 @@ mod tests {
             ),
             (ApiError::ShuttingDown, 503),
             (ApiError::Busy, 503),
+            (ApiError::Queued([127, 0, 0, 2].into()), 503),
+            (ApiError::ClientGone, 503),
         ];
         for (e, status) in cases {
             let r = e.reply();

@@ -21,6 +21,7 @@ mod body;
 mod conn;
 mod error;
 mod evict;
+mod gone;
 mod headers;
 mod hosts;
 pub(crate) mod http;

@@ -42,9 +42,9 @@ const TARGETS: &[&str] = &[
 
 /// Asks for `target` and never reads the answer, with a small receive buffer (the
 /// kernel takes little of the answer off the server).
-fn unread(addr: SocketAddr, target: &str) -> Option<TcpStream> {
+fn unread_from(from: [u8; 4], addr: SocketAddr, target: &str) -> Option<TcpStream> {
     use std::os::fd::AsRawFd;
-    let mut s = TcpStream::connect(addr).ok()?;
+    let mut s = connect_from(from, addr).ok()?;
     let small: libc::c_int = 4096;
     // SAFETY: setsockopt reads the c_int given, of the size given.
     unsafe {
@@ -91,20 +91,21 @@ fn unread_answers_of_every_kind_keep_memory_bounded_and_a_firewall_gets_its_list
     let (p, a) = t.spawn_listening(&["serve"]);
     let before = proc_kb(p.pid(), "VmHWM:");
     let started = Instant::now();
-    // 400 clients that ask and never read: their answers fill the budget.
+    // 400 clients on four other hosts that ask and never read: their answers fill
+    // the budget.
     let held: Vec<TcpStream> = (0..400)
-        .filter_map(|i| unread(a, TARGETS[i % TARGETS.len()]))
+        .filter_map(|i| {
+            unread_from(
+                [127, 0, 0, 2 + (i % 4) as u8],
+                a,
+                TARGETS[i % TARGETS.len()],
+            )
+        })
         .collect();
-    // Until each has the start of its answer, or was closed to make room: answers
-    // are rendered one at a time (seconds each for a debug build on a loaded
-    // machine), and a pull queued behind them spent its 4 s of waiting for room
-    // there, a 503 (once in three `CI=true cargo test` under two busy loops).
-    for s in &held {
-        s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
-        let _ = s.peek(&mut [0; 1]);
-    }
-    // Meanwhile a firewall pulls its set, three times: it gets it each time, the
-    // longest-unread answers giving way (before: 503, 28 times out of 28).
+    // Meanwhile, while their requests still wait for their renders (c17d8bd made it
+    // wait for those first, which hid issue 39's S5c), a firewall pulls its set,
+    // three times: it gets it each time, the longest-unread answers giving way
+    // (before: 503, 28 times out of 28).
     let firewall: Vec<(u16, usize)> = (0..3)
         .map(|_| {
             std::thread::sleep(Duration::from_secs(1));
@@ -146,4 +147,62 @@ fn a_details_listing_is_capped() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["count"], 50_010);
     assert!(v.get("truncated").is_none());
+}
+
+/// Issue 39, S5c: 220 requests for distinct details listings whose clients closed
+/// at once (connect, GET, close) are not rendered, and a firewall's pull made while
+/// they wait is answered at once: before, it waited behind every one of their
+/// renders (81 s seen).
+#[test]
+fn abandoned_listings_do_not_hold_up_a_firewall() {
+    let t = TestDir::new();
+    store_values(&t, 100_000);
+    std::thread::sleep(Duration::from_millis(1100));
+    let (_p, a) = t.spawn_listening(&["serve"]);
+    // The firewall pulls every few seconds: its listing is rendered for this state.
+    assert_eq!(pull(a, "/addresses?format=nft").0, 200);
+    let attack = Instant::now();
+    for i in 0..220 {
+        // Each a different listing (`table` is part of the target), none shared.
+        let target = format!("/addresses?format=json&details=1&table=t{i}");
+        drop(unread(a, &target));
+    }
+    let queued = attack.elapsed();
+    // While they are queued (a details listing takes a debug build a second or more
+    // to render: they were sent in far less).
+    let started = Instant::now();
+    let (code, len) = pull(a, "/addresses?format=nft");
+    let took = started.elapsed();
+    let lookup = Instant::now();
+    let (found, _) = get(a, "/lookup?ip=10.0.0.2");
+    let lookup = lookup.elapsed();
+    eprintln!("220 abandoned requests sent in {queued:?}; nft pull {took:?}, lookup {lookup:?}");
+    assert_eq!((code, found), (200, 200));
+    assert!(len > 1_000_000, "{len}");
+    // Milliseconds when it waits for nothing; 2 s is generous for a debug build on
+    // a loaded machine, and far below one render of the queued listings each.
+    assert!(
+        took < Duration::from_secs(2),
+        "the firewall's pull took {took:?}"
+    );
+    assert!(
+        lookup < Duration::from_secs(2),
+        "the lookup took {lookup:?}"
+    );
+    // And the abandoned ones were dropped, not rendered: a new listing is rendered
+    // next (one render at most was under way), not after 220 of them.
+    let started = Instant::now();
+    let (code, _) = pull(a, "/addresses?format=json&details=1");
+    let took = started.elapsed();
+    eprintln!("a details listing after them: {took:?}");
+    assert_eq!(code, 200);
+    assert!(
+        took < Duration::from_secs(30),
+        "a new listing took {took:?}"
+    );
+}
+
+/// Asks for `target` from `127.0.0.1` and never reads the answer.
+fn unread(addr: SocketAddr, target: &str) -> Option<TcpStream> {
+    unread_from([127, 0, 0, 1], addr, target)
 }

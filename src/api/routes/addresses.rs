@@ -168,12 +168,7 @@ fn listing(
     let selection = cfg
         .selection(&opts.group)
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;
-    let (path, query) = super::split_target(target);
-    let kept: Vec<&str> = (query.unwrap_or("").split('&'))
-        .filter(|p| !p.starts_with("page="))
-        .collect();
-    // Shared only when read from files that have settled.
-    let key = super::files::answer_key(ctx, &format!("{path}?{}", kept.join("&")));
+    let key = listing_key(target, ctx);
     if let Some(found) = key.as_deref().and_then(|k| ctx.answers.shared(k)) {
         return Ok(found);
     }
@@ -190,6 +185,22 @@ fn listing(
             false => crate::listing::render_selection(db, &selection, opts).map_err(ApiError::from),
         })
     })
+}
+
+/// The key a listing is shared under: the target without `page` (every page of a
+/// RouterOS script is cut from the same listing) and the files' state; `None` while
+/// the files have not settled.
+fn listing_key(target: &str, ctx: &Context) -> Option<String> {
+    let (path, query) = super::split_target(target);
+    let kept: Vec<&str> = (query.unwrap_or("").split('&'))
+        .filter(|p| !p.starts_with("page="))
+        .collect();
+    super::files::answer_key(ctx, &format!("{path}?{}", kept.join("&")))
+}
+
+/// Whether the listing of `target` is held, rendered for the files as they are.
+pub(super) fn held(target: &str, ctx: &Context) -> bool {
+    listing_key(target, ctx).is_some_and(|k| ctx.answers.shared(&k).is_some())
 }
 
 /// Most values of a `details=1` listing (about 7 MB, within the answer budget; one
