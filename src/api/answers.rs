@@ -233,12 +233,15 @@ impl Answers {
 
     /// Reserves room for a body of about `n` bytes (none for a small one), waiting up
     /// to [`WAIT`] while the poll thread closes the connections whose answers have
-    /// been unread longest; 503 without room.
+    /// been unread longest; 503 without room, and at once for a body larger than
+    /// the whole budget (one unread RouterOS listing of 400,000 values took 77 MB).
     pub fn reserve(&self, n: usize) -> Result<Option<Reserved<'_>>, ApiError> {
         if n <= SMALL_ANSWER {
             return Ok(None);
         }
-        let n = n.min(ANSWER_BUDGET);
+        if n > ANSWER_BUDGET {
+            return Err(ApiError::TooLarge(n));
+        }
         let until = Instant::now() + WAIT;
         loop {
             {
@@ -268,8 +271,10 @@ impl Answers {
 }
 
 /// Bytes a listing of `rows` stored rows takes at most, about, in `format`
-/// (`details`: with sources and times): measured on 100,000 prefixes (text 15,
-/// JSON 17, ipset 31, RouterOS 37, details 141), with room for IPv6 text.
+/// (`details`: with sources and times), before anything is read: what decides a
+/// render's turn (large or small), and the room of a details listing (141 bytes a
+/// row measured). A plain listing reserves `format::size_bound` of its values once
+/// read, close to the real size in every format.
 pub fn listing_estimate(rows: u64, format: crate::format::Format, details: bool) -> usize {
     use crate::format::Format;
     let per_row = match (format, details) {
@@ -278,7 +283,7 @@ pub fn listing_estimate(rows: u64, format: crate::format::Format, details: bool)
         (Format::Json, _) => 24,
         (Format::Nft, _) => 28,
         (Format::Ipset, _) => 40,
-        (Format::Routeros, _) => 48,
+        (Format::Routeros, _) => 200,
         // The formats of other programs' configuration: a line of their syntax per
         // prefix, longer than RouterOS's at most.
         _ => 64,

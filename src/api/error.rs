@@ -64,6 +64,9 @@ pub enum ApiError {
     /// whole budget: 503 with `Retry-After`, rather than memory without bound.
     #[error("too many large answers in flight")]
     Busy,
+    /// An answer of about this many bytes would not fit in the answer budget at all.
+    #[error("an answer of about {0} bytes")]
+    TooLarge(usize),
     /// One client address has this many requests waiting for a handler already.
     #[error("too many requests waiting from {0}")]
     Queued(std::net::IpAddr),
@@ -188,6 +191,15 @@ impl ApiError {
                 )
             }
             ApiError::ClientGone => (503, "the client has gone".into()),
+            ApiError::TooLarge(n) => (
+                503,
+                format!(
+                    "the answer would take about {n} bytes, over the answer budget of {} bytes; \
+                     ask for part of it: page=1, 2, ... (format=routeros), or type=, family=, \
+                     group= or aggregate=1",
+                    crate::api::answers::ANSWER_BUDGET
+                ),
+            ),
         };
         let body = json_line(&ErrorBody {
             error: clip(&message),
@@ -264,6 +276,7 @@ mod tests {
             (ApiError::Busy, 503),
             (ApiError::Queued([127, 0, 0, 2].into()), 503),
             (ApiError::ClientGone, 503),
+            (ApiError::TooLarge(13 << 20), 503),
         ];
         for (e, status) in cases {
             let r = e.reply();

@@ -206,3 +206,60 @@ fn abandoned_listings_do_not_hold_up_a_firewall() {
 fn unread(addr: SocketAddr, target: &str) -> Option<TcpStream> {
     unread_from([127, 0, 0, 1], addr, target)
 }
+
+/// Issue 39, S1r: one listing of 400,000 values in every format stays within the
+/// answer budget (12 MiB): a body that would not fit is refused with 503 naming the
+/// budget and `page=` before it is built (before: one RouterOS GET took the server to
+/// 77 MB), and a RouterOS page is made without the whole script.
+#[test]
+fn one_listing_of_400000_values_stays_within_the_budget_in_every_format() {
+    let t = TestDir::new();
+    store_values(&t, 400_000);
+    std::thread::sleep(Duration::from_millis(1100));
+    let (p, a) = t.spawn_listening(&["serve"]);
+    let mut seen = Vec::new();
+    for format in ripe_cidr_collector::format::FORMATS {
+        let via = match format.to_string().as_str() {
+            "bird" => "&via=wg0&family=4",
+            "keenetic" => "&via=wg0",
+            _ => "",
+        };
+        let target = format!("/addresses?format={format}{via}");
+        let (code, body) = get(a, &target);
+        seen.push((format.to_string(), code, body.len()));
+        match code {
+            200 => assert!(body.len() <= 12 << 20, "{target}: {} bytes", body.len()),
+            _ => {
+                let text = String::from_utf8_lossy(&body);
+                assert_eq!(code, 503, "{target}: {text}");
+                assert!(text.contains("answer budget of 12582912 bytes"), "{text}");
+                assert!(text.contains("page="), "{text}");
+            }
+        }
+    }
+    eprintln!("{seen:?}");
+    // RouterOS's script is about 75 MB: refused whole, served by the page.
+    assert!(
+        seen.iter()
+            .any(|(f, code, _)| f == "routeros" && *code == 503),
+        "{seen:?}"
+    );
+    let (code, page) = get(a, "/addresses?format=routeros&page=2");
+    assert_eq!(code, 200);
+    assert!(
+        page.len() <= 60 * 1024 && page.starts_with(b"/ip firewall"),
+        "{}",
+        page.len()
+    );
+    let (code, first) = get(a, "/addresses?format=routeros&page=1");
+    assert_eq!(code, 200);
+    let pages: usize = String::from_utf8_lossy(&first)
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("# pages: ")?.parse().ok())
+        .unwrap();
+    assert!(pages > 1000, "{pages}");
+    let peak = proc_kb(p.pid(), "VmHWM:");
+    eprintln!("VmHWM {peak} kB after one listing of 400,000 values in every format");
+    assert!(peak < 48 * 1024, "VmHWM {peak} kB");
+}

@@ -14,7 +14,7 @@ use crate::api::answers::{listing_estimate, Listing};
 use crate::api::error::ApiError;
 use crate::api::headers::{etag, none_match};
 use crate::api::query::{parse_bool, parse_query};
-use crate::format::{routeros_page, Format, RenderOptions};
+use crate::format::{routeros_page, size_bound, Format, RenderOptions};
 
 /// The query parameters of `GET /addresses`.
 pub(crate) const ADDRESS_PARAMS: &[&str] = &[
@@ -101,13 +101,21 @@ pub(super) fn addresses(
     req: &RequestInfo,
     ctx: &Context,
 ) -> Result<Reply, ApiError> {
-    let (mut body, mut tag) = listing(opts, details, &req.target, ctx)?;
     let mut headers = Vec::new();
-    if opts.format == Format::Routeros {
-        let pages;
-        ((body, tag), pages) = routeros(body, tag, page)?;
-        headers.push(("X-Pages", pages.to_string()));
-    }
+    let (body, tag) = match (opts.format, page) {
+        (Format::Routeros, _) => {
+            let (listing, pages) = match listing(opts, details, &req.target, ctx) {
+                // A script too large to hold whole: its page made alone.
+                Err(ApiError::TooLarge(_)) if page.is_some() => {
+                    page_alone(opts, page.unwrap_or(1), ctx)?
+                }
+                whole => routeros(whole?, page)?,
+            };
+            headers.push(("X-Pages", pages.to_string()));
+            listing
+        }
+        _ => listing(opts, details, &req.target, ctx)?,
+    };
     headers.insert(0, ("ETag", tag.clone()));
     let content_type = content_type(opts.format);
     if req
@@ -136,11 +144,7 @@ pub(super) fn addresses(
 
 /// The number of pages of a RouterOS script, and the page asked for (with its own
 /// ETag) in place of the whole script.
-fn routeros(
-    body: Arc<Vec<u8>>,
-    tag: String,
-    page: Option<usize>,
-) -> Result<(Listing, usize), ApiError> {
+fn routeros((body, tag): Listing, page: Option<usize>) -> Result<(Listing, usize), ApiError> {
     let pages = routeros_page(&body, 1).map_or(1, |p| p.pages);
     let Some(page) = page else {
         return Ok(((body, tag), pages));
@@ -177,14 +181,60 @@ fn listing(
             .filter(|(k, _)| opts.type_filter.keeps(k.as_str()))
             .map(|(_, n)| n)
             .sum();
-        let estimate = listing_estimate(rows, opts.format, details);
-        ctx.answers.render(estimate, key, || match details {
+        let upper = listing_estimate(rows, opts.format, details);
+        let _turn = ctx.answers.alone(upper)?;
+        if let Some(found) = key.as_deref().and_then(|k| ctx.answers.shared(k)) {
+            return Ok(found);
+        }
+        if details {
             // Capped: a details listing of 400,000 values would be 57 MB.
-            true => crate::inspect::details::render(db, &selection, opts, Some(DETAILS_MAX))
-                .map_err(ApiError::from),
-            false => crate::listing::render_selection(db, &selection, opts).map_err(ApiError::from),
-        })
+            let reserved = ctx.answers.reserve(upper.min(listing_estimate(
+                DETAILS_MAX as u64,
+                opts.format,
+                true,
+            )))?;
+            let body = crate::inspect::details::render(db, &selection, opts, Some(DETAILS_MAX))?;
+            return Ok(ctx.answers.hold(reserved, body, key));
+        }
+        // The values first, then room for the body they make (refused when it
+        // could never fit), then the body.
+        let p = crate::listing::prepare(db, &selection, opts)?;
+        let reserved = ctx.answers.reserve(size_bound(&p, opts))?;
+        let body = crate::format::render_prepared(&p, opts);
+        drop(p);
+        Ok(ctx.answers.hold(reserved, body, key))
     })
+}
+
+/// Page `page` of a RouterOS script too large for the answer budget, made alone
+/// (`format::routeros_page_of`): the values and one page in memory, never the
+/// whole script. Not shared: a page is cheap to hold, and its count of pages comes
+/// with it.
+fn page_alone(
+    opts: &RenderOptions,
+    page: usize,
+    ctx: &Context,
+) -> Result<(Listing, usize), ApiError> {
+    let cfg = ctx.config()?;
+    let selection =
+        (cfg.selection(&opts.group)).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let sides = (
+        opts.family != Some(crate::format::Family::V6),
+        opts.family != Some(crate::format::Family::V4),
+    );
+    // The turn of a large render: the values take memory as a whole listing would.
+    let _turn = ctx.answers.alone(crate::api::answers::ANSWER_BUDGET)?;
+    let reserved = ctx
+        .answers
+        .reserve(crate::format::ROUTEROS_PAGE_MAX + 1024)?;
+    let p = ctx
+        .db
+        .with(|db| crate::listing::prepare(db, &selection, opts))?;
+    let found = crate::format::routeros_page_of(&p, &opts.set, sides, page);
+    drop(p);
+    let found = found
+        .ok_or_else(|| ApiError::NotFound(format!("no page {page}: the script has fewer pages")))?;
+    Ok((ctx.answers.hold(reserved, found.body, None), found.pages))
 }
 
 /// The key a listing is shared under: the target without `page` (every page of a
