@@ -140,6 +140,8 @@ pub(super) struct Done {
 struct Queue {
     /// With the client's address, for [`PER_CLIENT_QUEUED`].
     jobs: VecDeque<(Option<IpAddr>, Job)>,
+    /// The addresses of the requests being handled, one entry each.
+    serving: Vec<Option<IpAddr>>,
     /// Handler threads waiting for a job.
     idle: usize,
     threads: usize,
@@ -387,8 +389,9 @@ fn handler_thread(shared: &Arc<Shared>, lane_index: usize) {
         let job = {
             let mut q = lock(&lane.queue);
             loop {
-                if let Some((_, job)) = q.jobs.pop_front() {
-                    break job;
+                if let Some((peer, job)) = take_fairly(&mut q) {
+                    q.serving.push(peer);
+                    break (peer, job);
                 }
                 if shared.stopping() {
                     q.threads -= 1;
@@ -403,15 +406,41 @@ fn handler_thread(shared: &Arc<Shared>, lane_index: usize) {
                 q.idle -= 1;
             }
         };
-        if gone(&job) {
-            finish(shared, dropped(job));
-            continue;
+        let (peer, job) = job;
+        let done = match gone(&job) {
+            true => dropped(job),
+            false => {
+                super::answers::set_client(Some(job.conn.stream.as_raw_fd()));
+                let done = handle(job, shared);
+                super::answers::set_client(None);
+                done
+            }
+        };
+        let mut q = lock(&lane.queue);
+        if let Some(i) = q.serving.iter().position(|p| *p == peer) {
+            q.serving.swap_remove(i);
         }
-        super::answers::set_client(Some(job.conn.stream.as_raw_fd()));
-        let done = handle(job, shared);
-        super::answers::set_client(None);
+        drop(q);
         finish(shared, done);
     }
+}
+
+/// The next request: the oldest of the address with the fewest requests being
+/// handled, so that a client arriving behind another's many requests (a firewall
+/// behind a flood) is taken next, not after them.
+fn take_fairly(q: &mut Queue) -> Option<(Option<IpAddr>, Job)> {
+    let busy = |peer: &Option<IpAddr>| q.serving.iter().filter(|p| *p == peer).count();
+    let mut best: Option<(usize, usize)> = None;
+    for (i, (peer, _)) in q.jobs.iter().enumerate() {
+        let n = busy(peer);
+        if best.is_none_or(|(_, m)| n < m) {
+            best = Some((i, n));
+        }
+        if n == 0 {
+            break;
+        }
+    }
+    q.jobs.remove(best?.0)
 }
 
 fn finish(shared: &Shared, done: Done) {
