@@ -22,6 +22,8 @@ mod conn;
 mod error;
 mod evict;
 mod gone;
+#[cfg(feature = "gzip")]
+mod gzip;
 mod headers;
 mod hosts;
 pub(crate) mod http;

@@ -116,6 +116,8 @@ pub(super) fn addresses(
         }
         _ => listing(opts, details, &req.target, ctx)?,
     };
+    headers.push(("Vary", "Accept-Encoding".into()));
+    let (body, tag) = encoded((body, tag), req, &mut headers, ctx)?;
     headers.insert(0, ("ETag", tag.clone()));
     let content_type = content_type(opts.format);
     if req
@@ -140,6 +142,52 @@ pub(super) fn addresses(
         length_without_body: None,
         shared: Some(body),
     })
+}
+
+/// The body gzip-compressed when the client accepts it (feature `gzip`), with its
+/// own ETag (the plain one and `-gz`): made once per plain body, within the answer
+/// budget, and shared like it (the key is the plain ETag, which names the content).
+#[cfg(feature = "gzip")]
+fn encoded(
+    (body, tag): Listing,
+    req: &RequestInfo,
+    headers: &mut Vec<(&'static str, String)>,
+    ctx: &Context,
+) -> Result<Listing, ApiError> {
+    let accepted = req
+        .accept_encoding
+        .as_deref()
+        .is_some_and(super::page::accepts_gzip);
+    // Below a few hundred bytes the frame costs more than it saves.
+    if !accepted || body.len() < 512 {
+        return Ok((body, tag));
+    }
+    // Lists of prefixes shrink to a fifth or less; the real size is held once made.
+    let estimate = body.len() / 2 + 1024;
+    let key = format!("gzip {tag}");
+    let made = ctx.answers.render(estimate, Some(key), || {
+        crate::api::gzip::gzip(&body).ok_or(ApiError::Busy)
+    });
+    let gz = match made {
+        Ok((gz, _)) => gz,
+        Err(ApiError::ClientGone) => return Err(ApiError::ClientGone),
+        // No room in the budget, or no thread for the deflate: the plain body,
+        // already made, rather than a 503.
+        Err(_) => return Ok((body, tag)),
+    };
+    headers.push(("Content-Encoding", "gzip".into()));
+    Ok((gz, format!("{}-gz\"", tag.trim_end_matches('"'))))
+}
+
+/// Without the `gzip` feature every answer is plain.
+#[cfg(not(feature = "gzip"))]
+fn encoded(
+    listing: Listing,
+    _: &RequestInfo,
+    _: &mut Vec<(&'static str, String)>,
+    _: &Context,
+) -> Result<Listing, ApiError> {
+    Ok(listing)
 }
 
 /// The number of pages of a RouterOS script, and the page asked for (with its own
