@@ -14,7 +14,8 @@
 #   mkpkg.sh makes the main package's; otherwise it says so.
 # The maintainer scripts are luci.mk's: after an install or upgrade the app drops
 # LuCI's menu index and module caches and sends rpcd a HUP, so that the new menu,
-# ACL and plugin are used at once; the translation runs its uci-defaults script.
+# ACL and plugin are used at once; the translation has none (default_postinst
+# runs its uci-defaults script).
 # VERSION is the feed Makefile's PKG_VERSION-rPKG_RELEASE, as for the main package.
 set -eu
 out=${1:-dist}
@@ -56,12 +57,13 @@ Description: $5
 EOF
 	printf '#!/bin/sh\n[ "${IPKG_NO_SCRIPT}" = "1" ] && exit 0\n[ -s ${IPKG_INSTROOT}/lib/functions.sh ] || exit 0\n. ${IPKG_INSTROOT}/lib/functions.sh\ndefault_postinst $0 $@\n' > "$ctl/postinst"
 	printf '#!/bin/sh\n[ -s ${IPKG_INSTROOT}/lib/functions.sh ] || exit 0\n. ${IPKG_INSTROOT}/lib/functions.sh\ndefault_prerm $0 $@\n' > "$ctl/prerm"
-	printf '#!/bin/sh\n%s\n' "$3" > "$ctl/postinst-pkg"
-	chmod 0755 "$ctl/postinst" "$ctl/prerm" "$ctl/postinst-pkg"
+	# package-pack.mk writes postinst-pkg only for a package with postinst lines.
+	[ -z "$3" ] || printf '#!/bin/sh\n%s\n' "$3" > "$ctl/postinst-pkg"
+	chmod 0755 "$ctl"/p*
 	ipkd="$work/$pkg.ipk.d"
 	mkdir -p "$ipkd"
 	echo 2.0 > "$ipkd/debian-binary"
-	(cd "$ctl" && tarc -czf "$ipkd/control.tar.gz" ./control ./postinst ./postinst-pkg ./prerm)
+	(cd "$ctl" && tarc -czf "$ipkd/control.tar.gz" ./*)
 	(cd "$2" && tarc -czf "$ipkd/data.tar.gz" .)
 	file="$out/${pkg}_${version}_all.ipk"
 	(cd "$ipkd" && tarc -czf "$file" ./debian-binary ./data.tar.gz ./control.tar.gz)
@@ -129,10 +131,10 @@ for dir in "$app"/po/*/; do
 	"$po2lmo" "$dir/$base.po" "$root/usr/lib/lua/luci/i18n/$base.$lang.lmo"
 	echo "uci set luci.languages.$lang='$title'; uci commit luci" > "$root/etc/uci-defaults/$pkg"
 	chmod 0644 "$root/usr/lib/lua/luci/i18n/$base.$lang.lmo" "$root/etc/uci-defaults/$pkg"
-	ipk "$pkg" "$root" "[ -n \"\${IPKG_INSTROOT}\" ] || {
-	(. /etc/uci-defaults/$pkg) && rm -f /etc/uci-defaults/$pkg
-	exit 0
-}" "libc, $name" "Translation for $name - $title"
+	# No postinst lines: default_postinst runs (and removes) every /etc/uci-defaults/
+	# file of the package's list, and (base-files' functions.sh today) before it
+	# sources postinst-pkg: luci.mk's `(. /etc/uci-defaults/NAME)` then says "can't open".
+	ipk "$pkg" "$root" "" "libc, $name" "Translation for $name - $title"
 done
 has_apk3 || echo "no .apk: needs apk-tools 3 on PATH (\`apk --version\`: apk-tools 3.x), e.g. the" \
 	"OpenWrt 25 SDK's staging_dir/host/bin/apk; found: $(apk --version 2>/dev/null || echo none)"

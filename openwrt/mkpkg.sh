@@ -51,6 +51,7 @@ install -D -m 0644 "$files/capabilities.json" "$root/usr/share/$name/capabilitie
 install -D -m 0644 "$files/capabilities-bind.json" "$root/usr/share/$name/capabilities-bind.json"
 install -D -m 0644 "$files/keep.d" "$root/lib/upgrade/keep.d/$name"
 install -D -m 0755 "$files/dnsmasq-drop-in.sh" "$root/usr/share/$name/dnsmasq-drop-in.sh"
+install -D -m 0644 "$files/hotplug-iface.sh" "$root/etc/hotplug.d/iface/95-$name"
 conffiles="/etc/config/$name
 /etc/$name/config.json"
 depends="ca-bundle nftables kmod-nft-core firewall4 uclient-fetch"

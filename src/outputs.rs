@@ -14,6 +14,8 @@ use crate::db;
 use crate::status::KernelSet;
 
 pub mod dnsmasq;
+mod loaded;
+pub use loaded::loads_only;
 
 /// Renders every output and runs its command. Returns the failures, keyed by path; a
 /// failing output never stops the others.
@@ -42,11 +44,30 @@ pub fn render_all_sets(
     outputs: &[OutputConfig],
     memory: Option<&Memory>,
 ) -> (Vec<(String, String)>, Vec<Loaded>) {
-    let (mut failures, mut sets) = (Vec::new(), Vec::new());
     if outputs.is_empty() {
-        return (failures, sets);
+        return (Vec::new(), Vec::new());
     }
     let _one_at_a_time = lock_outputs(paths);
+    render_locked(paths, outputs, memory, false)
+}
+
+/// `render --load-only` (the firewall include): `outputs` (their [`loads_only`]),
+/// unless the sets hold what they would load already (the daemon
+/// loaded them while this waited for the lock; see `loaded`). The failures.
+pub fn load_unless_current(paths: &Paths, outputs: &[OutputConfig]) -> Vec<(String, String)> {
+    let _one_at_a_time = lock_outputs(paths);
+    render_locked(paths, outputs, None, true).0
+}
+
+/// [`render_all_sets`] with the outputs' lock held; with `skip_current`, nothing when
+/// the sets are current.
+fn render_locked(
+    paths: &Paths,
+    outputs: &[OutputConfig],
+    memory: Option<&Memory>,
+    skip_current: bool,
+) -> (Vec<(String, String)>, Vec<Loaded>) {
+    let (mut failures, mut sets) = (Vec::new(), Vec::new());
     let db = match db::open(paths) {
         Ok(db) => db,
         Err(e) => {
@@ -64,6 +85,18 @@ pub fn render_all_sets(
         let all = outputs.iter().map(|o| (o.name(), e.clone()));
         return (all.collect(), sets);
     }
+    let record = db
+        .generation()
+        .ok()
+        .and_then(|g| loaded::record(paths, g.0, outputs));
+    if let Some(r) = &record {
+        if skip_current && loaded::current(paths, r, outputs) {
+            log::info!("the sets are loaded from the stored values already: nothing to load");
+            return (failures, sets);
+        }
+        loaded::forget(paths);
+    }
+    let mut loads_ok = true;
     for out in outputs {
         let name = out.name();
         match render_one(&db, out, memory) {
@@ -73,9 +106,13 @@ pub fn render_all_sets(
             }
             Err(e) => {
                 log::error!("output {name}: {e}");
+                loads_ok &= out.load.is_none();
                 failures.push((name, e));
             }
         }
+    }
+    if let (Some(r), true) = (&record, loads_ok) {
+        loaded::remember(paths, r);
     }
     (failures, sets)
 }

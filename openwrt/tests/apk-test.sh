@@ -158,8 +158,13 @@ printf '#!/bin/sh\n# version 4\n' > "$STUB_ROOT/usr/bin/$name"
 runs "$(sum)" "ipk upgrade: the daemon runs the new binary"
 : > "$STUB_LOG"
 (cd "$tmp" && IPKG_INSTROOT='' PATH="$tmp/path:$PATH" sh "./$name.prerm" remove) >> "$STUB_LOG" 2>&1
-expect "ipk prerm: prerm-pkg, disabled, stopped" "prerm-pkg" "/etc/init.d/$name disable" \
+expect "ipk prerm: prerm-pkg, instance stopped, disabled, stopped" "prerm-pkg" \
+	"/etc/init.d/$name stop collector" "procd: $name.collector stopped" "/etc/init.d/$name disable" \
 	"/etc/init.d/$name stop" "nft delete table inet ripe_cidr"
+# rc.common's `running` answers for the service the script is (its argument is an
+# instance), but the stop that follows needs no question: none is asked.
+grep -q "^/etc/init.d/$name running" "$STUB_LOG" && fail "ipk prerm: asks \`running\`: $(cat "$STUB_LOG")" \
+	|| ok "ipk prerm: stops the instance without asking \`running\`"
 no_error "ipk prerm: stopped once"
 [ -e "$procd" ] && fail "ipk prerm: still running: $(cat "$procd")"
 cmp -s "$tmp/ipk/prerm-pkg" "$here/../$name/files/prerm.sh" && ok "ipk prerm-pkg: the package's prerm" \

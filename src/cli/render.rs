@@ -19,7 +19,7 @@ pub fn run(_: &Paths, _: bool) -> Result<Outcome, CliError> {
 pub fn run(paths: &Paths, load_only: bool) -> Result<Outcome, CliError> {
     let cfg = crate::config::load_logged(&paths.config())?;
     let outputs = if load_only {
-        loads_only(&cfg.outputs)
+        crate::outputs::loads_only(&cfg.outputs)
     } else {
         cfg.outputs
     };
@@ -28,29 +28,19 @@ pub fn run(paths: &Paths, load_only: bool) -> Result<Outcome, CliError> {
         log::warn!("no {what} configured in {}", paths.config().display());
         return Ok(Outcome::Success);
     }
-    match crate::outputs::render_all(paths, &outputs).len() {
+    let failed = match load_only {
+        true => crate::outputs::load_unless_current(paths, &outputs),
+        false => crate::outputs::render_all(paths, &outputs),
+    };
+    match failed.len() {
         0 => Ok(Outcome::Success),
         n => Err(CliError::Other(format!("{n} output(s) failed"))),
     }
 }
 
-/// The outputs that load sets over netlink, without their file and command.
-#[cfg(feature = "collect")]
-fn loads_only(outputs: &[crate::config::OutputConfig]) -> Vec<crate::config::OutputConfig> {
-    outputs
-        .iter()
-        .filter(|o| o.load.is_some())
-        .map(|o| crate::config::OutputConfig {
-            path: None,
-            command: None,
-            ..o.clone()
-        })
-        .collect()
-}
-
 #[cfg(all(test, feature = "collect"))]
 mod tests {
-    use super::*;
+    use crate::outputs::loads_only;
 
     #[test]
     fn load_only_keeps_the_loads_without_their_files_and_commands() {

@@ -43,6 +43,13 @@ fn family(addr: &IpAddr) -> (u8, Vec<u8>) {
     }
 }
 
+/// Whether set `inet <table> <set>` exists (its elements are not read).
+pub fn set_exists(table: &str, set: &str) -> io::Result<bool> {
+    let mut b = Batch::request();
+    b.get_set(table, set);
+    Ok(ask(libc::NETLINK_NETFILTER, b, false)?.is_some())
+}
+
 /// Whether set `inet <table> <set>` holds `addr` (in one of its intervals);
 /// `None` when there is no such set.
 pub fn set_holds(table: &str, set: &str, addr: IpAddr) -> io::Result<Option<bool>> {

@@ -67,6 +67,8 @@ mod migrate;
 mod netlink;
 mod openwrt;
 #[cfg(all(feature = "collect", target_os = "linux"))]
+mod openwrt_boot;
+#[cfg(all(feature = "collect", target_os = "linux"))]
 mod openwrt_run;
 #[cfg(unix)]
 mod packaging;

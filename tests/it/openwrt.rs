@@ -326,3 +326,71 @@ fn shipped_config_json_fetches_through_uclient_fetch() {
         "uci-defaults adds another fetch.command"
     );
 }
+
+/// Issue 39 U1b: root runs `nft -f` on each `nft_file` and gives `data_dir` to the
+/// daemon's user, so path-check.sh refuses what another local user could have put
+/// there first: a file planted in a world-writable directory (as /tmp is), a file or
+/// directory owned by another uid, or one that group or others may write. Root's own
+/// file in a directory only root writes passes.
+#[cfg(unix)]
+#[test]
+fn path_check_refuses_what_another_user_planted() {
+    use std::os::unix::fs::{chown, PermissionsExt};
+    // SAFETY: plain system call without arguments.
+    if unsafe { libc::geteuid() } != 0 || !has("sh", &["-c", ":"]) {
+        return crate::common::cannot_run("needs root (to plant files as another uid) and sh");
+    }
+    let t = crate::common::TestDir::new();
+    let lib = path_check_in(t.path(), &t.file("etc"), &t.file("var-lib"));
+    let why = |kind: &str, p: &Path| {
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                ". '{}'; ripe_cidr_path_why {kind} '{}'",
+                lib.display(),
+                p.display()
+            ))
+            .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{o:?}");
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let mode =
+        |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    // /tmp: anyone may create a file there; uid 4242 did, before the daemon.
+    let public = t.file("tmp");
+    std::fs::create_dir(&public).unwrap();
+    mode(&public, 0o1777);
+    let planted = public.join("ripe-cidr.nft");
+    std::fs::write(&planted, "flush ruleset\n").unwrap();
+    chown(&planted, Some(4242), Some(4242)).unwrap();
+    let w = why("nft", &planted);
+    assert!(w.contains("its directory is writable by others"), "{w}");
+    // Even root's own file there: the directory lets others replace it.
+    chown(&planted, Some(0), Some(0)).unwrap();
+    assert!(!why("nft", &planted).is_empty());
+    // A private directory: another user's file, or one others may write, is refused.
+    let private = t.file("private");
+    std::fs::create_dir(&private).unwrap();
+    mode(&private, 0o755);
+    let file = private.join("ripe-cidr.nft");
+    std::fs::write(&file, "").unwrap();
+    mode(&file, 0o644);
+    assert_eq!(why("nft", &file), "", "root's file in root's directory");
+    chown(&file, Some(4242), None).unwrap();
+    assert_eq!(why("nft", &file), "owned by 4242");
+    chown(&file, Some(0), None).unwrap();
+    mode(&file, 0o666);
+    assert!(why("nft", &file).starts_with("writable by others"));
+    // A data directory another user made first, or one others may write.
+    let data = t.file("ripe-cidr-data");
+    std::fs::create_dir(&data).unwrap();
+    mode(&data, 0o755);
+    assert_eq!(why("dir", &data), "");
+    chown(&data, Some(4242), None).unwrap();
+    assert_eq!(why("dir", &data), "owned by 4242");
+    chown(&data, Some(0), None).unwrap();
+    mode(&data, 0o777);
+    assert!(why("dir", &data).starts_with("writable by others"));
+}

@@ -30,7 +30,7 @@ fn find(name: &str) -> Option<PathBuf> {
 
 /// Moves this test's thread (and what it starts later) into a new network namespace
 /// with `lo` up; the path of `nft`.
-fn namespace() -> Result<PathBuf, String> {
+pub(crate) fn namespace() -> Result<PathBuf, String> {
     let nft = find("nft").ok_or("`nft` not found (apt-get install nftables)")?;
     let ip = find("ip").ok_or("`ip` not found (apt-get install iproute2)")?;
     // SAFETY: plain system call; it only changes this thread's namespace.
@@ -54,7 +54,7 @@ fn namespace() -> Result<PathBuf, String> {
     }
 }
 
-fn nft_list(nft: &Path, set: &str) -> String {
+pub(crate) fn nft_list(nft: &Path, set: &str) -> String {
     let o = Command::new(nft)
         .args(["list", "set", "inet", "ripe_cidr", set])
         .output()
@@ -69,7 +69,12 @@ fn shipped_config(ripe_url: &str, out: &Path, load: bool) -> serde_json::Value {
 }
 
 /// [`shipped_config`] with `asns` configured.
-fn shipped_with(asns: &[&str], ripe_url: &str, out: &Path, load: bool) -> serde_json::Value {
+pub(crate) fn shipped_with(
+    asns: &[&str],
+    ripe_url: &str,
+    out: &Path,
+    load: bool,
+) -> serde_json::Value {
     let text = fs::read_to_string(files().join("config.json")).unwrap();
     let mut cfg: serde_json::Value = serde_json::from_str(&text).unwrap();
     let obj = cfg.as_object_mut().unwrap();

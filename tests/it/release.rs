@@ -467,18 +467,117 @@ fn stub_killall(d: &Path) {
     std::fs::set_permissions(d.join("bin/killall"), mode).unwrap();
 }
 
-/// The translation's uci-defaults script adds Russian to LuCI's languages, and its
-/// postinst runs it (as luci.mk's LuciTranslation).
+/// The translation's uci-defaults script adds Russian to LuCI's languages, run by
+/// default_postinst as base-files' functions.sh does today: every /etc/uci-defaults/
+/// file of the package's list run and removed, then postinst-pkg (if any) sourced. No
+/// script of the package may then look for the removed file ("can't open", issue 38).
 fn translation_adds_its_language(i18n: &Path) {
     let name = "luci-i18n-ripe-cidr-collector-ru";
     let defaults = ipk_file(i18n, "data.tar.gz", &format!("./etc/uci-defaults/{name}"));
     let line = "uci set luci.languages.ru='Русский (Russian)'; uci commit luci\n";
-    assert_eq!(String::from_utf8(defaults).unwrap(), line);
-    let post = String::from_utf8(ipk_file(i18n, "control.tar.gz", "./postinst-pkg")).unwrap();
+    assert_eq!(String::from_utf8(defaults.clone()).unwrap(), line);
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = dir.path();
+    let etc = d.join("etc/uci-defaults");
+    std::fs::create_dir_all(&etc).unwrap();
+    std::fs::write(etc.join(name), defaults).unwrap();
+    let control = run(Command::new("tar")
+        .args(["-xzOf"])
+        .arg(i18n)
+        .arg("./control.tar.gz"));
+    let mut post = String::new();
+    if pipe("tar -tzf -", &control.stdout)
+        .windows(15)
+        .any(|w| w == b"./postinst-pkg\n")
+    {
+        let body = pipe("tar -xzOf - ./postinst-pkg", &control.stdout);
+        post = String::from_utf8(body)
+            .unwrap()
+            .replace("/etc/", &format!("{}/etc/", d.display()));
+    }
+    std::fs::write(d.join("postinst-pkg"), post).unwrap();
+    std::fs::create_dir(d.join("bin")).unwrap();
+    let uci = "#!/bin/sh\necho \"$*\" >> \"${0%/bin/uci}/uci.log\"\n";
+    std::fs::write(d.join("bin/uci"), uci).unwrap();
+    let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    std::fs::set_permissions(d.join("bin/uci"), mode).unwrap();
+    let sh = format!(
+        "cd {0} && i={0}/etc/uci-defaults/{name} \
+         && {{ ( [ -f \"$i\" ] && cd \"$(dirname $i)\" && . \"$i\" ) && rm -f \"$i\"; }} \
+         && (. ./postinst-pkg)",
+        d.display()
+    );
+    let path = format!("{}/bin:{}", d.display(), std::env::var("PATH").unwrap());
+    let o = run(Command::new("sh")
+        .args(["-c", &sh])
+        .env("PATH", path)
+        .env("IPKG_INSTROOT", ""));
     assert!(
-        post.contains(&format!(
-            "(. /etc/uci-defaults/{name}) && rm -f /etc/uci-defaults/{name}"
-        )),
-        "{post}"
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("uci.log")).unwrap(),
+        "set luci.languages.ru=Русский (Russian)\ncommit luci\n"
+    );
+    assert!(!etc.join(name).exists());
+}
+
+/// Issue 38 item 16: the README's feed address is where the release workflow
+/// publishes `cross/release.sh`'s output (GitHub Pages of the repository the packages
+/// name), the files its install lines fetch are among those the workflow insists on,
+/// and the README says first how to build the packages and that the feed exists only
+/// once a release is tagged.
+#[test]
+fn readme_feed_is_what_the_release_workflow_publishes() {
+    let read = |p: &str| std::fs::read_to_string(root().join(p)).unwrap();
+    let (readme, workflow) = (read("README.md"), read(".github/workflows/release.yml"));
+    let repo = read("openwrt/mkpkg-luci.sh")
+        .lines()
+        .find_map(|l| l.strip_prefix("url=\"https://github.com/"))
+        .map(|r| r.trim_end_matches('"').to_string())
+        .expect("the packages' URL");
+    let (owner, name) = repo.split_once('/').unwrap();
+    let pages = format!("https://{owner}.github.io/{name}/");
+    let feed = readme.find(&pages).expect("the README's feed address");
+    for wanted in [
+        "tags: [\"v*\"]",
+        "cross/release.sh --out site",
+        "secrets.RELEASE_USIGN_KEY",
+        "secrets.RELEASE_APK_KEY",
+        "actions/upload-pages-artifact",
+        "path: site",
+        "actions/deploy-pages",
+    ] {
+        assert!(workflow.contains(wanted), "the workflow lacks {wanted:?}");
+    }
+    // What the install lines fetch below the address, the workflow checks is there.
+    for file in [
+        "keys/usign.pub",
+        "keys/ripe-cidr-collector.pem",
+        "/packages.adb",
+    ] {
+        assert!(
+            readme[feed..].contains(file),
+            "the README fetches no {file}"
+        );
+        let name = file.rsplit('/').next().unwrap();
+        assert!(
+            workflow.contains(name),
+            "the workflow does not check {name}"
+        );
+    }
+    let build = readme
+        .find("cross/build.sh mipsel-unknown-linux-musl")
+        .unwrap();
+    assert!(
+        build < feed,
+        "the README names the feed before how to build it"
+    );
+    let said = readme[..feed].contains("exists only once a release has been");
+    assert!(
+        said,
+        "the README does not say the feed needs a tagged release"
     );
 }

@@ -66,7 +66,7 @@ ripe_cidr_allowed() {
 }
 
 ripe_cidr_include
-unset -f ripe_cidr_include ripe_cidr_allowed ripe_cidr_path_rule ripe_cidr_path_why
+unset -f ripe_cidr_include ripe_cidr_allowed ripe_cidr_path_rule ripe_cidr_path_why ripe_cidr_owner_why
 unset ripe_cidr_bin ripe_cidr_lib ripe_cidr_dir ripe_cidr_db ripe_cidr_files ripe_cidr_load \
-	ripe_cidr_why RIPE_CIDR_CONF_DIR RIPE_CIDR_DATA_DIR RIPE_CIDR_ROOTS
+	ripe_cidr_why RIPE_CIDR_CONF_DIR RIPE_CIDR_DATA_DIR RIPE_CIDR_ROOTS RIPE_CIDR_USER
 true

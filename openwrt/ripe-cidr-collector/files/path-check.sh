@@ -11,6 +11,8 @@ RIPE_CIDR_DATA_DIR=/var/lib/ripe-cidr-collector
 # Where path options may point besides the package's own directories: RAM and
 # mounted storage.
 RIPE_CIDR_ROOTS="/tmp /var /mnt /overlay"
+# The daemon's user, who may own what root uses.
+RIPE_CIDR_USER=$(uci -q get ripe-cidr-collector.main.user 2>/dev/null) || RIPE_CIDR_USER=ripe-cidr
 
 # ripe_cidr_path_rule KIND VALUE: prints why VALUE may not be an option of KIND (dir:
 # data_dir, which becomes the daemon's user's whole, so its name must say it is ours;
@@ -44,8 +46,8 @@ ripe_cidr_path_rule() {
 # target. An existing database or snapshot must be one of ours (SQLite, our
 # snapshot's magic, or empty: just made), whatever a link points to, since root moves
 # a file that is neither aside; a dangling link is what an earlier version left in
-# the data directory (the init script replaces it). Prints nothing when VALUE may be
-# used.
+# the data directory (the init script replaces it). Then ripe_cidr_owner_why of it
+# (and of an nft file's directory). Prints nothing when VALUE may be used.
 ripe_cidr_path_why() {
 	local kind="$1" p="$2" why head
 	why=$(ripe_cidr_path_rule "$kind" "$p")
@@ -60,7 +62,11 @@ ripe_cidr_path_why() {
 			why="not a file"
 		fi
 		;;
-	*)
+	esac
+	[ -n "$why" ] || [ "$kind" != nft ] || { why=$(ripe_cidr_owner_why "${p%/*}"); why=${why:+"its directory is $why"}; }
+	[ -n "$why" ] || why=$(ripe_cidr_owner_why "$p")
+	case "$why:$kind" in
+	:db | :snapshot)
 		head=$(head -c 15 "$p" 2>/dev/null)
 		[ ! -e "$p" ] || { [ -f "$p" ] && { [ ! -s "$p" ] || [ "$head" = "SQLite format 3" ] \
 			|| [ "${head%"${head#RIPESNAP}"}" = RIPESNAP ]; }; } \
@@ -68,4 +74,14 @@ ripe_cidr_path_why() {
 		;;
 	esac
 	printf '%s' "$why"
+}
+
+# ripe_cidr_owner_why PATH: why PATH, if it exists, is not root's (the caller's) or
+# the daemon's user's alone: another user could swap what root runs or chowns.
+ripe_cidr_owner_why() {
+	[ -e "$1" ] || return 0
+	# shellcheck disable=SC2046 # no spaces (ripe_cidr_path_rule)
+	set -- $(ls -ldL "$1")
+	case "$3" in root | "$RIPE_CIDR_USER" | "$(id -un 2>/dev/null)") ;; *) printf 'owned by %s' "$3" && return ;; esac
+	case "$1" in ?????w* | ????????w*) printf 'writable by others (%s)' "$1" ;; esac
 }

@@ -120,6 +120,23 @@
 	var STATUS = { 2: 'Invalid argument', 3: 'Method not found', 4: 'Resource not found',
 		5: 'No data received', 6: 'Permission denied', 7: 'Request timeout' };
 	var kind = function(v) { return Object.prototype.toString.call(v); };
+	// luci.js's L.raise, with which rpc.js rejects: the stack where it was raised is
+	// appended to the message, a line "  at ..." per frame.
+	var raise = function(type, msg) {
+		var stack = [];
+		try { throw new Error('stacktrace'); } catch (e2) { stack = (e2.stack || '').split(/\n/); }
+		var e = new Error(msg);
+		e.name = type;
+		stack = stack.map(function(f) {
+			f = f.replace(/(.*?)@(.+):(\d+):(\d+)/g, 'at $1 ($2:$3:$4)').trim();
+			return f ? '  ' + f : '';
+		});
+		if (!/^  at /.test(stack[0])) stack.shift();
+		if (/\braise /.test(stack[0])) stack.shift();
+		if (/\berror /.test(stack[0])) stack.shift();
+		if (stack.length) e.message += '\n' + stack.join('\n');
+		throw e;
+	};
 	var modules = {
 		baseclass: {
 			extend: function(proto) { return proto; }
@@ -141,11 +158,11 @@
 					var q = 'object=' + encodeURIComponent(o.object) + '&method=' + encodeURIComponent(o.method) +
 						'&params=' + encodeURIComponent(JSON.stringify(params));
 					return fetch('/ubus?' + q).then(function(r) {
-						if (!r.ok) throw new Error('RPC call to ' + o.object + '/' + o.method + ' failed with HTTP error ' + r.status);
+						if (!r.ok) raise('RPCError', 'RPC call to ' + o.object + '/' + o.method + ' failed with HTTP error ' + r.status);
 						return r.json();
 					}).then(function(res) {
 						if (o.reject && res[0] !== 0)
-							throw new Error('RPC call to ' + o.object + '/' + o.method + ' failed with ubus code ' +
+							raise('RPCError', 'RPC call to ' + o.object + '/' + o.method + ' failed with ubus code ' +
 								res[0] + ': ' + (STATUS[res[0]] || 'Unknown error code'));
 						var ret = res.length > 1 ? res[1] : res[0];
 						for (var key in (o.expect || {})) {

@@ -46,12 +46,13 @@ default_postinst() {
 	if [ -e "$STUB_ROOT/usr/lib/opkg/info/${pkgname}.list" ]; then
 		add_group_and_user "${pkgname}"
 	fi
-	if [ -f "$STUB_ROOT/usr/lib/opkg/info/${pkgname}.postinst-pkg" ]; then
-		stub_pkg_script "$STUB_ROOT/usr/lib/opkg/info/${pkgname}.postinst-pkg"
-	fi
+	# The uci-defaults scripts first (run and removed), then postinst-pkg.
 	for i in $(grep -s "^/etc/uci-defaults/" "$filelist"); do
 		echo "uci-defaults $i" >> "$STUB_LOG"
 	done
+	if [ -f "$STUB_ROOT/usr/lib/opkg/info/${pkgname}.postinst-pkg" ]; then
+		stub_pkg_script "$STUB_ROOT/usr/lib/opkg/info/${pkgname}.postinst-pkg"
+	fi
 	for i in $(grep -s "^/etc/init.d/" "$filelist"); do
 		[ "$PKG_UPGRADE" != "1" ] && stub_init "$i" enable
 		stub_init "$i" start

@@ -40,7 +40,8 @@ var KINDS = {
 };
 
 function failed(e) {
-	return { error: (e && e.message) ? e.message : String(e) };
+	// The first line: LuCI's L.raise appends the stack ("\n  at ...") to the message.
+	return { error: ((e && e.message) ? e.message : String(e)).split('\n')[0] };
 }
 
 function shown(kind, source) {
@@ -123,7 +124,7 @@ return view.extend({
 		return E('div', { 'id': 'rcc-sources' }, errors.concat(groups.map(L.bind(function(g) {
 			var rows = g.sources.map(L.bind(function(s) { return this.sourceRow(s, g.name); }, this));
 			return E('div', { 'class': 'cbi-section', 'data-group': g.name }, [
-				E('h3', {}, [ groups.length > 1 ? _('Group %s').format(g.name) : _('Sources') ]),
+				E('h3', {}, [ groups.length > 1 ? _('Group %s').format(g.name === 'default' ? _('default') : g.name) : _('Sources') ]),
 				E('table', { 'class': 'table' }, [
 					E('tr', { 'class': 'tr table-titles' }, [
 						E('th', { 'class': 'th' }, [ _('Kind') ]),

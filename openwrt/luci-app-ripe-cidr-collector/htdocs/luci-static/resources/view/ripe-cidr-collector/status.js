@@ -51,7 +51,8 @@ var RED = 'color:var(--error-color-high, #c44)',
 
 // A call that failed is shown as the plugin's refusals are.
 function failed(e) {
-	return { error: (e && e.message) ? e.message : String(e) };
+	// The first line: LuCI's L.raise appends the stack ("\n  at ...") to the message.
+	return { error: ((e && e.message) ? e.message : String(e)).split('\n')[0] };
 }
 
 function shown(kind, source) {
@@ -76,11 +77,19 @@ function daemonText(d) {
 	return _('no heartbeat recorded (is the service enabled and started?)');
 }
 
+// The kinds' names (the keys of `counts`), as the sources page names them.
+var KIND = { asn: _('ASN'), fqdn: _('Host name'), feed: _('Feed'), country: _('Country') };
+
 function countsText(c) {
 	if (!c)
 		return _('unknown');
 	var kinds = Object.keys(c).filter(function(k) { return c[k] > 0; });
-	return kinds.length ? kinds.map(function(k) { return k + ' ' + c[k]; }).join(', ') : _('none');
+	return kinds.length ? kinds.map(function(k) { return (KIND[k] || k) + ': ' + c[k]; }).join(', ') : _('none');
+}
+
+// A group's name: the one every configuration has is translated.
+function groupName(g) {
+	return g === 'default' ? _('default') : g;
 }
 
 function factsTable(o) {
@@ -100,7 +109,7 @@ function factsTable(o) {
 	});
 	Object.keys(d.kernel_sets || {}).forEach(function(g) {
 		var k = d.kernel_sets[g];
-		rows.push([ _('Kernel sets') + ' ' + g,
+		rows.push([ _('Kernel sets, group %s').format(groupName(g)),
 			_('elements: %d, about %d KiB').format(k.elements, Math.ceil(k.estimate_bytes / 1024)) ]);
 	});
 	return E('table', { 'class': 'table', 'id': 'rcc-facts' }, rows.map(function(r) {
@@ -175,7 +184,7 @@ function groupSection(g, many) {
 		E('tr', { 'class': 'tr placeholder' }, [ E('td', { 'class': 'td' }, [ E('em', {}, [ _('No sources yet.') ]) ]) ])
 	]));
 	return E('div', { 'class': 'cbi-section', 'data-group': g.name }, [
-		E('h3', {}, [ (many ? _('Group %s').format(g.name) : _('Sources')) + ' (' + countsText(g.counts) + ')' ]),
+		E('h3', {}, [ (many ? _('Group %s').format(groupName(g.name)) : _('Sources')) + ' (' + countsText(g.counts) + ')' ]),
 		table
 	]);
 }

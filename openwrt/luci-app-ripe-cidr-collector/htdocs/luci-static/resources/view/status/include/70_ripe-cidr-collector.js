@@ -29,6 +29,9 @@ function daemonText(d) {
 	return _('no heartbeat recorded (is the service enabled and started?)');
 }
 
+// The kinds' names (the keys of `counts`), as the sources page names them.
+var KIND = { asn: _('ASN'), fqdn: _('Host name'), feed: _('Feed'), country: _('Country') };
+
 // How many sources hold back a shrunken answer (docs/trust.md).
 function heldCount(o) {
 	return (o.groups || []).reduce(function(n, g) {
@@ -41,7 +44,8 @@ return baseclass.extend({
 
 	load: function() {
 		return callStatus().catch(function(e) {
-			return { error: (e && e.message) ? e.message : String(e) };
+			// The first line: LuCI's L.raise appends the stack ("\n  at ...").
+			return { error: ((e && e.message) ? e.message : String(e)).split('\n')[0] };
 		});
 	},
 
@@ -51,7 +55,7 @@ return baseclass.extend({
 				[ _('Cannot read the status: %s').format(st.error) ]);
 		var o = st.overview || {}, d = o.daemon || {}, c = o.counts || {}, held = heldCount(o);
 		var counts = Object.keys(c).filter(function(k) { return c[k] > 0; })
-			.map(function(k) { return k + ' ' + c[k]; }).join(', ');
+			.map(function(k) { return (KIND[k] || k) + ': ' + c[k]; }).join(', ');
 		var rows = [
 			[ _('Daemon'), daemonText(d) ],
 			[ _('Stored values'), counts || _('none') ]
