@@ -10,8 +10,10 @@ const RDHUP: libc::c_short = libc::POLLRDHUP;
 const RDHUP: libc::c_short = 0;
 
 /// Whether the client of socket `fd` closed or reset its connection. A client
-/// that shuts only its sending side after the request (HTTP/1.1 clients do not) is
-/// taken for gone as well: a connect/GET/close client looks the same from here.
+/// that shuts only its sending side after the request (`nc -N`; browsers, curl and
+/// firewalls' fetchers do not) looks the same from here as a connect/GET/close
+/// one: it is taken for gone only where that saves a render (or makes room in a full
+/// queue), and then gets a 503 saying so.
 pub fn gone(fd: RawFd) -> bool {
     let mut p = libc::pollfd {
         fd,

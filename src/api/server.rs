@@ -23,8 +23,9 @@
 //!   the connection back with its answer, which the poll thread writes however
 //!   slowly the client reads;
 //! * at most [`PER_CLIENT_QUEUED`] requests of one client address wait for a
-//!   handler (beyond, 503 with `Retry-After`), and a request whose client has gone
-//!   is dropped when a handler takes it (and before its render, `answers.rs`): one
+//!   handler (beyond, 503 with `Retry-After`, once those of its clients that have
+//!   gone are dropped), and a request whose client has gone is not rendered
+//!   (`answers.rs`): one
 //!   client's connect/GET/close flood of distinct listings made a firewall's pull
 //!   wait 81 s behind renders nobody would read;
 //! * at most [`MAX_CONNECTIONS`] connections (fewer with a low descriptor limit);
@@ -407,15 +408,11 @@ fn handler_thread(shared: &Arc<Shared>, lane_index: usize) {
             }
         };
         let (peer, job) = job;
-        let done = match gone(&job) {
-            true => dropped(job),
-            false => {
-                super::answers::set_client(Some(job.conn.stream.as_raw_fd()));
-                let done = handle(job, shared);
-                super::answers::set_client(None);
-                done
-            }
-        };
+        // Looked at before the job's render (`answers.rs`), not here: a client that
+        // shut only its sending side after a cheap request still gets its answer.
+        super::answers::set_client(Some(job.conn.stream.as_raw_fd()));
+        let done = handle(job, shared);
+        super::answers::set_client(None);
         let mut q = lock(&lane.queue);
         if let Some(i) = q.serving.iter().position(|p| *p == peer) {
             q.serving.swap_remove(i);
