@@ -84,9 +84,27 @@ struct State {
 /// How long a shared body is kept after it was rendered, read or not.
 pub const KEEP: Duration = Duration::from_secs(10);
 
+/// Shared bodies up to this size (an aggregated set, a small group's list) are kept
+/// past [`KEEP`], [`KEEP_SMALL`] of them at most, the newest: a firewall pulling
+/// every minute finds its listing made for the files as they are, which takes the
+/// quick lane (`server.rs`) instead of waiting behind large renders.
+pub const SMALL_KEPT: usize = 64 * 1024;
+
+/// How many bodies of at most [`SMALL_KEPT`] are kept past [`KEEP`] (1 MiB).
+pub const KEEP_SMALL: usize = 16;
+
 impl State {
     fn forget_old(&mut self) {
-        self.recent.retain(|(t, _)| t.elapsed() < KEEP);
+        let old = |t: &Instant| t.elapsed() >= KEEP;
+        self.recent
+            .retain(|(t, b)| !old(t) || b.len() <= SMALL_KEPT);
+        // The oldest come first.
+        let mut extra = self.recent.iter().filter(|(t, _)| old(t)).count();
+        self.recent.retain(|(t, _)| {
+            let drop = extra > KEEP_SMALL && old(t);
+            extra -= usize::from(drop);
+            !drop
+        });
     }
 
     fn in_use(&mut self) -> usize {
@@ -316,6 +334,24 @@ mod tests {
         let small = a.render(10, None, || Ok(vec![1; 10])).unwrap();
         assert_eq!(lock(&a.state).in_use(), 0);
         drop(small);
+    }
+
+    #[test]
+    fn small_bodies_are_kept_past_keep_the_newest_16() {
+        let a = Answers::default();
+        let long_ago = Instant::now().checked_sub(KEEP * 2).unwrap();
+        for i in 0..20 {
+            let n = if i == 0 { SMALL_KEPT + 1 } else { 100 };
+            let _ = a.render(n, Some(format!("k{i}")), || Ok(vec![b'x'; n]));
+        }
+        let mut st = lock(&a.state);
+        st.recent.iter_mut().for_each(|(t, _)| *t = long_ago);
+        st.forget_old();
+        // The large one went; of the 19 small ones, the newest 16 stay.
+        assert_eq!(st.recent.len(), KEEP_SMALL);
+        assert!(st.recent.iter().all(|(_, b)| b.len() == 100));
+        drop(st);
+        assert!(a.shared("k19").is_some() && a.shared("k3").is_none());
     }
 
     #[test]
