@@ -15,6 +15,7 @@ fn actions(cmd: Cmd) -> &'static str {
         Cmd::Asn | Cmd::Fqdn | Cmd::Feed | Cmd::Country | Cmd::Group | Cmd::Exclude => {
             "list add remove"
         }
+        Cmd::Service => "list show add remove",
         Cmd::Healthcheck => "api daemon",
         Cmd::Completions => "bash zsh fish",
         _ => "",

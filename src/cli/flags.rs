@@ -26,6 +26,8 @@ pub(super) struct Parsed {
     pub options: RenderOptions,
     pub output: Option<PathBuf>,
     pub purge: bool,
+    /// `--force` of `group remove`.
+    pub force: bool,
     pub json: bool,
     pub max_age: Option<u64>,
     pub details: bool,
@@ -282,13 +284,26 @@ pub(super) static FLAGS: &[Flag] = &[
     Flag {
         long: "via",
         short: None,
-        scope: Scope::Only(&[Export]),
+        scope: Scope::Only(&[Export, Group]),
         action: Value("IFACE|GATEWAY", |a, v| {
             a.options.via = Some(text(v, "--via")?);
             Ok(())
         }),
         help: "where bird and keenetic routes go: an interface or\n\
-               a gateway address (bird: also blackhole)",
+               a gateway address (bird: also blackhole); with\n\
+               group add: the interface the group is routed via",
+    },
+    Flag {
+        long: "community",
+        short: None,
+        scope: Scope::Only(&[Export]),
+        action: Value("C", |a, v| {
+            a.options.community = Some(parsed(v, "--community")?);
+            Ok(())
+        }),
+        help: "the BGP community each bird route carries, 65000:100\n\
+               or large 65000:1:100 (default: the group's\n\
+               bgp_community)",
     },
     Flag {
         long: "comment",
@@ -344,7 +359,9 @@ pub(super) static FLAGS: &[Flag] = &[
     Flag {
         long: "group",
         short: None,
-        scope: Scope::Only(&[Export, Changes, Explain, Asn, Fqdn, Feed, Country, Exclude]),
+        scope: Scope::Only(&[
+            Export, Changes, Explain, Asn, Fqdn, Feed, Country, Exclude, Service,
+        ]),
         action: Value("NAME", |a, v| {
             let g = text(v, "--group")?;
             if g != crate::format::ALL_GROUPS {
@@ -380,16 +397,24 @@ pub(super) static FLAGS: &[Flag] = &[
     Flag {
         long: "purge",
         short: None,
-        scope: Scope::Only(&[Asn, Fqdn, Feed, Country]),
+        scope: Scope::Only(&[Asn, Fqdn, Feed, Country, Service]),
         action: Switch(|a| a.purge = true),
         help: "with remove: delete the stored values now instead\n\
                of letting them age out by ttl_days",
     },
     Flag {
+        long: "force",
+        short: None,
+        scope: Scope::Only(&[Group]),
+        action: Switch(|a| a.force = true),
+        help: "with group remove: remove the group's sources and\n\
+               services too (listed)",
+    },
+    Flag {
         long: "json",
         short: None,
         scope: Scope::Only(&[
-            Status, Lookup, Explain, Changes, Asn, Fqdn, Feed, Country, Group,
+            Status, Lookup, Explain, Changes, Asn, Fqdn, Feed, Country, Group, Service,
         ]),
         action: Switch(|a| a.json = true),
         help: "print JSON (the same bytes as the matching API\n\

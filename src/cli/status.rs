@@ -236,6 +236,12 @@ fn as_text(r: &Report, paths: &Paths) -> String {
             out,
             "sources:       {a} ASNs, {f} FQDNs, {u} feeds, {c} countries"
         );
+        let services: Vec<String> = (cfg.groups.iter())
+            .flat_map(|g| g.services.iter().map(move |s| format!("{s} ({})", g.name)))
+            .collect();
+        if !services.is_empty() {
+            let _ = writeln!(out, "services:      {}", services.join(", "));
+        }
     }
     if let Some((a, f)) = r.counts {
         let _ = writeln!(out, "stored:        {a} prefix values, {f} FQDN values");

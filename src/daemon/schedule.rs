@@ -236,6 +236,15 @@ impl Schedule {
         t
     }
 
+    /// The catalog file changed: the configuration is parsed again at the next read,
+    /// whatever its text (a service's sources may have changed).
+    pub fn catalog_changed(&mut self) {
+        if let Some(ConfigRead::Text(t)) = &mut self.seen {
+            // No file's text: the next read differs from it.
+            t.push('\0');
+        }
+    }
+
     /// The file's content at `now`. New sources are queued for a run of their own,
     /// changed outputs rendered; a broken, missing or unreadable file keeps the last
     /// good configuration (at start a missing file is the empty configuration, a

@@ -119,6 +119,11 @@ impl RenderOptions {
             (Some(v), true) => check_word("via", v, b"_.:/-")?,
             (None, false) => {}
         }
+        if self.community.is_some() && f != Format::Bird {
+            return Err(BadValue(format!(
+                "community is for the bird format, not {f}"
+            )));
+        }
         match &self.comment {
             Some(_) if f != Format::Keenetic => {
                 return Err(BadValue(format!(

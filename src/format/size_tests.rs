@@ -23,17 +23,24 @@ fn the_size_bound_is_a_close_upper_bound_in_every_format() {
                 via: Some("wg0".into()),
                 ..RenderOptions::default()
             };
-            let p = prepare(&values, family, needs_aggregate(&opts));
-            let real = render_prepared(&p, &opts).len();
-            let bound = size_bound(&p, &opts);
-            assert!(
-                real <= bound,
-                "{format} {family:?}: {real} bytes over the bound {bound}"
-            );
-            assert!(
-                bound <= real + real / 4 + 2048,
-                "{format} {family:?}: the bound {bound} is far above the real {real}"
-            );
+            // BIRD's routes with and without a community.
+            let with_community = RenderOptions {
+                community: Some("65000:4200000000:100".parse().unwrap()),
+                ..opts.clone()
+            };
+            for opts in [opts, with_community] {
+                let p = prepare(&values, family, needs_aggregate(&opts));
+                let real = render_prepared(&p, &opts).len();
+                let bound = size_bound(&p, &opts);
+                assert!(
+                    real <= bound,
+                    "{format} {family:?}: {real} bytes over the bound {bound}"
+                );
+                assert!(
+                    bound <= real + real / 4 + 2048,
+                    "{format} {family:?}: the bound {bound} is far above the real {real}"
+                );
+            }
         }
     }
 }

@@ -177,7 +177,14 @@ pub fn size_bound(p: &Prepared, opts: &RenderOptions) -> usize {
         Format::Ipset => (13 + set, 13 + set),
         // `:do {add ...} on-error={set [find ...] ...}`, the address twice.
         Format::Routeros => (133 + 5 * set + 18, 133 + 5 * set + 43),
-        Format::Bird => (21 + via, 21 + via),
+        // `route P via "IFACE" { bgp_community.add(...); };`
+        Format::Bird => {
+            let community = opts
+                .community
+                .as_ref()
+                .map_or(0, |c| c.bird_add().len() + 5);
+            (21 + via + community, 21 + via + community)
+        }
         // `ip route NET MASK IFACE auto !COMMENT`: the mask's 15 more (IPv4 only).
         Format::Keenetic => (31 + via + comment, 0),
         Format::Openvpn => (30, 19),

@@ -86,6 +86,18 @@ impl ToJson for Groups<'_> {
             w.field("exclude", &exclude);
             w.field("mark", &hex(g.mark.map(|m| m.value)));
             w.field("mark_mask", &hex(g.mark.map(|m| m.mask)));
+            // Where its marked traffic goes (`"route"`), or null.
+            w.key("route");
+            match &g.route {
+                None => w.null(),
+                Some(r) => {
+                    w.begin_object();
+                    w.field("via", r.via.as_str());
+                    w.field("gateway", &r.gateway.map(|a| a.to_string()));
+                    w.field("table", &r.table);
+                    w.end_object();
+                }
+            }
             w.end_object();
         }
         w.end_array();
@@ -94,7 +106,7 @@ impl ToJson for Groups<'_> {
 }
 
 /// Every group (`default` first) with its sources, the exclusions that apply to it
-/// (the top-level ones and its own) and its mark: the body of `GET /groups`.
+/// (the top-level ones and its own), its mark and its route: the body of `GET /groups`.
 pub fn groups_json(cfg: &Config) -> Vec<u8> {
     line(&Groups(cfg))
 }

@@ -8,6 +8,10 @@ mod answer_budget;
 mod api;
 #[cfg(feature = "collect")]
 mod asn_upstreams;
+#[cfg(all(feature = "collect", feature = "bgp", target_os = "linux"))]
+mod bgp;
+#[cfg(all(feature = "collect", feature = "bgp", target_os = "linux"))]
+mod bgp_formats;
 #[cfg(feature = "api")]
 mod body_limits;
 #[cfg(all(feature = "api", unix))]
@@ -36,6 +40,8 @@ mod formats_real;
 mod formats_stacks;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod group_marks;
+#[cfg(all(feature = "api", feature = "routes", target_os = "linux"))]
+mod group_routes;
 #[cfg(all(feature = "api", feature = "collect"))]
 mod groups;
 mod healthcheck;
@@ -60,6 +66,8 @@ mod luci_plugin;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci_plugin_run;
 #[cfg(all(feature = "api", feature = "collect", unix))]
+mod luci_services;
+#[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci_settings;
 #[cfg(feature = "inspect")]
 mod migrate;
@@ -68,6 +76,8 @@ mod netlink;
 mod openwrt;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod openwrt_boot;
+#[cfg(unix)]
+mod openwrt_routes;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod openwrt_run;
 #[cfg(unix)]
@@ -79,6 +89,8 @@ mod release;
 mod review;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod service_user;
+#[cfg(all(feature = "api", feature = "collect", feature = "inspect"))]
+mod services;
 mod snapshot;
 mod storage;
 mod systemd;

@@ -411,3 +411,56 @@ fn screenshots() {
     std::fs::write(format!("{dir}/screenshot-phone.png"), phone).unwrap();
     assert_eq!(b.errors, Vec::<String>::new());
 }
+
+/// The catalog per group (issue 40): a service's title, what it brings and a button
+/// that routes it; a title written as markup in a catalog file is shown as text.
+#[test]
+fn page_lists_the_catalog_per_group_and_adds_a_service() {
+    let Some(mut b) = browser() else { return };
+    let site = site(&["62041"], &[]);
+    let evil = "<img src=x onerror=window.__xss=1>";
+    let catalog = json!({"services": [
+        {"name": "chat", "title": evil, "about": "<b>bold</b>",
+         "asns": [{"asn": "64501", "holder": "X"}], "feeds": [], "domains": ["chat.example.test"],
+         "sources": ["https://example.org/"], "reviewed": "2026-12-01"},
+        {"name": "video", "title": "Video", "asns": [{"asn": "64502", "holder": "Y"}],
+         "feeds": [], "domains": [], "sources": ["https://example.org/"], "reviewed": "2026-12-01"}
+    ]});
+    std::fs::write(site.t.file("services.json"), catalog.to_string()).unwrap();
+    let (_serve, addr) = site.t.spawn_listening(&["serve"]);
+    open_page(&mut b, addr);
+    let row = "section.group[data-group=\"default\"] tr[data-service=\"chat\"]";
+    assert!(b.wait_for(
+        &format!("!!document.querySelector('{row}')"),
+        Duration::from_secs(10)
+    ));
+    let shown = text(&mut b, row);
+    assert!(
+        shown.contains(evil) && shown.contains("<b>bold</b>"),
+        "{shown}"
+    );
+    assert!(shown.contains("1 ASN, 1 host name"), "{shown}");
+    assert_eq!(
+        b.eval("document.querySelectorAll('#groups img, #groups b b').length"),
+        json!(0)
+    );
+    b.eval(&format!(
+        "document.querySelector('{row} button').click(); true"
+    ));
+    let added = "section.group[data-group=\"default\"] tr[data-source=\"64501\"]";
+    assert!(
+        b.wait_for(
+            &format!("!!document.querySelector('{added}')"),
+            Duration::from_secs(10)
+        ),
+        "{}",
+        text(&mut b, "body")
+    );
+    assert!(text(&mut b, added).contains(&format!("from {evil}")));
+    assert!(text(&mut b, row).contains("Remove"));
+    let (_, body) = http_get(addr, "/services");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["services"][0]["groups"], json!(["default"]), "{body}");
+    assert_eq!(b.eval("window.__xss === undefined"), json!(true));
+    assert_eq!(b.errors, Vec::<String>::new());
+}

@@ -28,6 +28,7 @@ pub(crate) const ADDRESS_PARAMS: &[&str] = &[
     "group",
     "via",
     "comment",
+    "community",
     "page",
 ];
 
@@ -63,6 +64,7 @@ pub(super) fn listing_options(
             "details" => details = parse_bool(&k, &v)?,
             "via" => o.via = Some(v),
             "comment" => o.comment = Some(v),
+            "community" => o.community = Some(word(&k, &v)?),
             "page" => page = Some(parse_page(&v)?),
             // parse_query let only ADDRESS_PARAMS through.
             _ => {}
@@ -220,6 +222,9 @@ fn listing(
     let selection = cfg
         .selection(&opts.group)
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let mut with_group = opts.clone();
+    cfg.bgp_defaults(&mut with_group);
+    let opts = &with_group;
     let key = listing_key(target, ctx);
     if let Some(found) = key.as_deref().and_then(|k| ctx.answers.shared(k)) {
         return Ok(found);
@@ -241,7 +246,14 @@ fn listing(
                 opts.format,
                 true,
             )))?;
-            let body = crate::inspect::details::render(db, &selection, opts, Some(DETAILS_MAX))?;
+            let provenance = cfg.provenance();
+            let body = crate::inspect::details::render(
+                db,
+                &selection,
+                opts,
+                Some(DETAILS_MAX),
+                &provenance,
+            )?;
             return Ok(ctx.answers.hold(reserved, body, key));
         }
         // The values first, then room for the body they make (refused when it

@@ -94,3 +94,21 @@ fn schedule_changes_keep_the_full_run_rhythm() {
     sim.collected(report(vec![ok("62041", 0)]));
     assert_eq!(sim.next_job(3600), Some((1200, vec![Action::CollectAll])));
 }
+
+/// A changed catalog (`services.json`) with the same `config.json`: parsed again,
+/// so that a service's new sources (or a broken catalog) take effect.
+#[test]
+fn a_changed_catalog_reads_the_same_config_again() {
+    let mut sim = Sim::new(None);
+    let text = config_json(&["62041"], HOURLY);
+    sim.config(&text);
+    sim.now += CONFIG_CHECK;
+    assert_eq!(
+        sim.read(ConfigRead::Text(text.clone())),
+        [],
+        "the same text: nothing"
+    );
+    sim.s.catalog_changed();
+    sim.now += CONFIG_CHECK;
+    assert_eq!(sim.read(ConfigRead::Text(text)), [Action::WriteStatus]);
+}
