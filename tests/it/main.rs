@@ -58,6 +58,8 @@ mod http_limits;
 mod kernel_sets;
 #[cfg(feature = "collect")]
 mod kinds;
+#[cfg(feature = "api")]
+mod listing_gzip;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci;
 #[cfg(all(feature = "api", feature = "collect", unix))]
