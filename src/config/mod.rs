@@ -22,7 +22,7 @@ pub mod upstreams;
 
 pub use check::{check, Checked};
 pub use edit::{
-    add_exclusions, add_group, add_services, add_source, add_sources, remove_exclusions,
+    add_exclusions, add_group, add_services, clear_route, add_source, add_sources, remove_exclusions,
     remove_group, remove_service, remove_source, remove_sources, set_route_table, GroupAdded,
     GroupRemoved, NewGroup,
 };

@@ -8,6 +8,7 @@ pub(crate) mod addresses;
 mod changes;
 mod explain;
 mod files;
+mod groups;
 mod health;
 mod lookup;
 mod page;
@@ -207,6 +208,7 @@ enum Route {
     Source(Kind, String),
     Confirm,
     Groups,
+    Interfaces,
     Services,
     Service(String),
 }
@@ -255,7 +257,8 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         ["fqdns"] => (Route::Sources(Kind::Fqdn), "GET, HEAD, POST"),
         ["feeds"] => (Route::Sources(Kind::Feed), "GET, HEAD, POST"),
         ["countries"] => (Route::Sources(Kind::Country), "GET, HEAD, POST"),
-        ["groups"] => (Route::Groups, "GET, HEAD"),
+        ["groups"] => (Route::Groups, "GET, HEAD, POST"),
+        ["interfaces"] => (Route::Interfaces, "GET, HEAD"),
         ["services"] => (Route::Services, "GET, HEAD, POST"),
         ["services", s] if !s.is_empty() => (Route::Service(s.to_string()), "DELETE"),
         ["asns", s] if !s.is_empty() => (Route::Source(Kind::Asn, s.to_string()), "DELETE"),
@@ -266,7 +269,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         }
         _ => {
             return Err(ApiError::NotFound(format!(
-            "no such path {}; the API has /, /status, /addresses, /health, /lookup, /explain, /changes, /confirm, /asns, /fqdns, /feeds, /countries, /groups and /services",
+            "no such path {}; the API has /, /interfaces, /status, /addresses, /health, /lookup, /explain, /changes, /confirm, /asns, /fqdns, /feeds, /countries, /groups and /services",
             quoted(path)
         )))
         }
@@ -322,6 +325,16 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
             parse_query(query, &[])?;
             let _p = permit();
             groups(ctx)
+        }
+        (Route::Interfaces, _) if read_only => {
+            parse_query(query, &[])?;
+            Ok(groups::interfaces())
+        }
+        (Route::Groups, "POST") => {
+            let _p = permit();
+            authorize(req, ctx)?;
+            parse_query(query, &[])?;
+            groups::set_route(body, ctx)
         }
         (Route::Sources(kind), "POST") => {
             {
