@@ -97,6 +97,7 @@ mod trust;
 mod upstream;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod web;
+mod web_routes;
 #[cfg(all(feature = "api", feature = "collect", target_os = "linux"))]
 mod write_failures;
 #[cfg(all(feature = "api", feature = "collect"))]
