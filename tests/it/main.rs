@@ -64,6 +64,7 @@ mod luci_plugin;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci_plugin_run;
 #[cfg(all(feature = "api", feature = "collect", unix))]
+mod luci_routes;
 mod luci_services;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci_settings;
