@@ -42,6 +42,7 @@ mod formats_stacks;
 mod group_marks;
 #[cfg(all(feature = "api", feature = "routes", target_os = "linux"))]
 mod group_routes;
+mod group_unroute;
 #[cfg(all(feature = "api", feature = "collect"))]
 mod groups;
 mod healthcheck;
