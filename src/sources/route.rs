@@ -49,12 +49,12 @@ pub fn routes_changed(paths: &Paths, gone: bool) {
     #[cfg(feature = "routes")]
     if gone {
         match config::load(&paths.config()) {
-        Ok(l) => {
-            let s = crate::nftnl::routes::sync(&crate::nftnl::routes::wanted(&l.config));
-            for (g, e) in s.failed {
-                log::warn!("route of group {g}: {e}");
+            Ok(l) => {
+                let s = crate::nftnl::routes::sync(&crate::nftnl::routes::wanted(&l.config));
+                for (g, e) in s.failed {
+                    log::warn!("route of group {g}: {e}");
+                }
             }
-        }
             Err(e) => log::warn!("routes not synced: {e}"),
         }
     }
@@ -90,17 +90,32 @@ fn kernel_tables(via: Via) -> Vec<u32> {
 
 /// Adds or updates group `name` with `mark` and `via` (as `group add` does), or takes
 /// its route away, then has the kernel or netifd follow.
-pub fn set(paths: &Paths, name: &str, mark: Option<Mark>, via: Via) -> Result<Routed, SourcesError> {
+pub fn set(
+    paths: &Paths,
+    name: &str,
+    mark: Option<Mark>,
+    via: Via,
+) -> Result<Routed, SourcesError> {
     let done = match via {
         Via::Clear => {
             if mark.is_some() {
-                super::groups::add_group(paths, name, &config::NewGroup { mark, ..Default::default() })?;
+                super::groups::add_group(
+                    paths,
+                    name,
+                    &config::NewGroup {
+                        mark,
+                        ..Default::default()
+                    },
+                )?;
             }
             let had = config::clear_route(&paths.config(), name)?;
             if had {
                 log::info!("group {name} is no longer routed (its traffic takes the main table)");
             }
-            Routed { created: false, changed: had }
+            Routed {
+                created: false,
+                changed: had,
+            }
         }
         Via::Keep | Via::Set(_) => {
             let tables = kernel_tables(via);
@@ -112,7 +127,9 @@ pub fn set(paths: &Paths, name: &str, mark: Option<Mark>, via: Via) -> Result<Ro
                 },
                 kernel_tables: &tables,
             };
-            let GroupAdded { created, changed, .. } = super::groups::add_group(paths, name, &new)?;
+            let GroupAdded {
+                created, changed, ..
+            } = super::groups::add_group(paths, name, &new)?;
             Routed { created, changed }
         }
     };

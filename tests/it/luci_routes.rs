@@ -18,8 +18,12 @@ use crate::web::{browser, site};
 /// denied (6) unless the app's ACL grants it, as rpcd does.
 pub(crate) fn netifd_dump(method: &str) -> Reply {
     let acl: Value = serde_json::from_slice(
-        &std::fs::read(root().join(APP).join("root/usr/share/rpcd/acl.d/luci-app-ripe-cidr-collector.json"))
-            .unwrap(),
+        &std::fs::read(
+            root()
+                .join(APP)
+                .join("root/usr/share/rpcd/acl.d/luci-app-ripe-cidr-collector.json"),
+        )
+        .unwrap(),
     )
     .unwrap();
     let granted = acl["luci-app-ripe-cidr-collector"]["read"]["ubus"]["network.interface"]
@@ -71,12 +75,21 @@ fn luci_routes_a_group_via_a_netifd_interface() {
     let server = luci_server(site.t.path().to_path_buf(), &[], None);
     open_view(&mut b, server.addr, "ripe-cidr-collector/sources", "en");
     let box_ = ".rcc-route[data-group=\"vpn\"]";
-    assert!(b.wait_for(&format!("!!document.querySelector('{box_} select')"), Duration::from_secs(10)));
-    assert_eq!(b.eval("!!document.querySelector('.rcc-route[data-group=\"default\"]')"), json!(false));
+    assert!(b.wait_for(
+        &format!("!!document.querySelector('{box_} select')"),
+        Duration::from_secs(10)
+    ));
+    assert_eq!(
+        b.eval("!!document.querySelector('.rcc-route[data-group=\"default\"]')"),
+        json!(false)
+    );
     let options = b.eval(&format!(
         "[...document.querySelectorAll('{box_} option')].map(o => o.value + '=' + o.textContent)"
     ));
-    assert_eq!(options, json!(["=none", "lan=lan", "wan=wan", "wg0=wg0 (down)"]));
+    assert_eq!(
+        options,
+        json!(["=none", "lan=lan", "wan=wan", "wg0=wg0 (down)"])
+    );
     let now = text(&mut b, &format!("{box_} .rcc-route-now"));
     assert_eq!(now, "Not routed: its traffic takes the main table");
 
@@ -92,7 +105,10 @@ fn luci_routes_a_group_via_a_netifd_interface() {
     let now = text(&mut b, &format!("{box_} .rcc-route-now"));
     assert_eq!(now, "Routed via wg0 (table 100) (down)");
     assert_eq!(route_in_config(&site)["via"], "wg0");
-    assert_eq!(b.eval(&format!("document.querySelector('{box_} select').value")), json!("wg0"));
+    assert_eq!(
+        b.eval(&format!("document.querySelector('{box_} select').value")),
+        json!("wg0")
+    );
 
     save(&mut b, "");
     assert!(b.wait_for(
@@ -104,7 +120,10 @@ fn luci_routes_a_group_via_a_netifd_interface() {
 
     open_view(&mut b, server.addr, "ripe-cidr-collector/sources", "ru");
     let shown = text(&mut b, box_);
-    assert!(shown.contains("Маршрут через") && shown.contains("Не маршрутизируется"), "{shown}");
+    assert!(
+        shown.contains("Маршрут через") && shown.contains("Не маршрутизируется"),
+        "{shown}"
+    );
 }
 
 /// The plugin refuses an interface name the CLI would read as an option, or a shell
@@ -114,12 +133,21 @@ fn plugin_refuses_bad_interfaces() {
     let t = TestDir::new();
     let plugin = Plugin::load();
     for via in ["-rf", "a b", "wg0;reboot", "x".repeat(16).as_str()] {
-        let (code, v) = plugin.call(t.path(), "group_route", &json!({"group": "vpn", "via": via}));
+        let (code, v) = plugin.call(
+            t.path(),
+            "group_route",
+            &json!({"group": "vpn", "via": via}),
+        );
         assert_eq!(code, 0, "{via}");
         let e = v["error"].as_str().unwrap_or_default();
         assert!(e.starts_with("invalid via"), "{via}: {v}");
     }
-    assert!(!t.file("config.json").exists() || !std::fs::read_to_string(t.file("config.json")).unwrap().contains("\"route\""));
+    assert!(
+        !t.file("config.json").exists()
+            || !std::fs::read_to_string(t.file("config.json"))
+                .unwrap()
+                .contains("\"route\"")
+    );
 }
 
 /// A view's call to another ubus object than the plugin's (netifd's interfaces) is
@@ -127,8 +155,12 @@ fn plugin_refuses_bad_interfaces() {
 #[test]
 fn foreign_ubus_calls_are_granted_read_only() {
     let acl: Value = serde_json::from_slice(
-        &std::fs::read(root().join(APP).join("root/usr/share/rpcd/acl.d/luci-app-ripe-cidr-collector.json"))
-            .unwrap(),
+        &std::fs::read(
+            root()
+                .join(APP)
+                .join("root/usr/share/rpcd/acl.d/luci-app-ripe-cidr-collector.json"),
+        )
+        .unwrap(),
     )
     .unwrap();
     let app = &acl["luci-app-ripe-cidr-collector"];

@@ -31,19 +31,30 @@ fn page_routes_a_group_via_an_interface_and_explains_it() {
     site.t.config(&cfg);
     let (_serve, addr) = site.t.spawn_listening(&["serve"]);
     // A VPN's interface that is not up yet: accepted, and shown as not there.
-    let (code, body) = http_send(addr, "POST", "/groups", r#"{"group":"vpn","via":"rcc-gone0"}"#);
+    let (code, body) = http_send(
+        addr,
+        "POST",
+        "/groups",
+        r#"{"group":"vpn","via":"rcc-gone0"}"#,
+    );
     assert_eq!(code, 200, "{body}");
     b.goto(&format!("http://{addr}/"));
     let sel = "[data-route=\"vpn\"] select";
     assert!(
-        b.wait_for(&format!("!!document.querySelector('{sel}')"), Duration::from_secs(20)),
+        b.wait_for(
+            &format!("!!document.querySelector('{sel}')"),
+            Duration::from_secs(20)
+        ),
         "no Route via: {}",
         text(&mut b, "body")
     );
     let now = text(&mut b, "[data-route-now=\"vpn\"]");
     assert!(now.contains("routed via rcc-gone0 (table 100)"), "{now}");
     assert!(now.contains("rcc-gone0 does not exist"), "{now}");
-    assert_eq!(b.eval(&format!("document.querySelector('{sel}').value")), json!("rcc-gone0"));
+    assert_eq!(
+        b.eval(&format!("document.querySelector('{sel}').value")),
+        json!("rcc-gone0")
+    );
     // "none" first, then the host's interfaces (not lo), each by name.
     let options = b.eval(&format!(
         "[...document.querySelectorAll('{sel} option')].map(o => o.value)"
@@ -52,19 +63,29 @@ fn page_routes_a_group_via_an_interface_and_explains_it() {
     assert_eq!(options[0], "", "{options:?}");
     assert!(!options.contains(&"lo".to_string()), "{options:?}");
     // The default group is never routed: no choice there.
-    assert_eq!(b.eval("!!document.querySelector('[data-route=\"default\"]')"), json!(false));
+    assert_eq!(
+        b.eval("!!document.querySelector('[data-route=\"default\"]')"),
+        json!(false)
+    );
 
     // The explain box says where the address's group goes.
     b.eval(
         "{ document.querySelector('#ip').value = '149.154.167.99';
            document.querySelector('#lookup-form button[type=submit]').click(); true }",
     );
-    assert!(b.wait_for(
-        "document.querySelector('#explain-route').textContent.includes('rcc-gone0')",
-        Duration::from_secs(10)
-    ), "{}", text(&mut b, "#lookup"));
+    assert!(
+        b.wait_for(
+            "document.querySelector('#explain-route').textContent.includes('rcc-gone0')",
+            Duration::from_secs(10)
+        ),
+        "{}",
+        text(&mut b, "#lookup")
+    );
     let said = text(&mut b, "#explain-route");
-    assert!(said.contains("Route of group vpn: routed via rcc-gone0"), "{said}");
+    assert!(
+        said.contains("Route of group vpn: routed via rcc-gone0"),
+        "{said}"
+    );
 
     // "none" takes the route away.
     b.eval(&format!(

@@ -167,7 +167,10 @@ pub(super) fn set_route(body: &[u8], ctx: &Context) -> Result<Reply, ApiError> {
     w.field("group", group.as_str());
     w.field("created", &done.created);
     w.field("changed", &done.changed);
-    w.field("mark", &g.and_then(|g| g.mark).map(crate::config::mark_text));
+    w.field(
+        "mark",
+        &g.and_then(|g| g.mark).map(crate::config::mark_text),
+    );
     w.key("route");
     match g.and_then(|g| g.route.as_ref()) {
         None => w.null(),

@@ -418,7 +418,10 @@ fn interfaces_list_the_kernels() {
         .iter()
         .find(|i| i["name"] == "lo")
         .unwrap_or_else(|| panic!("no lo in {v}"));
-    assert!(lo["families"].as_array().unwrap().contains(&json!("ipv4")), "{v}");
+    assert!(
+        lo["families"].as_array().unwrap().contains(&json!("ipv4")),
+        "{v}"
+    );
     assert_eq!(call(&t, "POST", "/interfaces", "").0.status, 405);
     assert_eq!(call(&t, "GET", "/interfaces?x=1", "").0.status, 400);
 }
@@ -435,13 +438,22 @@ fn a_group_is_routed_and_unrouted_by_post() {
     let table = v["route"]["table"].as_u64().unwrap();
     assert!(table >= 100, "{v}");
     let (_, g) = call(&t, "GET", "/groups", "");
-    let vpn = &g["groups"].as_array().unwrap().iter().find(|g| g["name"] == "vpn").cloned();
+    let vpn = &g["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["name"] == "vpn")
+        .cloned();
     assert_eq!(vpn.as_ref().unwrap()["route"]["via"], "rcc-none0", "{g}");
     // Again: nothing changes. Then cleared: the mark stays, the route goes.
     let (r, v) = call(&t, "POST", "/groups", set);
     assert_eq!((r.status, v["changed"].clone()), (200, json!(false)), "{v}");
     let (r, v) = call(&t, "POST", "/groups", r#"{"group": "vpn", "via": null}"#);
-    assert_eq!((r.status, v["route"].clone(), v["changed"].clone()), (200, Value::Null, json!(true)), "{v}");
+    assert_eq!(
+        (r.status, v["route"].clone(), v["changed"].clone()),
+        (200, Value::Null, json!(true)),
+        "{v}"
+    );
     assert_eq!(v["mark"], "0x100/0xff00", "{v}");
     let cfg = crate::config::load(&t.ctx.paths.config()).unwrap().config;
     assert!(cfg.group("vpn").unwrap().route.is_none());
@@ -470,7 +482,14 @@ fn bad_route_requests_name_the_value_and_change_nothing() {
     let (r, v) = call(&t, "POST", "/groups", r#"{"group": "nope", "via": null}"#);
     assert_eq!(r.status, 400, "{v}");
     assert!(v["error"].as_str().unwrap().contains("nope"), "{v}");
-    assert!(!t.ctx.paths.config().exists() || crate::config::load(&t.ctx.paths.config()).unwrap().config.groups.is_empty());
+    assert!(
+        !t.ctx.paths.config().exists()
+            || crate::config::load(&t.ctx.paths.config())
+                .unwrap()
+                .config
+                .groups
+                .is_empty()
+    );
 }
 
 #[test]
