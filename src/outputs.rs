@@ -72,7 +72,7 @@ fn render_locked(
     skip_current: bool,
 ) -> (Vec<(String, String)>, Vec<Loaded>) {
     let (mut failures, mut sets) = (Vec::new(), Vec::new());
-    let db = match db::open(paths) {
+    let db = match db::open_read(paths) {
         Ok(db) => db,
         Err(e) => {
             let all = outputs.iter().map(|o| (o.name(), e.to_string()));

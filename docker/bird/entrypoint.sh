@@ -7,9 +7,8 @@
 set -eu
 poll=${RCC_BIRD_POLL:-10}
 sock=/run/bird/bird.ctl
-for f in $(sed -n 's/^[[:space:]]*include "\(\/bgp\/[^"]*\)".*/\1/p' /etc/bird/bird.conf); do
-  [ -e "$f" ] || : >"$f"
-done
+sed -n 's/^[[:space:]]*include "\(\/bgp\/[^"]*\)".*/\1/p' /etc/bird/bird.conf \
+  | while IFS= read -r f; do [ -e "$f" ] || : >"$f"; done
 bird -f -c /etc/bird/bird.conf -s "$sock" &
 bird_pid=$!
 trap 'kill "$bird_pid"; wait "$bird_pid"; exit 0' TERM INT

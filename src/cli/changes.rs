@@ -30,7 +30,7 @@ pub fn run(
     let selection = cfg
         .selection(g)
         .map_err(|e| CliError::Usage(format!("--group: {e}")))?;
-    let db = db::open(paths)?;
+    let db = db::open_read(paths)?;
     let (out, notes) = changes::render_noted(
         &db,
         &since,

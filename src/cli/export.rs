@@ -29,7 +29,7 @@ pub fn run(
     let mut with_group = options.clone();
     cfg.bgp_defaults(&mut with_group);
     let options = &with_group;
-    let db = db::open(paths)?;
+    let db = db::open_read(paths)?;
     listing::check_not_emptied(paths, &db)??;
     let bytes = if details {
         inspect::details::render(&db, &selection, options, None, &cfg.provenance())?

@@ -92,6 +92,12 @@ pub(super) struct Flag {
     pub help: &'static str,
 }
 
+/// Where a flag's help lists the formats (see [`Flag::text`]).
+const FORMATS_MARK: &str = "{formats}";
+
+/// The longest line of a flag's help, as the hand-written ones are.
+const HELP_WIDTH: usize = 52;
+
 impl fmt::Debug for Flag {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "--{}", self.long)
@@ -110,6 +116,28 @@ impl Flag {
             s.push_str(name);
         }
         s
+    }
+
+    /// The help text as shown: `{formats}` is the format table's words
+    /// ([`crate::format::FORMATS`]), wrapped as the help's lines are, so a new format
+    /// appears in `--help`, the completions and the man page without an edit here.
+    pub fn text(&self) -> std::borrow::Cow<'static, str> {
+        if !self.help.contains(FORMATS_MARK) {
+            return self.help.into();
+        }
+        let mut lines = vec![String::new()];
+        for f in crate::format::FORMATS {
+            let word = f.as_str();
+            let last = lines.last_mut().expect("one line at least");
+            if !last.is_empty() && last.len() + word.len() + 2 > HELP_WIDTH {
+                last.push(',');
+                lines.push(String::new());
+            } else if !last.is_empty() {
+                last.push_str(", ");
+            }
+            lines.last_mut().expect("one line at least").push_str(word);
+        }
+        self.help.replace(FORMATS_MARK, &lines.join("\n")).into()
     }
 
     /// Whether it may be given with `cmd`.
@@ -277,9 +305,7 @@ pub(super) static FLAGS: &[Flag] = &[
             a.options.format = parsed::<Format>(v, "--format")?;
             Ok(())
         }),
-        help: "output format (default text: one value per line):\n\
-               text, json, nft, ipset, routeros, singbox, mihomo,\n\
-               mihomo-yaml, wireguard, bird, keenetic, openvpn",
+        help: "output format (default text: one value per line):\n{formats}",
     },
     Flag {
         long: "via",

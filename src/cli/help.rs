@@ -390,7 +390,7 @@ fn columns(out: &mut String, indent: &str, left: &str, right: &str) {
 
 fn options(out: &mut String, flags: impl Iterator<Item = &'static Flag>) {
     for f in flags {
-        columns(out, "  ", &f.synopsis(), f.help);
+        columns(out, "  ", &f.synopsis(), &f.text());
     }
 }
 
@@ -488,5 +488,32 @@ mod tests {
         }
         assert!(all.contains("export [--type"));
         assert!(all.contains("--data-dir DIR"));
+    }
+
+    /// `--format`'s help is the format table's, in its order, and names no format by
+    /// hand: a new format touches the table only.
+    #[test]
+    fn the_format_help_comes_from_the_format_table() {
+        let flag = super::super::flags::Flag::by_long("format").unwrap();
+        assert!(flag.help.contains("{formats}"), "{}", flag.help);
+        for f in crate::format::FORMATS
+            .iter()
+            .filter(|f| f.as_str() != "text")
+        {
+            assert!(
+                !flag.help.contains(f.as_str()),
+                "{f} by hand: {}",
+                flag.help
+            );
+        }
+        let shown = flag.text().replace('\n', " ");
+        let words: Vec<&str> = crate::format::FORMATS.iter().map(|f| f.as_str()).collect();
+        assert!(shown.ends_with(&words.join(", ")), "{shown}");
+        assert!(
+            flag.text().lines().all(|l| l.len() <= 52),
+            "{}",
+            flag.text()
+        );
+        assert!(command(Cmd::Export).contains("mihomo-yaml, wireguard"));
     }
 }

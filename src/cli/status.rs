@@ -51,7 +51,11 @@ fn gather(paths: &Paths) -> Report {
         .map_err(|e| problems.push(format!("status: {e}")))
         .ok()
         .flatten();
+    // Opened as any writer would (which also brings the journal mode to what the
+    // file system allows), and read-only where it cannot write (a full disk, a user
+    // without write access), as the other reading commands.
     let opened = db::open(paths)
+        .or_else(|e| db::open_read(paths).map_err(|_| e))
         .and_then(|db| {
             let held = db.held()?;
             Ok((

@@ -107,8 +107,13 @@ impl RenderOptions {
         match (&self.via, routes) {
             (None, true) => {
                 return Err(BadValue(format!(
-                    "format {f} needs via: the interface (or gateway address) the routes go                      through{}",
-                    if f == Format::Bird { ", or blackhole" } else { "" }
+                    "format {f} needs via: the interface (or gateway address) the routes go \
+                     through{}",
+                    if f == Format::Bird {
+                        ", or blackhole"
+                    } else {
+                        ""
+                    }
                 )))
             }
             (Some(_), false) => {
@@ -137,7 +142,8 @@ impl RenderOptions {
         // type"); Keenetic's `ip route` is IPv4 only.
         match (f, self.family) {
             (Format::Bird, None) => Err(BadValue(
-                "format bird needs family 4 or 6: a BIRD protocol static holds one address                  family (make one include per family)"
+                "format bird needs family 4 or 6: a BIRD protocol static holds one address \
+                 family (make one include per family)"
                     .into(),
             )),
             (Format::Keenetic, Some(Family::V6)) => Err(BadValue(

@@ -4,7 +4,7 @@
 use crate::util::map::SortedMap;
 
 use crate::config::Config;
-use crate::format::ALL_GROUPS;
+use crate::format::{ALL_GROUPS, DEFAULT_GROUP};
 use crate::source::Kind;
 use crate::util::json::{self, ToJson, Writer};
 
@@ -34,12 +34,13 @@ fn line<T: ToJson + ?Sized>(value: &T) -> Vec<u8> {
     out
 }
 
-/// The sources of one kind of `group` (every group's for `None` or `*`); an unknown
-/// group is an error message naming it and the configured ones.
+/// The sources of one kind of `group` (`default` for `None`, as `list` and `export`;
+/// every group's for `*`); an unknown group is an error message naming it and the
+/// configured ones.
 pub fn sources_json(cfg: &Config, kind: Kind, group: Option<&str>) -> Result<Vec<u8>, String> {
-    let sources = match group {
-        None | Some(ALL_GROUPS) => cfg.sources(kind),
-        Some(g) => cfg.group(g).map(|g| g.sources(kind)).ok_or_else(|| {
+    let sources = match group.unwrap_or(DEFAULT_GROUP) {
+        ALL_GROUPS => cfg.sources(kind),
+        g => cfg.group(g).map(|g| g.sources(kind)).ok_or_else(|| {
             cfg.check_group(g).err().map_or_else(
                 || format!("group {g:?}: give one group, not *"),
                 |e| format!("group: {e}"),

@@ -259,3 +259,45 @@ fn routes_and_marks_that_cannot_work_are_refused() {
         assert!(err.contains(bad), "{cfg} must name {bad}: {err}");
     }
 }
+
+/// The source commands default to the group `default` in text, in JSON and in the
+/// API alike (`--group '*'` / `group=*` for all), for every kind.
+#[cfg(feature = "api")]
+#[test]
+fn every_list_defaults_to_the_group_default() {
+    let t = TestDir::new();
+    t.config(&serde_json::json!({
+        "asns": ["1"], "fqdns": ["a.example"], "feeds": ["https://example.org/a.txt"],
+        "countries": ["NL"],
+        "groups": {"video": {"asns": ["2"], "fqdns": ["b.example"],
+                             "feeds": ["https://example.org/b.txt"], "countries": ["DE"]}}}));
+    let (_serve, addr) = t.spawn_listening(&["serve"]);
+    for (kind, key, default, other) in [
+        ("asn", "asns", "1", "2"),
+        ("fqdn", "fqdns", "a.example", "b.example"),
+        (
+            "feed",
+            "feeds",
+            "https://example.org/a.txt",
+            "https://example.org/b.txt",
+        ),
+        ("country", "countries", "NL", "DE"),
+    ] {
+        let text = ok(&t, &[kind, "list"]);
+        assert_eq!(text.lines().count(), 1, "{kind} list: {text}");
+        assert!(
+            text.starts_with(&format!("{default}\t")),
+            "{kind} list: {text}"
+        );
+        let json = ok(&t, &[kind, "list", "--json"]);
+        let (status, body) = http_get(addr, &format!("/{key}"));
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(json, body, "{kind} list --json against GET /{key}");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v[key], serde_json::json!([default]), "GET /{key}: {body}");
+        let all = ok(&t, &[kind, "list", "--json", "--group", "*"]);
+        let v: serde_json::Value = serde_json::from_str(&all).unwrap();
+        assert_eq!(v[key], serde_json::json!([default, other]), "{all}");
+        assert_eq!(ok(&t, &[kind, "list", "--group", "*"]).lines().count(), 2);
+    }
+}

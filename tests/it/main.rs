@@ -73,6 +73,8 @@ mod luci_settings;
 mod migrate;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod netlink;
+#[cfg(all(feature = "api", feature = "collect", target_os = "linux"))]
+mod new_user;
 mod openwrt;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod openwrt_boot;
@@ -82,6 +84,8 @@ mod openwrt_routes;
 mod openwrt_run;
 #[cfg(unix)]
 mod packaging;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+mod read_only;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod redirects;
 #[cfg(unix)]

@@ -464,3 +464,45 @@ fn page_lists_the_catalog_per_group_and_adds_a_service() {
     assert_eq!(b.eval("window.__xss === undefined"), json!(true));
     assert_eq!(b.errors, Vec::<String>::new());
 }
+
+/// The changes of every group, not only `default`; an error older than the last
+/// success is not shown as current; the last run's numbers say what they count.
+#[test]
+fn page_shows_every_groups_changes_and_a_past_error_as_past() {
+    let Some(mut b) = browser() else { return };
+    let site = site(&["62041", "64496"], &[]);
+    let mut cfg: Value =
+        serde_json::from_slice(&std::fs::read(site.t.file("config.json")).unwrap()).unwrap();
+    cfg["asns"] = json!(["62041"]);
+    cfg["groups"] = json!({"video": {"asns": ["64496"]}});
+    site.t.config(&cfg);
+    let status = site.t.file("status.json");
+    let mut st: Value = serde_json::from_slice(&std::fs::read(&status).unwrap()).unwrap();
+    assert!(st["last_success"].is_string(), "{st}");
+    st["last_error"] = json!("2020-01-01T00:00:00Z: collection failed: an old problem");
+    st["last_run_started"] = st["last_success"].clone();
+    st["last_run_finished"] = st["last_success"].clone();
+    st["last_run_added"] = json!(5);
+    st["last_run_removed"] = json!(0);
+    std::fs::write(&status, st.to_string()).unwrap();
+    let (_serve, addr) = site.t.spawn_listening(&["serve"]);
+    open_page(&mut b, addr);
+    assert!(
+        b.wait_for(
+            "document.querySelector('#changes-list').textContent.includes('198.51.100.0/24')",
+            Duration::from_secs(10)
+        ),
+        "AS64496 (group video) missing: {}",
+        text(&mut b, "#changes-list")
+    );
+    let facts = text(&mut b, "#facts");
+    assert!(facts.contains("5 values added, 0 removed"), "{facts}");
+    assert!(facts.contains("an old problem"), "{facts}");
+    let red =
+        b.eval("[...document.querySelectorAll('#facts .bad')].map(e => e.textContent).join('|')");
+    assert!(
+        !red.as_str().unwrap_or_default().contains("old problem"),
+        "{red}"
+    );
+    assert_eq!(b.errors, Vec::<String>::new());
+}

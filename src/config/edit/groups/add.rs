@@ -248,10 +248,13 @@ pub fn remove_group(path: &Path, name: &str, force: bool) -> Result<GroupRemoved
             services: services_of(root, name),
             ..GroupRemoved::default()
         };
+        // What its services bring is named by "service NAME", not source by source.
+        let brought = |kind: Kind, s: &String| g.brought.iter().any(|(k, b)| *k == kind && b == s);
         for kind in Kind::ALL {
             out.sources.extend(
                 g.sources(kind)
                     .iter()
+                    .filter(|s| !brought(kind, s))
                     .map(|s| crate::source::display(kind, s)),
             );
         }
