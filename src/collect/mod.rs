@@ -17,10 +17,13 @@ mod json;
 pub mod ripe;
 pub mod run;
 mod slow;
+mod store;
 #[cfg(feature = "tls")]
 mod tls;
 pub mod trust;
 mod url;
+#[cfg(feature = "verify")]
+pub mod verify;
 
 pub use fetch::{Fetched, SourceError};
 pub use fetcher::{Transport, Validators, USER_AGENT};

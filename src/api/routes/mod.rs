@@ -12,6 +12,8 @@ mod groups;
 mod health;
 mod lookup;
 mod page;
+#[cfg(feature = "collect")]
+mod search;
 mod services;
 mod sources;
 mod status;
@@ -131,6 +133,9 @@ pub struct Context {
     pub db: crate::db::Pool,
     /// The byte budget of answer bodies (`answers.rs`).
     pub answers: crate::api::answers::Answers,
+    /// `/asn-search`'s kept answers and its one search in flight.
+    #[cfg(feature = "collect")]
+    pub searches: search::Searches,
     /// The last `config.json` that could be read (`Context::config`).
     good_config: std::sync::Mutex<KeptConfig>,
 }
@@ -147,6 +152,8 @@ impl Context {
             paths,
             active: std::sync::Arc::new(Limit::new(active)),
             answers: Default::default(),
+            #[cfg(feature = "collect")]
+            searches: Default::default(),
             good_config: std::sync::Mutex::new((None, None)),
         };
         // Read at start, so that a file broken before the first request still leaves
@@ -209,6 +216,7 @@ enum Route {
     Confirm,
     Groups,
     Interfaces,
+    AsnSearch,
     Services,
     Service(String),
 }
@@ -259,6 +267,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         ["countries"] => (Route::Sources(Kind::Country), "GET, HEAD, POST"),
         ["groups"] => (Route::Groups, "GET, HEAD, POST"),
         ["interfaces"] => (Route::Interfaces, "GET, HEAD"),
+        ["asn-search"] => (Route::AsnSearch, "GET, HEAD"),
         ["services"] => (Route::Services, "GET, HEAD, POST"),
         ["services", s] if !s.is_empty() => (Route::Service(s.to_string()), "DELETE"),
         ["asns", s] if !s.is_empty() => (Route::Source(Kind::Asn, s.to_string()), "DELETE"),
@@ -269,7 +278,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         }
         _ => {
             return Err(ApiError::NotFound(format!(
-            "no such path {}; the API has /, /interfaces, /status, /addresses, /health, /lookup, /explain, /changes, /confirm, /asns, /fqdns, /feeds, /countries, /groups and /services",
+            "no such path {}; the API has /, /interfaces, /status, /addresses, /health, /lookup, /explain, /changes, /confirm, /asns, /asn-search, /fqdns, /feeds, /countries, /groups and /services",
             quoted(path)
         )))
         }
@@ -336,6 +345,15 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
             parse_query(query, &[])?;
             groups::set_route(body, ctx)
         }
+        (Route::AsnSearch, _) if read_only => {
+            // The token first: a client without it learns nothing, not even
+            // whether its text was valid.
+            {
+                let _p = permit();
+                authorize(req, ctx)?;
+            }
+            asn_search(query, ctx)
+        }
         (Route::Sources(kind), "POST") => {
             {
                 let _p = permit();
@@ -387,6 +405,24 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
             sources::confirm(body, ctx)
         }
         _ => Err(ApiError::MethodNotAllowed(allow)),
+    }
+}
+
+/// `GET /asn-search`: without the network parts, no such search.
+fn asn_search(query: Option<&str>, ctx: &Context) -> Result<Reply, ApiError> {
+    #[cfg(feature = "collect")]
+    {
+        let (q, limit) = search::search_query(query)?;
+        // No permit while RIPEstat answers: the search touches no database, and
+        // its wait must not hold back the listings.
+        search::asn_search(&q, limit, ctx)
+    }
+    #[cfg(not(feature = "collect"))]
+    {
+        let _ = (query, ctx);
+        Err(ApiError::NotFound(
+            "/asn-search needs a build with the collect feature".into(),
+        ))
     }
 }
 
