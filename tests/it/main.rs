@@ -72,6 +72,7 @@ mod luci_plugin;
 mod luci_plugin_run;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci_routes;
+#[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci_services;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci_settings;
@@ -111,9 +112,10 @@ mod trust;
 mod upstream;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod web;
-mod web_routes;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod web_names;
+#[cfg(all(feature = "api", feature = "collect", unix))]
+mod web_routes;
 #[cfg(all(feature = "api", feature = "collect", target_os = "linux"))]
 mod write_failures;
 #[cfg(all(feature = "api", feature = "collect"))]
