@@ -8,6 +8,7 @@ pub(crate) mod addresses;
 mod changes;
 mod explain;
 mod files;
+mod groups;
 mod health;
 mod lookup;
 mod page;
@@ -248,6 +249,7 @@ enum Route {
     Source(Kind, String),
     Confirm,
     Groups,
+    Interfaces,
     AsnSearch,
     Services,
     Service(String),
@@ -297,7 +299,8 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         ["fqdns"] => (Route::Sources(Kind::Fqdn), "GET, HEAD, POST"),
         ["feeds"] => (Route::Sources(Kind::Feed), "GET, HEAD, POST"),
         ["countries"] => (Route::Sources(Kind::Country), "GET, HEAD, POST"),
-        ["groups"] => (Route::Groups, "GET, HEAD"),
+        ["groups"] => (Route::Groups, "GET, HEAD, POST"),
+        ["interfaces"] => (Route::Interfaces, "GET, HEAD"),
         ["asn-search"] => (Route::AsnSearch, "GET, HEAD"),
         ["services"] => (Route::Services, "GET, HEAD, POST"),
         ["services", s] if !s.is_empty() => (Route::Service(s.to_string()), "DELETE"),
@@ -309,7 +312,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         }
         _ => {
             return Err(ApiError::NotFound(format!(
-            "no such path {}; the API has /, /status, /addresses, /health, /lookup, /explain, /changes, /confirm, /asns, /asn-search, /fqdns, /feeds, /countries, /groups and /services",
+            "no such path {}; the API has /, /interfaces, /status, /addresses, /health, /lookup, /explain, /changes, /confirm, /asns, /asn-search, /fqdns, /feeds, /countries, /groups and /services",
             quoted(path)
         )))
         }
@@ -365,6 +368,16 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
             parse_query(query, &[])?;
             let _p = permit();
             groups(ctx)
+        }
+        (Route::Interfaces, _) if read_only => {
+            parse_query(query, &[])?;
+            Ok(groups::interfaces())
+        }
+        (Route::Groups, "POST") => {
+            let _p = permit();
+            authorize(req, ctx)?;
+            parse_query(query, &[])?;
+            groups::set_route(body, ctx)
         }
         (Route::AsnSearch, _) if read_only => {
             // The token first: a client without it learns nothing, not even
