@@ -152,7 +152,7 @@ fn a_read_only_database_directory_is_recorded_and_never_counted_as_empty() {
     assert!(last.contains("ro/ripe.db: read-only file system"), "{last}");
     // A database nobody holds is read from the read-only file system as it is ...
     assert_eq!(text(&t, "list0.code"), "", "{}", text(&t, "list0.err"));
-    assert_eq!(text(&t, "list0.out"), "64500\t0\t-\n");
+    assert_eq!(text(&t, "list0.out"), "64500\t0\t-\t-\n");
     // ... but not past a write-ahead log it cannot index (no -shm can be made): the
     // configured list, but no "0 stored values" for a database not read.
     assert_eq!(text(&t, "list.code").trim(), "1", "{log}");
