@@ -17,6 +17,7 @@ mod json;
 pub mod ripe;
 pub mod run;
 mod slow;
+mod store;
 #[cfg(feature = "tls")]
 mod tls;
 pub mod trust;

@@ -1,9 +1,10 @@
 //! One collection run: fetch every source (network work, outside any transaction),
-//! then one write transaction per kind that re-reads the configuration, merges each
-//! successful source and sweeps unconfigured ones.
+//! a few at a time, and merge each answer as it arrives in a transaction of its own
+//! (`store`: the configuration re-read, so that a source removed meanwhile is not
+//! written back); then sweep unconfigured sources.
 
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::mpsc;
 use std::thread;
 
 use crate::config::{self, Config, Paths};
@@ -65,7 +66,7 @@ impl SourceReport {
 }
 
 /// The gate of a kind: host names' answers change too often to hold.
-fn gate(cfg: &Config, kind: Kind) -> Gate {
+pub(super) fn gate(cfg: &Config, kind: Kind) -> Gate {
     match kind {
         Kind::Fqdn => Gate::OFF,
         _ => Gate {
@@ -76,7 +77,11 @@ fn gate(cfg: &Config, kind: Kind) -> Gate {
 }
 
 /// The upstream recorded for an answer of `kind`.
-fn upstream_of(cfg: &Config, kind: Kind, answered: Option<&'static str>) -> &'static str {
+pub(super) fn upstream_of(
+    cfg: &Config,
+    kind: Kind,
+    answered: Option<&'static str>,
+) -> &'static str {
     match kind {
         Kind::Asn => answered.unwrap_or("ripestat"),
         Kind::Country => "ripestat",
@@ -88,7 +93,7 @@ fn upstream_of(cfg: &Config, kind: Kind, answered: Option<&'static str>) -> &'st
 
 /// A held ASN answer kept for a second opinion: its index in the report, and its
 /// values.
-type Pending = (usize, db::Values);
+pub(super) type Pending = (usize, db::Values);
 
 /// What a run did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -145,6 +150,10 @@ pub enum RunError {
     /// The run was asked to stop before it wrote anything.
     #[error("stopped before storing anything")]
     Stopped,
+    /// The run was asked to stop after it had stored some sources (each in its own
+    /// transaction); the others were not fetched or not stored.
+    #[error("stopped after storing {0} sources; the others were not stored")]
+    StoppedAfter(usize),
 }
 
 /// Fetches one source.
@@ -164,40 +173,38 @@ struct Clients {
     feed: FeedClient,
 }
 
-/// Runs `f` over `items` on up to [`PARALLEL_FETCHES`] threads, keeping the order.
-/// Items not started when `stop` is set get `None`.
-fn parallel<T: Sync, R: Send>(
-    items: &[T],
-    stop: &AtomicBool,
-    f: impl Fn(&T) -> R + Sync,
-) -> Vec<Option<R>> {
+/// Whether a run's fetching is to stop (asked to, or its store failed).
+type Stopped<'a> = dyn Fn() -> bool + Sync + 'a;
+
+/// Runs `f` over `items` (with each one's index) on up to [`PARALLEL_FETCHES`]
+/// threads. Items not started when `stop` is set are left out.
+fn parallel<T: Sync>(items: &[T], stop: &Stopped<'_>, f: impl Fn(usize, &T) + Sync) {
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
     let workers = PARALLEL_FETCHES.min(items.len());
     thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= items.len() || stop.load(Ordering::Relaxed) {
+                if i >= items.len() || stop() {
                     break;
                 }
-                let r = f(&items[i]);
-                results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
+                f(i, &items[i]);
             });
         }
     });
-    results.into_inner().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Fetches every wanted source, a few at a time, each watched for slowness.
+/// Fetches every wanted source, a few at a time, each watched for slowness, and
+/// hands each answer to `done` with its index as soon as it is there.
 fn fetch_all(
     wanted: &[(Kind, String)],
-    stop: &AtomicBool,
+    stop: &Stopped<'_>,
     cfg: &Config,
     clients: &Clients,
     watch: &super::slow::Watch,
-) -> Vec<Option<Result<Fetched, SourceError>>> {
-    parallel(wanted, stop, |(kind, source)| {
+    done: impl Fn(usize, Result<Fetched, SourceError>) + Sync,
+) {
+    parallel(wanted, stop, |i, (kind, source)| {
         let name = source::display(*kind, source);
         let mut r = watch.fetch(name, || fetch_one(clients, *kind, source));
         if let (Ok(f), Kind::Asn | Kind::Country) = (&mut r, kind) {
@@ -214,8 +221,8 @@ fn fetch_all(
             ),
             Err(e) => log::debug!("{}: {e}", source::display(*kind, source)),
         }
-        r
-    })
+        done(i, r);
+    });
 }
 
 /// Collects the sources of `cfg` (all of them, or only those in `only`) and stores
@@ -274,19 +281,40 @@ pub fn collect(
         feed,
     };
     let watch = super::slow::Watch::default();
-    let done = AtomicBool::new(false);
-    let results = thread::scope(|s| {
+    let (done, halt) = (AtomicBool::new(false), AtomicBool::new(false));
+    let stopped = || stop.load(Ordering::Relaxed) || halt.load(Ordering::Relaxed);
+    let mut store = super::store::Store::open(paths, cfg)?;
+    let mut failure = None;
+    // A rendezvous: a fetch that is done waits until the answer before it is merged.
+    let (send, answers) = mpsc::sync_channel(0);
+    thread::scope(|s| {
         s.spawn(|| watch.report(&done));
-        let r = fetch_all(&wanted, stop, cfg, &clients, &watch);
-        done.store(true, Ordering::Relaxed);
-        r
+        let (wanted, clients, watch, done, stopped) = (&wanted, &clients, &watch, &done, &stopped);
+        s.spawn(move || {
+            fetch_all(wanted, stopped, cfg, clients, watch, |i, r| {
+                let _ = send.send((i, r));
+            });
+            done.store(true, Ordering::Relaxed);
+        });
+        for (i, r) in answers.iter() {
+            if failure.is_some() || stop.load(Ordering::SeqCst) {
+                continue; // dropped: the fetching ends soon
+            }
+            let (kind, source) = &wanted[i];
+            if let Err(e) = store.source(i, (*kind, source), r, phase) {
+                halt.store(true, Ordering::SeqCst);
+                failure = Some(e);
+            }
+        }
     });
-    if stop.load(Ordering::SeqCst) {
-        phase.store(PHASE_IDLE, Ordering::SeqCst);
-        return Err(RunError::Stopped);
-    }
-    phase.store(PHASE_WRITING, Ordering::SeqCst);
-    let stored = store(paths, cfg, only.is_none(), &wanted, results, started);
+    let stored = match failure {
+        Some(e) => Err(e),
+        None if stop.load(Ordering::SeqCst) => Err(match store.stored {
+            0 => RunError::Stopped,
+            n => RunError::StoppedAfter(n),
+        }),
+        None => store.finish(only.is_none(), started, phase),
+    };
     let stored = match stored {
         Ok((report, pending)) if !pending.is_empty() => {
             confirm_held(paths, cfg, &clients.asn, report, pending, stop, phase)
@@ -385,140 +413,6 @@ fn bgptools_stamp(
         path: paths.data_dir.join("bgptools.stamp"),
         held,
     }))
-}
-
-/// The sources of `kind` whose upstream has not changed (a feed's 304, bgp.tools
-/// between downloads), by their index in `wanted`, with their stored values, to be
-/// merged again as seen now (few: a list, not a hash map).
-fn unchanged_sources(
-    db: &db::Db,
-    kind: Kind,
-    wanted: &[(Kind, String)],
-    results: &[Option<Result<Fetched, SourceError>>],
-) -> Result<Vec<(usize, db::Values)>, RunError> {
-    let mut unchanged = Vec::new();
-    for (i, ((k, s), r)) in wanted.iter().zip(results.iter()).enumerate() {
-        if *k == kind && matches!(r, Some(Ok(f)) if f.not_modified) {
-            unchanged.push((i, super::feed_state::stored_values(db, kind, s)?));
-        }
-    }
-    Ok(unchanged)
-}
-
-/// The configuration as it is now; one broken meanwhile falls back to the one the
-/// run started with (said once, `warned`).
-fn config_now(paths: &Paths, cfg: &Config, warned: &mut bool) -> Config {
-    match config::load(&paths.config()) {
-        Ok(l) => l.config,
-        Err(e) => {
-            if !std::mem::replace(warned, true) {
-                log::warn!("{e}; storing with the configuration the run started with");
-            }
-            cfg.clone()
-        }
-    }
-}
-
-/// The report of a source whose fetch failed.
-fn failed(kind: Kind, source: &str, e: SourceError) -> SourceReport {
-    SourceReport {
-        kind,
-        source: source.to_string(),
-        fetched: 0,
-        skipped: 0,
-        upstream: None,
-        fetch: None,
-        outcome: Err(e),
-    }
-}
-
-/// The write phase of [`collect`].
-fn store(
-    paths: &Paths,
-    cfg: &Config,
-    full: bool,
-    wanted: &[(Kind, String)],
-    mut results: Vec<Option<Result<Fetched, SourceError>>>,
-    started: i64,
-) -> Result<(RunReport, Vec<Pending>), RunError> {
-    let mut pending = Vec::new();
-    let mut report = RunReport {
-        started: util::iso(started),
-        ..RunReport::default()
-    };
-    let mut db = db::open(paths)?;
-    db.set_history_days(cfg.history_days);
-    let mut warned = false;
-    let mut validators = Vec::new();
-    for kind in Kind::ALL {
-        let mut unchanged = unchanged_sources(&db, kind, wanted, &results)?;
-        let tx = db.write()?;
-        // Re-read inside the transaction: a source removed while we were fetching is
-        // not written back.
-        let now_cfg = config_now(paths, cfg, &mut warned);
-        let now = util::unix_now();
-        for (i, ((k, source), result)) in wanted.iter().zip(results.iter_mut()).enumerate() {
-            if *k != kind {
-                continue;
-            }
-            let name = source::display(kind, source);
-            let Some(result) = result.take() else {
-                continue;
-            };
-            if !now_cfg.sources(kind).contains(source) {
-                log::info!("{name}: removed from the configuration during the run; not stored");
-                continue;
-            }
-            let entry = match result {
-                Ok(f) => {
-                    if kind == Kind::Feed {
-                        validators.push((source.clone(), f.validators.clone()));
-                    }
-                    // One source at a time goes into the store's compact form, its
-                    // own dropped first: a big source is held once, never as text.
-                    let (skipped, upstream) = (f.skipped, f.upstream);
-                    let mut values = match unchanged.iter().position(|(u, _)| *u == i) {
-                        Some(at) => unchanged.swap_remove(at).1,
-                        None => f.to_values(kind),
-                    };
-                    drop(f);
-                    let fetched = values.len();
-                    let up = upstream_of(&now_cfg, kind, upstream);
-                    let g = gate(&now_cfg, kind);
-                    let when = (now, now_cfg.ttl_days);
-                    let m = tx.merge_answer(kind, source, &mut values, when, Some(up), &g, None)?;
-                    if m.held() && kind == Kind::Asn {
-                        pending.push((report.sources.len(), values));
-                    }
-                    SourceReport {
-                        kind,
-                        source: source.clone(),
-                        fetched,
-                        skipped,
-                        upstream: upstream.or((kind == Kind::Asn).then_some(up)),
-                        fetch: Some(m.fetch),
-                        outcome: Ok(m.stats),
-                    }
-                }
-                Err(e) => failed(kind, source, e),
-            };
-            report.sources.push(entry);
-        }
-        if full {
-            report.swept +=
-                tx.sweep_unconfigured(kind, now_cfg.sources(kind), now, now_cfg.ttl_days)?;
-        }
-        tx.commit()?;
-        if kind == Kind::Feed {
-            super::feed_state::save(
-                paths,
-                std::mem::take(&mut validators),
-                now_cfg.sources(kind),
-            );
-        }
-    }
-    report.finished = util::now_iso();
-    Ok((report, pending))
 }
 
 /// Logs one line per source and a summary line.

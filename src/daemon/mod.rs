@@ -391,7 +391,7 @@ impl Shell {
                 if phase != PHASE_WRITING && start.elapsed() >= STOP_GRACE {
                     match phase {
                         PHASE_FETCHING => log::info!(
-                            "abandoning the collection in progress; nothing of it was stored"
+                            "abandoning the collection in progress; the sources it stored so far stay"
                         ),
                         PHASE_OUTPUTS => {
                             log::info!("the collection is stored; stopping the output command");
