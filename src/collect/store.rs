@@ -87,7 +87,7 @@ impl<'a> Store<'a> {
             log::info!("{name}: removed from the configuration during the run; not stored");
             return Ok(());
         }
-        let f = match result {
+        let mut f = match result {
             Ok(f) => f,
             Err(e) => {
                 self.entries.push((i, failed(kind, source, e)));
@@ -101,7 +101,9 @@ impl<'a> Store<'a> {
         // The source goes into the store's compact form, its answer dropped first: a
         // big source is held once, never as text. A feed's 304 (bgp.tools between
         // downloads): the stored values, seen again now.
-        let (skipped, upstream) = (f.skipped, f.upstream);
+        // Its share of what answers may hold stays counted until it is stored: the
+        // next large answer waits for the merge too (`budget`).
+        let (skipped, upstream, lease) = (f.skipped, f.upstream, std::mem::take(&mut f.lease));
         let mut values = if f.not_modified {
             super::feed_state::stored_values(&self.db, kind, source)?
         } else {
@@ -119,6 +121,10 @@ impl<'a> Store<'a> {
             tx.commit().map(|()| m)
         })();
         phase.store(PHASE_FETCHING, Ordering::SeqCst);
+        // Its page cache (2 MiB) is not kept beside the next answer: a large one
+        // and its compact copy are all a run holds at its peak.
+        self.db.idle();
+        drop(lease);
         let m = merged?;
         self.stored += 1;
         if m.held() && kind == Kind::Asn {
