@@ -34,8 +34,10 @@ CMD ["daemon"]
 FROM runtime-base AS runtime-prebuilt
 COPY ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY ripe-cidr-collector /ripe-cidr-collector
-# An empty directory that a new named volume takes its owner from.
+# An empty directory that a new named volume takes its owner from (/bgp: the
+# includes of the `bgp` profile's BIRD, compose.yaml).
 COPY --chown=65532:65532 empty/ /data/
+COPY --chown=65532:65532 empty/ /bgp/
 VOLUME /data
 
 # ---- from source ----------------------------------------------------------------
@@ -58,4 +60,5 @@ FROM runtime-base AS runtime
 COPY --from=build /out/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY --from=build /out/ripe-cidr-collector /ripe-cidr-collector
 COPY --from=build --chown=65532:65532 /out/empty/ /data/
+COPY --from=build --chown=65532:65532 /out/empty/ /bgp/
 VOLUME /data

@@ -168,4 +168,43 @@ docker stop "$(compose ps -q collector)" >/dev/null
 if docker run --rm -v "${project}_data:/data" "$image" healthcheck daemon --max-age 3600; then
   fail "healthcheck daemon passed for a stopped daemon"
 fi
+step "profile bgp: BIRD 2 (Debian's bird2) announces the collector's includes"
+# The image needs a Debian base: BIRD_BASE (default debian:bookworm-slim) present
+# locally or pullable; without one this part is skipped, saying so.
+bird_base=${BIRD_BASE:-debian:bookworm-slim}
+bird_image=ripe-cidr-bird:test-$$
+if ! docker image inspect "$bird_base" >/dev/null 2>&1 && ! docker pull -q "$bird_base" >/dev/null 2>&1; then
+  echo "skip (bgp): no Debian base image $bird_base here and none can be pulled"
+  echo "PASS"
+  exit 0
+fi
+docker build -q --build-arg BASE="$bird_base" -t "$bird_image" docker/bird >/dev/null
+trap 'bgp down -v --remove-orphans >/dev/null 2>&1; cleanup; docker image rm "$bird_image" >/dev/null 2>&1' EXIT
+# The daemon re-reads config.json when it changes: a bird output per family.
+cat >"$volume_dir/config.json.new" <<EOF
+{"asns": ["62041"], "ttl_days": 0, "bgp_community": "65000:100",
+ "ripe": {"url": "http://$gateway:$fake_port/data/announced-prefixes/data.json"},
+ "outputs": [{"format": "bird", "family": 4, "via": "blackhole", "path": "/bgp/vpn_v4.conf"},
+             {"format": "bird", "family": 6, "via": "blackhole", "path": "/bgp/vpn_v6.conf"}]}
+EOF
+chmod 644 "$volume_dir/config.json.new"
+mv "$volume_dir/config.json.new" "$volume_dir/config.json"
+bgp_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+bgp() { RIPE_BGP_PORT=$bgp_port RCC_BIRD_IMAGE=$bird_image compose --profile bgp "$@"; }
+bgp up -d >/dev/null 2>&1 || bgp up -d
+routes=
+for _ in $(seq 120); do
+  routes=$(bgp exec -T bird birdc -s /run/bird/bird.ctl show route count 2>/dev/null |
+    awk '/routes/ {print $1; exit}')
+  [ "${routes:-0}" -gt 0 ] && break
+  sleep 1
+done
+if [ "${routes:-0}" -eq 0 ]; then
+  bgp logs --no-color | tail -40
+  fail "BIRD has no route from /bgp"
+fi
+bgp exec -T bird birdc -s /run/bird/bird.ctl show route all | grep -q 'BGP.community: (65000,100)' ||
+  fail "BIRD's routes do not carry the community 65000:100"
+echo "bird: $routes routes from the collector's includes, community (65000,100)"
+bgp down >/dev/null 2>&1
 echo "PASS"

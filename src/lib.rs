@@ -7,6 +7,7 @@
 
 #[cfg(feature = "api")]
 pub mod api;
+pub mod catalog;
 #[cfg(feature = "collect")]
 pub mod collect;
 pub mod config;

@@ -13,8 +13,12 @@ use crate::config::{OutputConfig, Paths};
 use crate::db;
 use crate::status::KernelSet;
 
+#[cfg(feature = "bgp")]
+pub mod bird;
 pub mod dnsmasq;
 mod loaded;
+#[cfg(feature = "routes")]
+mod routes;
 pub use loaded::loads_only;
 
 /// Renders every output and runs its command. Returns the failures, keyed by path; a
@@ -68,7 +72,7 @@ fn render_locked(
     skip_current: bool,
 ) -> (Vec<(String, String)>, Vec<Loaded>) {
     let (mut failures, mut sets) = (Vec::new(), Vec::new());
-    let db = match db::open(paths) {
+    let db = match db::open_read(paths) {
         Ok(db) => db,
         Err(e) => {
             let all = outputs.iter().map(|o| (o.name(), e.to_string()));
@@ -92,6 +96,15 @@ fn render_locked(
     if let Some(r) = &record {
         if skip_current && loaded::current(paths, r, outputs) {
             log::info!("the sets are loaded from the stored values already: nothing to load");
+            // The routes are not in that record: a link that went down took its
+            // routes with it, so they are kept whether or not the sets are current.
+            #[cfg(feature = "routes")]
+            for out in outputs.iter().filter(|o| o.load.is_some()) {
+                if let Err(e) = routes::keep(paths, out) {
+                    log::error!("output {}: {e}", out.name());
+                    failures.push((out.name(), e));
+                }
+            }
             return (failures, sets);
         }
         loaded::forget(paths);
@@ -99,7 +112,7 @@ fn render_locked(
     let mut loads_ok = true;
     for out in outputs {
         let name = out.name();
-        match render_one(&db, out, memory) {
+        match render_one(paths, &db, out, memory) {
             Ok(loaded) => {
                 log::info!("output {name} written");
                 sets.extend(loaded);
@@ -136,6 +149,7 @@ fn lock_outputs(paths: &Paths) -> Option<std::fs::File> {
 }
 
 fn render_one(
+    paths: &Paths,
     db: &db::Db,
     out: &OutputConfig,
     memory: Option<&Memory>,
@@ -146,6 +160,17 @@ fn render_one(
             .map_err(|e| e.to_string());
     }
     let mut loaded = None;
+    #[cfg(feature = "bgp")]
+    if let (Some(path), crate::format::Format::Bird) = (&out.path, out.render.format) {
+        if bird::write(db, out, path)? == bird::Written::Unchanged {
+            return Ok(None);
+        }
+        if let Some(cmd) = &out.command {
+            run_shell(cmd, Duration::from_secs(out.timeout_seconds))?;
+        }
+        bird::paid(path);
+        return Ok(None);
+    }
     if let Some(path) = &out.path {
         let bytes = crate::listing::render_selection(db, &out.selection, &out.render)
             .map_err(|e| e.to_string())?;
@@ -183,10 +208,16 @@ fn render_one(
                 estimate_bytes: stats.estimate,
             };
             loaded = Some((out.render.group.clone(), set));
+            // The rules and routes next to the sets; a failure fails the output (and
+            // is retried with it), the sets stay loaded.
+            #[cfg(feature = "routes")]
+            routes::keep(paths, out)?;
+            #[cfg(not(feature = "routes"))]
+            let _ = paths;
         }
         #[cfg(not(target_os = "linux"))]
         {
-            let _ = memory;
+            let _ = (memory, paths);
             return Err("loading nftables sets needs Linux".into());
         }
     }

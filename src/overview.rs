@@ -45,6 +45,8 @@ pub struct SourceLine {
     /// Its last fetches, oldest first (at most 30; left out when there are none, and
     /// beyond [`MAX_HISTORY`] rows in one overview).
     pub history: Vec<Fetch>,
+    /// The catalog services that brought it (left out when none did).
+    pub services: Box<[String]>,
 }
 
 /// Most fetch rows in one overview: a configuration of thousands of sources gets
@@ -136,6 +138,9 @@ impl ToJson for SourceLine {
         w.field("failure", &self.failure);
         if let Some(u) = &self.upstream {
             w.field("upstream", u);
+        }
+        if !self.services.is_empty() {
+            w.field("services", &self.services[..]);
         }
         if let Some(h) = &self.held {
             w.key("held");
@@ -305,6 +310,7 @@ fn line(kind: Kind, source: &str, stored: Option<&SourceSummary>, st: &Status) -
         upstream: st.upstreams.get(&source::display(kind, source)).cloned(),
         held: None,
         history: Vec::new(),
+        services: Box::default(),
     }
 }
 
@@ -330,6 +336,7 @@ fn find<'a>(summaries: &'a [Stored], kind: Kind, source: &str) -> Option<&'a Sou
 }
 
 fn group_lines(cfg: &Config, summaries: &[Stored], st: &Status) -> Vec<GroupLine> {
+    let prov = cfg.provenance();
     configured_groups(cfg)
         .into_iter()
         .map(|(name, kinds)| {
@@ -340,7 +347,8 @@ fn group_lines(cfg: &Config, summaries: &[Stored], st: &Status) -> Vec<GroupLine
             for (kind, list) in kinds {
                 let n = counts.get_or_insert_with(kind.as_str(), || 0);
                 for s in list {
-                    let l = line(kind, &s, find(summaries, kind, &s), st);
+                    let mut l = line(kind, &s, find(summaries, kind, &s), st);
+                    l.services = prov.of(kind, &s).map(String::from).collect();
                     *n += l.values;
                     sources.push(l);
                 }

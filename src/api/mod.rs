@@ -51,7 +51,21 @@ pub const MAX_BODY: u64 = 64 * 1024;
 /// `127.0.0.1:8080: address in use`.
 pub fn spawn(paths: &Paths, listen: SocketAddr) -> Result<ApiServer, String> {
     one_heap();
+    warn_if_open(paths, listen);
     server::start(paths, listen)
+}
+
+/// Every interface (`0.0.0.0`, `::`) without `api.token` lets anyone who reaches the
+/// port add and remove sources: said once at start (the default listens on
+/// 127.0.0.1 only, so this is a choice someone made, maybe without knowing).
+fn warn_if_open(paths: &Paths, listen: SocketAddr) {
+    let token = crate::config::load(&paths.config()).map(|l| l.config.api.token.is_some());
+    if listen.ip().is_unspecified() && matches!(token, Ok(false)) {
+        log::warn!(
+            "listening on {listen} (every interface) without api.token: anyone who reaches \
+             this port can add and remove sources; set api.token, or listen on 127.0.0.1"
+        );
+    }
 }
 
 /// glibc gives each thread a heap of its own and keeps freed large blocks in it

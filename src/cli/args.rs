@@ -179,6 +179,7 @@ fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Comman
             | Cmd::Confirm
             | Cmd::Group
             | Cmd::Exclude
+            | Cmd::Service
             | Cmd::Completions
     ) {
         no_more(cmd, rest)?;
@@ -246,6 +247,7 @@ fn command(cmd: Cmd, a: Parsed, rest: &[String], paths: &Paths) -> Result<Comman
         }
         Cmd::Group => Command::Group(super::groups::parse_group(rest, &a)?),
         Cmd::Exclude => Command::Exclude(super::groups::parse_exclude(rest, &a)?),
+        Cmd::Service => Command::Service(super::services::parse(rest, &a)?),
     })
 }
 

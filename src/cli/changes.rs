@@ -26,11 +26,19 @@ pub fn run(
     };
     // `default` unless another group (or `*`) is named, as for `export`.
     let g = group.unwrap_or(crate::format::DEFAULT_GROUP);
-    let selection = crate::config::load_logged(&paths.config())?
+    let cfg = crate::config::load_logged(&paths.config())?;
+    let selection = cfg
         .selection(g)
         .map_err(|e| CliError::Usage(format!("--group: {e}")))?;
-    let db = db::open(paths)?;
-    let (out, notes) = changes::render_noted(&db, &since, filter, Some(&selection), json)?;
+    let db = db::open_read(paths)?;
+    let (out, notes) = changes::render_noted(
+        &db,
+        &since,
+        filter,
+        Some(&selection),
+        &cfg.provenance(),
+        json,
+    )?;
     print(&out)?;
     super::output::notes(&notes);
     Ok(Outcome::Success)

@@ -53,6 +53,9 @@ fn describe(cfg: &Config) -> String {
     let mut out = String::from("groups:\n");
     for g in &cfg.groups {
         let _ = writeln!(out, "  {}:", g.name);
+        if !g.services.is_empty() {
+            let _ = writeln!(out, "    services: {}", g.services.join(", "));
+        }
         for kind in Kind::ALL {
             let list = g.sources(kind);
             if !list.is_empty() {
@@ -80,6 +83,15 @@ fn describe(cfg: &Config) -> String {
             g.mark.map_or_else(none, mark_text),
             sets(&g.name)
         );
+        if let Some(r) = &g.route {
+            let gw = r
+                .gateway
+                .map_or_else(String::new, |a| format!(" gateway {a}"));
+            let table = r
+                .table
+                .map_or_else(|| "chosen at the next load".into(), |t| t.to_string());
+            let _ = writeln!(out, "    route: via {}{gw}, table {table}", r.via);
+        }
     }
     out.push_str("outputs:\n");
     if cfg.outputs.is_empty() {

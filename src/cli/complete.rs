@@ -15,6 +15,7 @@ fn actions(cmd: Cmd) -> &'static str {
         Cmd::Asn | Cmd::Fqdn | Cmd::Feed | Cmd::Country | Cmd::Group | Cmd::Exclude => {
             "list add remove"
         }
+        Cmd::Service => "list show add remove",
         Cmd::Healthcheck => "api daemon",
         Cmd::Completions => "bash zsh fish",
         _ => "",
@@ -136,7 +137,7 @@ fn zsh_text(text: &str) -> String {
 
 fn zsh_specs(s: &mut String, flags: impl Iterator<Item = &'static Flag>) {
     for f in flags {
-        let help = zsh_text(f.help);
+        let help = zsh_text(&f.text());
         let names = match f.short {
             Some(c) => format!("{{-{c},--{}}}", f.long),
             None => format!("--{}", f.long),
@@ -207,7 +208,7 @@ fn fish_flag(s: &mut String, f: &Flag, cond: &str) {
         Some(_) => s.push_str(" -x"),
         None => {}
     }
-    let _ = writeln!(s, " -d '{}'", fish_text(f.help));
+    let _ = writeln!(s, " -d '{}'", fish_text(&f.text()));
 }
 
 /// The fish completion script.
@@ -268,7 +269,7 @@ fn roff_flag(s: &mut String, f: &Flag) {
     if let Some((name, _)) = value(f) {
         let _ = write!(head, " \\fI{}\\fR", roff(name).trim_end());
     }
-    let _ = write!(s, ".TP\n{head}\n{}", roff(f.help));
+    let _ = write!(s, ".TP\n{head}\n{}", roff(&f.text()));
 }
 
 /// The man page, in troff (`man -l -` reads it).

@@ -22,7 +22,7 @@ pub fn run(
     let usage = |e: crate::inspect::BadInput| CliError::Usage(format!("explain: {e}"));
     let q = explain::parse_address(address).map_err(usage)?;
     let cfg = config::load_logged(&paths.config())?;
-    let found = lookup::find(&db::open(paths)?, &q)?;
+    let found = lookup::find(&db::open_read(paths)?, &q)?;
     let status = crate::status::read(&paths.status()).ok().flatten();
     let input = Input {
         cfg: &cfg,

@@ -26,10 +26,13 @@ pub fn run(
     let selection = cfg
         .selection(&options.group)
         .map_err(|e| CliError::Usage(format!("--group: {e}")))?;
-    let db = db::open(paths)?;
+    let mut with_group = options.clone();
+    cfg.bgp_defaults(&mut with_group);
+    let options = &with_group;
+    let db = db::open_read(paths)?;
     listing::check_not_emptied(paths, &db)??;
     let bytes = if details {
-        inspect::details::render(&db, &selection, options, None)?
+        inspect::details::render(&db, &selection, options, None, &cfg.provenance())?
     } else {
         listing::render_selection(&db, &selection, options)?
     };

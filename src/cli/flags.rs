@@ -26,6 +26,8 @@ pub(super) struct Parsed {
     pub options: RenderOptions,
     pub output: Option<PathBuf>,
     pub purge: bool,
+    /// `--force` of `group remove`.
+    pub force: bool,
     pub json: bool,
     pub max_age: Option<u64>,
     pub details: bool,
@@ -90,6 +92,12 @@ pub(super) struct Flag {
     pub help: &'static str,
 }
 
+/// Where a flag's help lists the formats (see [`Flag::text`]).
+const FORMATS_MARK: &str = "{formats}";
+
+/// The longest line of a flag's help, as the hand-written ones are.
+const HELP_WIDTH: usize = 52;
+
 impl fmt::Debug for Flag {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "--{}", self.long)
@@ -108,6 +116,28 @@ impl Flag {
             s.push_str(name);
         }
         s
+    }
+
+    /// The help text as shown: `{formats}` is the format table's words
+    /// ([`crate::format::FORMATS`]), wrapped as the help's lines are, so a new format
+    /// appears in `--help`, the completions and the man page without an edit here.
+    pub fn text(&self) -> std::borrow::Cow<'static, str> {
+        if !self.help.contains(FORMATS_MARK) {
+            return self.help.into();
+        }
+        let mut lines = vec![String::new()];
+        for f in crate::format::FORMATS {
+            let word = f.as_str();
+            let last = lines.last_mut().expect("one line at least");
+            if !last.is_empty() && last.len() + word.len() + 2 > HELP_WIDTH {
+                last.push(',');
+                lines.push(String::new());
+            } else if !last.is_empty() {
+                last.push_str(", ");
+            }
+            lines.last_mut().expect("one line at least").push_str(word);
+        }
+        self.help.replace(FORMATS_MARK, &lines.join("\n")).into()
     }
 
     /// Whether it may be given with `cmd`.
@@ -275,20 +305,31 @@ pub(super) static FLAGS: &[Flag] = &[
             a.options.format = parsed::<Format>(v, "--format")?;
             Ok(())
         }),
-        help: "output format (default text: one value per line):\n\
-               text, json, nft, ipset, routeros, singbox, mihomo,\n\
-               mihomo-yaml, wireguard, bird, keenetic, openvpn",
+        help: "output format (default text: one value per line):\n{formats}",
     },
     Flag {
         long: "via",
         short: None,
-        scope: Scope::Only(&[Export]),
+        scope: Scope::Only(&[Export, Group]),
         action: Value("IFACE|GATEWAY", |a, v| {
             a.options.via = Some(text(v, "--via")?);
             Ok(())
         }),
         help: "where bird and keenetic routes go: an interface or\n\
-               a gateway address (bird: also blackhole)",
+               a gateway address (bird: also blackhole); with\n\
+               group add: the interface the group is routed via",
+    },
+    Flag {
+        long: "community",
+        short: None,
+        scope: Scope::Only(&[Export]),
+        action: Value("C", |a, v| {
+            a.options.community = Some(parsed(v, "--community")?);
+            Ok(())
+        }),
+        help: "the BGP community each bird route carries, 65000:100\n\
+               or large 65000:1:100 (default: the group's\n\
+               bgp_community)",
     },
     Flag {
         long: "comment",
@@ -344,7 +385,9 @@ pub(super) static FLAGS: &[Flag] = &[
     Flag {
         long: "group",
         short: None,
-        scope: Scope::Only(&[Export, Changes, Explain, Asn, Fqdn, Feed, Country, Exclude]),
+        scope: Scope::Only(&[
+            Export, Changes, Explain, Asn, Fqdn, Feed, Country, Exclude, Service,
+        ]),
         action: Value("NAME", |a, v| {
             let g = text(v, "--group")?;
             if g != crate::format::ALL_GROUPS {
@@ -380,16 +423,24 @@ pub(super) static FLAGS: &[Flag] = &[
     Flag {
         long: "purge",
         short: None,
-        scope: Scope::Only(&[Asn, Fqdn, Feed, Country]),
+        scope: Scope::Only(&[Asn, Fqdn, Feed, Country, Service]),
         action: Switch(|a| a.purge = true),
         help: "with remove: delete the stored values now instead\n\
                of letting them age out by ttl_days",
     },
     Flag {
+        long: "force",
+        short: None,
+        scope: Scope::Only(&[Group]),
+        action: Switch(|a| a.force = true),
+        help: "with group remove: remove the group's sources and\n\
+               services too (listed)",
+    },
+    Flag {
         long: "json",
         short: None,
         scope: Scope::Only(&[
-            Status, Lookup, Explain, Changes, Asn, Fqdn, Feed, Country, Group,
+            Status, Lookup, Explain, Changes, Asn, Fqdn, Feed, Country, Group, Service,
         ]),
         action: Switch(|a| a.json = true),
         help: "print JSON (the same bytes as the matching API\n\

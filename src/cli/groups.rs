@@ -19,17 +19,24 @@ pub enum GroupAction {
         /// `--json`.
         json: bool,
     },
+    /// The routed groups, one line each, for the OpenWrt init script's netifd
+    /// sections: `NAME MARK/MASK TABLE VIA [GATEWAY]`.
+    Routes,
     /// Add a group, or set the mark of one.
     Add {
         /// Its name.
         name: String,
         /// `--mark`.
         mark: Option<Mark>,
+        /// `--via`: the interface it is routed via.
+        via: Option<String>,
     },
     /// Remove a group.
     Remove {
         /// Its name.
         name: String,
+        /// `--force`: its sources and services go too.
+        force: bool,
     },
 }
 
@@ -59,12 +66,15 @@ fn group_name(cmd: &str, name: &str) -> Result<String, UsageError> {
 pub(super) fn parse_group(rest: &[String], a: &Parsed) -> Result<GroupAction, UsageError> {
     let action = match rest {
         [v] if v == "list" => GroupAction::List { json: a.json },
+        [v] if v == "routes" => GroupAction::Routes,
         [v, n] if v == "add" => GroupAction::Add {
             name: group_name("group add", n)?,
             mark: a.mark,
+            via: a.options.via.clone(),
         },
         [v, n] if v == "remove" => GroupAction::Remove {
             name: group_name("group remove", n)?,
+            force: a.force,
         },
         [v, _, extra, ..] if v == "add" || v == "remove" => {
             return Err(UsageError(format!(
@@ -81,12 +91,21 @@ pub(super) fn parse_group(rest: &[String], a: &Parsed) -> Result<GroupAction, Us
         }
         [v, ..] => {
             return Err(UsageError(format!(
-                "unknown `group` action {v:?}: expected list, add or remove"
+                "unknown `group` action {v:?}: expected list, routes, add or remove"
             )))
         }
     };
     if a.mark.is_some() && !matches!(action, GroupAction::Add { .. }) {
         return Err(UsageError("--mark goes with `group add`".into()));
+    }
+    if a.options.via.is_some() && !matches!(action, GroupAction::Add { .. }) {
+        return Err(UsageError("--via goes with `group add`".into()));
+    }
+    if let Some(via) = &a.options.via {
+        config::check_via(via).map_err(|e| UsageError(format!("--via: {e}")))?;
+    }
+    if a.force && !matches!(action, GroupAction::Remove { .. }) {
+        return Err(UsageError("--force goes with `group remove`".into()));
     }
     if a.json && !matches!(action, GroupAction::List { .. }) {
         return Err(UsageError("--json goes with `group list`".into()));
@@ -147,8 +166,14 @@ pub fn group(paths: &Paths, action: &GroupAction) -> Result<Outcome, CliError> {
             }
             print(out.as_bytes())?;
         }
-        GroupAction::Add { name, mark } => sources::groups::add_group(paths, name, *mark)?,
-        GroupAction::Remove { name } => sources::groups::remove_group(paths, name)?,
+        GroupAction::Routes => {
+            let out = super::group_route::lines(paths)?;
+            print(out.as_bytes())?;
+        }
+        GroupAction::Add { name, mark, via } => {
+            super::group_route::add(paths, name, *mark, via.as_deref())?
+        }
+        GroupAction::Remove { name, force } => super::group_route::remove(paths, name, *force)?,
     }
     Ok(Outcome::Success)
 }

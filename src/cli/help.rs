@@ -28,6 +28,7 @@ pub enum Cmd {
     Confirm,
     Group,
     Exclude,
+    Service,
     Check,
     Completions,
     Manpage,
@@ -47,7 +48,7 @@ struct Text {
 
 impl Cmd {
     /// Every command, in the order of the overview.
-    pub const ALL: [Cmd; 22] = [
+    pub const ALL: [Cmd; 23] = [
         Cmd::Run,
         Cmd::Daemon,
         Cmd::Serve,
@@ -58,6 +59,7 @@ impl Cmd {
         Cmd::Country,
         Cmd::Group,
         Cmd::Exclude,
+        Cmd::Service,
         Cmd::Status,
         Cmd::Snapshot,
         Cmd::CollectNow,
@@ -143,7 +145,7 @@ static TEXTS: &[Text] = &[
         name: "export",
         synopsis: "[--type TYPE] [--group NAME] [--format FORMAT] [--family 4|6]\n\
                  [--aggregate] [--table NAME] [--set NAME] [--via IFACE] [--comment WORD]\n\
-                 [--details] [-o FILE]",
+                 [--community C] [--details] [-o FILE]",
         summary: "print the stored addresses (or write FILE atomically);\n\
                  --details (with --format json): sources and times\n\
                  of each value",
@@ -223,14 +225,19 @@ static TEXTS: &[Text] = &[
     Text {
         cmd: Cmd::Group,
         name: "group",
-        synopsis: "list [--json] | add NAME [--mark M[/MASK]] | remove NAME",
+        synopsis: "list [--json] | routes | add NAME [--mark M[/MASK]] [--via IFACE] |\n\
+                   remove NAME [--force]",
         summary: "manage groups: named lists with their own sources,\n\
                  exclusions, sets (NAME_v4, NAME_v6) and routing mark",
         about: "Edits \"groups\" of config.json (locked, atomic rewrite). `add` of an\n\
-                 existing group sets its mark; `remove` is refused while an output\n\
-                 names the group. Sources go into a group with `asn add AS1` and the\n\
-                 group option of the source commands.\n\
-                 list: name, mark (or -), number of sources, number of exclusions.",
+                 existing group sets its mark; with --via it is routed via that\n\
+                 interface (a mark, a load output, an ip rule and a route in a table\n\
+                 of its own). `remove` is refused while sources or services name the\n\
+                 group (--force removes them too); its outputs, sets, mark chains,\n\
+                 rule and route go with it. Sources go into a group with `asn add AS1`\n\
+                 and the group option of the source commands.\n\
+                 list: name, mark (or -), number of sources, number of exclusions.\n\
+                 routes: NAME MARK/MASK TABLE VIA [GATEWAY] per routed group.",
     },
     Text {
         cmd: Cmd::Exclude,
@@ -241,6 +248,21 @@ static TEXTS: &[Text] = &[
         about: "Edits \"exclude\" of config.json (locked, atomic rewrite): without\n\
                  --group the top-level list, which applies to every group; with it the\n\
                  group's own. Prefixes without host bits, or addresses.",
+    },
+    Text {
+        cmd: Cmd::Service,
+        name: "service",
+        synopsis: "list [--json] | show NAME [--json] | add NAME... | remove NAME\n\
+                   [--purge] [--group NAME]",
+        summary: "route a service by its name: the catalog's ASNs,\n\
+                 feeds and host names of telegram, youtube...",
+        about: "Edits \"services\" of a group in config.json (locked, atomic rewrite):\n\
+                 a service brings what the catalog says into the group as if named\n\
+                 there; a source named twice is fetched once. `add` is all or nothing;\n\
+                 `remove --purge` deletes the values of what it brought that nothing\n\
+                 else names. The catalog is built in; DIR/services.json (or\n\
+                 catalog.path) replaces it.\n\
+                 list: name, title, ASNs, feeds, host names, reviewed, groups (or -).",
     },
     Text {
         cmd: Cmd::Status,
@@ -367,7 +389,7 @@ fn columns(out: &mut String, indent: &str, left: &str, right: &str) {
 
 fn options(out: &mut String, flags: impl Iterator<Item = &'static Flag>) {
     for f in flags {
-        columns(out, "  ", &f.synopsis(), f.help);
+        columns(out, "  ", &f.synopsis(), &f.text());
     }
 }
 
@@ -465,5 +487,32 @@ mod tests {
         }
         assert!(all.contains("export [--type"));
         assert!(all.contains("--data-dir DIR"));
+    }
+
+    /// `--format`'s help is the format table's, in its order, and names no format by
+    /// hand: a new format touches the table only.
+    #[test]
+    fn the_format_help_comes_from_the_format_table() {
+        let flag = super::super::flags::Flag::by_long("format").unwrap();
+        assert!(flag.help.contains("{formats}"), "{}", flag.help);
+        for f in crate::format::FORMATS
+            .iter()
+            .filter(|f| f.as_str() != "text")
+        {
+            assert!(
+                !flag.help.contains(f.as_str()),
+                "{f} by hand: {}",
+                flag.help
+            );
+        }
+        let shown = flag.text().replace('\n', " ");
+        let words: Vec<&str> = crate::format::FORMATS.iter().map(|f| f.as_str()).collect();
+        assert!(shown.ends_with(&words.join(", ")), "{shown}");
+        assert!(
+            flag.text().lines().all(|l| l.len() <= 52),
+            "{}",
+            flag.text()
+        );
+        assert!(command(Cmd::Export).contains("mihomo-yaml, wireguard"));
     }
 }

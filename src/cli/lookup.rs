@@ -15,7 +15,7 @@ pub fn run(paths: &Paths, query: &str, json: bool) -> Result<Outcome, CliError> 
     }
     let q = Query::parse(query).map_err(|e| CliError::Usage(format!("lookup: {e}")))?;
     let cfg = config::load_logged(&paths.config())?;
-    let found = lookup::find(&db::open(paths)?, &q)?;
+    let found = lookup::find(&db::open_read(paths)?, &q)?;
     let (out, notes) = lookup::render_noted(&q, &found, &cfg, json);
     print(&out)?;
     super::output::notes(&notes);

@@ -11,6 +11,7 @@ mod error;
 mod explain;
 mod export;
 mod flags;
+mod group_route;
 mod groups;
 pub mod healthcheck;
 mod help;
@@ -19,6 +20,7 @@ mod output;
 mod render;
 mod run;
 mod serve;
+mod services;
 mod snapshot;
 mod sources;
 mod status;
@@ -186,6 +188,8 @@ pub enum Command {
     Group(groups::GroupAction),
     /// Manage the exclusions.
     Exclude(groups::ExcludeAction),
+    /// The service catalog and the services groups name.
+    Service(services::ServiceAction),
     /// Show the daemon's status.
     Status {
         /// As JSON.
@@ -307,6 +311,7 @@ pub fn execute(cli: &Cli) -> Result<Outcome, CliError> {
         )),
         Command::Group(action) => groups::group(paths, action),
         Command::Exclude(action) => groups::exclude(paths, action),
+        Command::Service(action) => services::run(paths, action),
         Command::Status { json } => status::run(paths, *json),
         Command::Run => run::run(paths),
         Command::Daemon { listen } => daemon::run(paths, *listen),

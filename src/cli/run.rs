@@ -12,7 +12,8 @@ pub use imp::run;
 
 #[cfg(feature = "collect")]
 mod imp {
-    use std::sync::atomic::{AtomicBool, AtomicU8};
+    use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+    use std::sync::Arc;
 
     use crate::cli::{CliError, Outcome};
     use crate::config::{self, Config, Paths};
@@ -108,6 +109,45 @@ mod imp {
         Ok(())
     }
 
+    /// SIGINT (ctrl-C) and SIGTERM: while fetching, nothing is written yet, so the
+    /// run ends at once saying that nothing of it was stored; while storing, it says
+    /// so and stops once the values are stored (a second ctrl-C leaves at once: each
+    /// source's write is a transaction, SQLite rolls an unfinished one back).
+    fn interruptible() -> Result<(Arc<AtomicBool>, Arc<AtomicU8>), CliError> {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        let (stop, phase) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU8::new(0)));
+        for sig in [SIGINT, SIGTERM] {
+            signal_hook::flag::register_conditional_shutdown(sig, 130, stop.clone())
+                .and_then(|_| signal_hook::flag::register(sig, stop.clone()))
+                .map_err(|source| CliError::Io {
+                    what: format!("cannot handle signal {sig}"),
+                    source,
+                })?;
+        }
+        let (s, p) = (stop.clone(), phase.clone());
+        std::thread::spawn(move || {
+            while !s.load(Ordering::SeqCst) {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            match p.load(Ordering::SeqCst) {
+                collect::run::PHASE_FETCHING => log::error!(
+                    "interrupted while fetching: nothing of this run was stored; the stored \
+                     values stay as they were"
+                ),
+                collect::run::PHASE_CONFIRMING => log::error!(
+                    "interrupted: this run's values are stored, but the held answers were not \
+                     confirmed, and the outputs were not rendered"
+                ),
+                _ => {
+                    log::warn!("interrupted: stopping once what is being stored is stored");
+                    return;
+                }
+            }
+            std::process::exit(130);
+        });
+        Ok((stop, phase))
+    }
+
     /// The `run` command: collect every source once, store, render the outputs when
     /// anything changed. `Outcome::SourcesFailed` (exit 3) when a source failed.
     pub fn run(paths: &Paths) -> Result<Outcome, CliError> {
@@ -121,14 +161,8 @@ mod imp {
             );
         }
         let started = util::unix_now();
-        let report = collect::run::collect(
-            paths,
-            &cfg,
-            None,
-            &AtomicBool::new(false),
-            &AtomicU8::new(0),
-        )
-        .map_err(|e| {
+        let (stop, phase) = interruptible()?;
+        let report = collect::run::collect(paths, &cfg, None, &stop, &phase).map_err(|e| {
             record_failure(paths, started, &e);
             match e {
                 collect::run::RunError::Store(s) => CliError::Store(s),
@@ -137,6 +171,13 @@ mod imp {
         })?;
         collect::run::log_report(&report);
         record(paths, &report);
+        if stop.load(Ordering::SeqCst) {
+            return Err(CliError::Other(
+                "interrupted after storing this run's values: the outputs were not rendered \
+                 and no snapshot was written (the next `run` or the daemon does both)"
+                    .into(),
+            ));
+        }
         // Outputs that failed at an earlier `run` (the firewall was not ready, say) are
         // rendered again even when nothing changed: cron has no retry of its own.
         let retry = status::read(&paths.status())

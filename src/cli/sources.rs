@@ -55,7 +55,7 @@ fn list(paths: &Paths, kind: Kind, group: Option<&str>) -> Result<(), CliError> 
     let names = listed(&cfg, kind, group)?;
     // A storage problem must not hide the configured list, nor pass for "nothing
     // stored": the counts are `?` then, and the command fails naming the problem.
-    let stored = db::open(paths).and_then(|db| db.sources(kind));
+    let stored = db::open_read(paths).and_then(|db| db.sources(kind));
     let held = stored.as_deref().unwrap_or_default();
     let mut out = String::new();
     for s in names {

@@ -51,7 +51,11 @@ fn gather(paths: &Paths) -> Report {
         .map_err(|e| problems.push(format!("status: {e}")))
         .ok()
         .flatten();
+    // Opened as any writer would (which also brings the journal mode to what the
+    // file system allows), and read-only where it cannot write (a full disk, a user
+    // without write access), as the other reading commands.
     let opened = db::open(paths)
+        .or_else(|e| db::open_read(paths).map_err(|_| e))
         .and_then(|db| {
             let held = db.held()?;
             Ok((
@@ -236,6 +240,12 @@ fn as_text(r: &Report, paths: &Paths) -> String {
             out,
             "sources:       {a} ASNs, {f} FQDNs, {u} feeds, {c} countries"
         );
+        let services: Vec<String> = (cfg.groups.iter())
+            .flat_map(|g| g.services.iter().map(move |s| format!("{s} ({})", g.name)))
+            .collect();
+        if !services.is_empty() {
+            let _ = writeln!(out, "services:      {}", services.join(", "));
+        }
     }
     if let Some((a, f)) = r.counts {
         let _ = writeln!(out, "stored:        {a} prefix values, {f} FQDN values");

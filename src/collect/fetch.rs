@@ -236,6 +236,24 @@ impl SourceError {
     }
 
     /// A transport error without an underlying error value.
+    /// The same error naming `host`, the server of the configured URL, where the
+    /// message is about the connection to it (never a host an answer named: a
+    /// redirect's target is the answer's text).
+    pub(crate) fn at(self, host: &str) -> SourceError {
+        match self {
+            SourceError::Transport { message, cause } => SourceError::Transport {
+                message: format!("{host}: {message}"),
+                cause,
+            },
+            SourceError::Tls { message, cause } => SourceError::Tls {
+                message: format!("{host}: {message}"),
+                cause,
+            },
+            SourceError::Protocol(m) => SourceError::Protocol(format!("{host}: {m}")),
+            other => other,
+        }
+    }
+
     pub(crate) fn transport(message: impl Into<String>) -> SourceError {
         SourceError::Transport {
             message: message.into(),

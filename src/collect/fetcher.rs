@@ -151,39 +151,14 @@ impl Fetcher {
         since: &Validators,
         parse: impl FnOnce(Answer<'_>) -> Result<T, SourceError>,
     ) -> Result<T, SourceError> {
+        // The configured URL's server, named in errors of the connection to it (a
+        // fetch command's errors name its program and exit status, as it reports them).
+        let host = Url::parse(rq.url)
+            .map(|u| u.host_header())
+            .unwrap_or_default();
+        let named = |e: SourceError| if host.is_empty() { e } else { e.at(&host) };
         match &self.how {
-            How::Builtin(http) => {
-                let mut headers = vec![("accept", rq.accept), ("user-agent", &self.user_agent)];
-                if let Some(e) = &since.etag {
-                    headers.push(("if-none-match", e));
-                }
-                if let Some(m) = &since.last_modified {
-                    headers.push(("if-modified-since", m));
-                }
-                let mut resp = http.get(rq.url, rq.query, &headers)?;
-                // Kept only when short and printable: they go back in a header.
-                let keep = |v: Option<&str>| {
-                    v.filter(|v| v.len() <= 256 && v.bytes().all(|b| (b' '..=b'~').contains(&b)))
-                        .map(str::to_string)
-                };
-                let validators = Validators {
-                    etag: keep(resp.header("etag")),
-                    last_modified: keep(resp.header("last-modified")),
-                };
-                let status = resp.status();
-                let retry_after = retry_after(&resp);
-                let limit = match status {
-                    200..=299 => rq.limit,
-                    _ => rq.limit.min(ERROR_BODY_LIMIT),
-                };
-                let mut body = resp.body(limit);
-                parse(Answer {
-                    status,
-                    retry_after,
-                    body: &mut body,
-                    validators,
-                })
-            }
+            How::Builtin(http) => self.builtin(http, rq, since, parse).map_err(named),
             How::Command(argv) => {
                 let mut url = Url::parse(rq.url)
                     .map_err(|e| SourceError::transport(format!("bad URL: {e}")))?;
@@ -209,6 +184,46 @@ impl Fetcher {
                 )
             }
         }
+    }
+
+    /// [`Fetcher::get_if`] with the built-in client.
+    fn builtin<T>(
+        &self,
+        http: &Http,
+        rq: &Request,
+        since: &Validators,
+        parse: impl FnOnce(Answer<'_>) -> Result<T, SourceError>,
+    ) -> Result<T, SourceError> {
+        let mut headers = vec![("accept", rq.accept), ("user-agent", &self.user_agent)];
+        if let Some(e) = &since.etag {
+            headers.push(("if-none-match", e));
+        }
+        if let Some(m) = &since.last_modified {
+            headers.push(("if-modified-since", m));
+        }
+        let mut resp = http.get(rq.url, rq.query, &headers)?;
+        // Kept only when short and printable: they go back in a header.
+        let keep = |v: Option<&str>| {
+            v.filter(|v| v.len() <= 256 && v.bytes().all(|b| (b' '..=b'~').contains(&b)))
+                .map(str::to_string)
+        };
+        let validators = Validators {
+            etag: keep(resp.header("etag")),
+            last_modified: keep(resp.header("last-modified")),
+        };
+        let status = resp.status();
+        let retry_after = retry_after(&resp);
+        let limit = match status {
+            200..=299 => rq.limit,
+            _ => rq.limit.min(ERROR_BODY_LIMIT),
+        };
+        let mut body = resp.body(limit);
+        parse(Answer {
+            status,
+            retry_after,
+            body: &mut body,
+            validators,
+        })
     }
 }
 

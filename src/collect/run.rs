@@ -30,6 +30,9 @@ pub const PHASE_IDLE: u8 = 0;
 pub const PHASE_FETCHING: u8 = 1;
 /// Inside the write transactions: wait for them.
 pub const PHASE_WRITING: u8 = 2;
+/// Asking second opinions on held answers, after the rest was stored: stopping now
+/// loses only those.
+pub const PHASE_CONFIRMING: u8 = 3;
 
 /// What happened to one source.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -337,7 +340,7 @@ fn confirm_held(
     stop: &AtomicBool,
     phase: &AtomicU8,
 ) -> Result<RunReport, RunError> {
-    phase.store(PHASE_FETCHING, Ordering::SeqCst);
+    phase.store(PHASE_CONFIRMING, Ordering::SeqCst);
     let gate = gate(cfg, Kind::Asn);
     // One after the other: held sources are few, and no second copy of `parallel`.
     let ask = |i: usize| {

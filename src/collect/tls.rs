@@ -36,8 +36,13 @@ impl TlsSetup {
     pub(crate) fn new(roots: &CaRoots) -> TlsSetup {
         TlsSetup(roots.store().and_then(|store| {
             // Only TLS 1.3 (rustls without its `tls12` feature): RIPEstat and the
-            // usual DoH servers speak it, and TLS 1.2 support costs flash.
-            ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            // usual DoH servers speak it, and TLS 1.2 support costs flash. rustls
+            // 0.23.48 deprecates the ring provider for its lack of post-quantum key
+            // exchange; ring stays (aws-lc-rs needs cmake and a larger binary on
+            // routers), so the deprecation is allowed here, where it is chosen.
+            #[allow(deprecated)]
+            let provider = rustls::crypto::ring::default_provider();
+            ClientConfig::builder_with_provider(Arc::new(provider))
                 .with_safe_default_protocol_versions()
                 .map(|b| Arc::new(b.with_root_certificates(store).with_no_client_auth()))
                 .map_err(|e| format!("cannot set up TLS: {e}"))

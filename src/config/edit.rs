@@ -7,8 +7,13 @@ use std::path::Path;
 use crate::util::json::{Map, Value};
 
 mod groups;
+mod services;
 
-pub use groups::{add_exclusions, add_group, remove_exclusions, remove_group, GroupAdded};
+pub use groups::{
+    add_exclusions, add_group, remove_exclusions, remove_group, set_route_table, GroupAdded,
+    GroupRemoved, NewGroup,
+};
+pub use services::{add_services, remove_service};
 
 use super::read::read_value;
 use super::*;
@@ -131,7 +136,7 @@ fn normalize_arg(path: &Path, kind: Kind, source: &str) -> Result<String, Config
 }
 
 /// Rewrites every source list, the top level's and each group's, in its normalised
-/// form ("62041", lower case), each source once.
+/// form ("62041", lower case), each source once; what only services bring stays out.
 fn normalize_lists(doc: &mut Value, after: &Config) {
     for group in &after.groups {
         let obj = if group.name == DEFAULT_GROUP {
@@ -144,7 +149,11 @@ fn normalize_lists(doc: &mut Value, after: &Config) {
         };
         for kind in Kind::ALL {
             if obj.get(kind.key()).is_some_and(|v| !v.is_null()) {
-                let list = group.sources(kind).iter().cloned().map(Value::String);
+                let list = group.sources(kind).iter();
+                let list = list
+                    .filter(|s| group.names_own(kind, s))
+                    .cloned()
+                    .map(Value::String);
                 obj.insert(kind.key(), Value::Array(list.collect()));
             }
         }
@@ -209,7 +218,8 @@ pub fn add_sources(
                 let why = crate::config::group::special_disagreement(kind, &norm, allowing, other);
                 return Err(ConfigError::Refused(why));
             }
-            let new = !g.has(kind, &norm) && !out.iter().any(|(n, _)| *n == norm);
+            // One a service brings is still written: it stays when the service goes.
+            let new = !g.names_own(kind, &norm) && !out.iter().any(|(n, _)| *n == norm);
             if new {
                 let list = group_object(root, group)
                     .get_or_insert_with(kind.key(), || Value::Array(Vec::new()));
@@ -272,7 +282,7 @@ pub fn remove_sources(
         let out: Vec<(String, bool)> = norms
             .into_iter()
             .map(|n| {
-                let had = g.has(kind, &n);
+                let had = g.names_own(kind, &n);
                 (n, had)
             })
             .collect();

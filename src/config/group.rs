@@ -18,6 +18,48 @@ pub struct Mark {
     pub mask: u32,
 }
 
+/// Where a group's marked traffic goes (`"route"`): an `ip rule fwmark MARK/MASK
+/// lookup TABLE` and a default route via `via` in that table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    /// The interface (`wg0`); it may not exist yet (a VPN comes up later).
+    pub via: String,
+    /// The next hop, if the interface needs one; its family is then the only one
+    /// routed (an IPv4 gateway cannot carry IPv6).
+    pub gateway: Option<std::net::IpAddr>,
+    /// The routing table; `None` until one is picked and written into the file.
+    pub table: Option<u32>,
+}
+
+impl Route {
+    /// Whether the route carries IPv4 (`false`) or IPv6 (`true`) traffic.
+    pub fn carries(&self, v6: bool) -> bool {
+        self.gateway.is_none_or(|g| g.is_ipv6() == v6)
+    }
+}
+
+/// A table a route may use: any but 0 (unspecified) and 253–255 (default, main,
+/// local), which belong to the kernel.
+pub fn table_allowed(t: u32) -> bool {
+    !matches!(t, 0 | 253..=255)
+}
+
+/// The first table from 100 up that is in none of `used`.
+pub fn free_table(used: &[u32]) -> u32 {
+    (100..)
+        .find(|t| table_allowed(*t) && !used.contains(t))
+        .unwrap_or(100)
+}
+
+/// `0x200/0xff00`, or `0x200` for a mark that sets every bit.
+pub fn mark_text(m: Mark) -> String {
+    if m.mask == u32::MAX {
+        format!("{:#x}", m.value)
+    } else {
+        format!("{:#x}/{:#x}", m.value, m.mask)
+    }
+}
+
 /// One group.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Group {
@@ -36,12 +78,22 @@ pub struct Group {
     pub exclude: Vec<IpNet>,
     /// The routing mark of its traffic, set by the `load` output's chain.
     pub mark: Option<Mark>,
+    /// Where its marked traffic goes (`"route"`).
+    pub route: Option<Route>,
     /// Its ASNs and countries keep the ranges that are otherwise skipped as special
     /// (`"allow_special": true`; see `source::special_range`).
     pub allow_special: bool,
     /// Host names of one label (`com`, `localhost`) are taken
     /// (`"allow_single_label": true`).
     pub allow_single_label: bool,
+    /// The BGP community its `bird` routes carry (`"bgp_community"`).
+    pub bgp_community: Option<crate::format::Community>,
+    /// The catalog services it names (`"services"`), whose sources are in the lists
+    /// above as if named there.
+    pub services: Vec<String>,
+    /// The sources of the lists above that only its services name (not written back
+    /// into the file's lists).
+    pub brought: Vec<(Kind, String)>,
 }
 
 impl Group {
@@ -55,8 +107,12 @@ impl Group {
             countries: Vec::new(),
             exclude: Vec::new(),
             mark: None,
+            route: None,
             allow_special: false,
             allow_single_label: false,
+            bgp_community: None,
+            services: Vec::new(),
+            brought: Vec::new(),
         }
     }
 
@@ -92,9 +148,29 @@ impl Group {
         }
     }
 
-    /// Whether it names `source`.
+    /// Whether it names any source.
+    pub fn has_sources(&self) -> bool {
+        Kind::ALL.iter().any(|&k| !self.sources(k).is_empty())
+    }
+
+    /// Whether it names `source`, by hand or through a service.
     pub fn has(&self, kind: Kind, source: &str) -> bool {
         self.sources(kind).iter().any(|s| s == source)
+    }
+
+    /// Whether it names `source` by hand (in its own list in the file).
+    pub fn names_own(&self, kind: Kind, source: &str) -> bool {
+        self.has(kind, source) && !self.brought.iter().any(|(k, s)| *k == kind && s == source)
+    }
+
+    /// Brings the sources of `service` into its lists, each once.
+    pub(crate) fn bring(&mut self, service: &crate::catalog::Service) {
+        for (kind, source) in service.brings() {
+            if !self.has(kind, source) {
+                self.sources_mut(kind).push(source.to_string());
+                self.brought.push((kind, source.to_string()));
+            }
+        }
     }
 }
 
@@ -215,6 +291,15 @@ impl Config {
         self.groups.iter().find(|g| g.name == name)
     }
 
+    /// Gives a `bird` listing of a group the group's `bgp_community`, unless a
+    /// community was asked for (a one-off `--community` / `community=`). `*` has none:
+    /// its groups may carry different ones.
+    pub fn bgp_defaults(&self, opts: &mut crate::format::RenderOptions) {
+        if opts.format == crate::format::Format::Bird && opts.community.is_none() {
+            opts.community = self.group(&opts.group).and_then(|g| g.bgp_community);
+        }
+    }
+
     /// The group `default` (always there).
     pub fn default_group(&self) -> &Group {
         &self.groups[0]
@@ -295,6 +380,44 @@ impl Config {
         Ok(Selection { parts })
     }
 
+    /// The services that bring a source into some group, each once, in catalog
+    /// order: the provenance shown beside it (`"services": ["telegram"]`).
+    pub fn services_of(&self, kind: Kind, source: &str) -> Vec<&str> {
+        self.catalog
+            .services
+            .iter()
+            .filter(|s| self.groups.iter().any(|g| g.services.contains(&s.name)))
+            .filter(|s| s.has(kind, source))
+            .map(|s| s.name.as_str())
+            .collect()
+    }
+
+    /// The services behind every source they bring, for listings that ask for many
+    /// sources (computed once, then found by binary search).
+    pub fn provenance(&self) -> Provenance {
+        let mut v: Vec<(Kind, String, String)> = Vec::new();
+        for s in &self.catalog.services {
+            if !self.groups.iter().any(|g| g.services.contains(&s.name)) {
+                continue;
+            }
+            v.extend(
+                s.brings()
+                    .map(|(k, src)| (k, src.to_string(), s.name.clone())),
+            );
+        }
+        v.sort_unstable();
+        Provenance(v)
+    }
+
+    /// The groups that name a service, in configuration order.
+    pub fn groups_of_service(&self, name: &str) -> Vec<&str> {
+        self.groups
+            .iter()
+            .filter(|g| g.services.iter().any(|s| s == name))
+            .map(|g| g.name.as_str())
+            .collect()
+    }
+
     /// The groups that name a source, in configuration order (`default` first).
     pub fn groups_of(&self, kind: Kind, source: &str) -> Vec<&str> {
         self.groups
@@ -302,5 +425,41 @@ impl Config {
             .filter(|g| g.has(kind, source))
             .map(|g| g.name.as_str())
             .collect()
+    }
+}
+
+/// Which services brought each source (see [`Config::provenance`]): `(kind, source,
+/// service)`, sorted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Provenance(Vec<(Kind, String, String)>);
+
+impl Provenance {
+    /// The services that bring `(kind, source)`, by name.
+    pub fn of<'a>(&'a self, kind: Kind, source: &'a str) -> impl Iterator<Item = &'a str> {
+        let start = self
+            .0
+            .partition_point(|(k, s, _)| (*k, s.as_str()) < (kind, source));
+        self.0[start..]
+            .iter()
+            .take_while(move |(k, s, _)| *k == kind && s == source)
+            .map(|(_, _, name)| name.as_str())
+    }
+
+    /// `,"services":["telegram"]` after a source's other fields; nothing when no
+    /// service brings it.
+    pub fn push_json(&self, out: &mut Vec<u8>, kind: Kind, source: &str) {
+        for (i, name) in self.of(kind, source).enumerate() {
+            out.extend_from_slice(if i == 0 { b",\"services\":[" } else { b"," });
+            crate::util::json::push_string(out, name);
+        }
+        if self.of(kind, source).next().is_some() {
+            out.push(b']');
+        }
+    }
+
+    /// The text forms' column: `service:telegram,youtube`, or `None`.
+    pub fn text(&self, kind: Kind, source: &str) -> Option<String> {
+        let names: Vec<&str> = self.of(kind, source).collect();
+        (!names.is_empty()).then(|| format!("service:{}", names.join(",")))
     }
 }

@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use crate::format::{Family, Format, RenderOptions, TypeFilter};
 use crate::source::Kind;
 
+#[cfg(test)]
+mod bgp_tests;
 mod check;
 mod edit;
 mod group;
@@ -20,12 +22,17 @@ pub mod upstreams;
 
 pub use check::{check, Checked};
 pub use edit::{
-    add_exclusions, add_group, add_source, add_sources, remove_exclusions, remove_group,
-    remove_source, remove_sources, GroupAdded,
+    add_exclusions, add_group, add_services, add_source, add_sources, remove_exclusions,
+    remove_group, remove_service, remove_source, remove_sources, set_route_table, GroupAdded,
+    GroupRemoved, NewGroup,
 };
-pub use group::{Group, Mark, Part, Selected, Selection, SourceMatch, UnknownGroup};
+pub use group::{
+    free_table, mark_text, table_allowed, Group, Mark, Part, Provenance, Route, Selected,
+    Selection, SourceMatch, UnknownGroup,
+};
+pub use read::check_via;
 pub use read::{api::parse_listen, from_value, parse};
-pub(crate) use read::{parse_exclusion, parse_mark};
+pub(crate) use read::{marks_collide, parse_exclusion, parse_mark};
 
 /// Data directory used when neither `--data-dir` nor `$RIPE_DATA_DIR` is given.
 pub const DEFAULT_DATA_DIR: &str = "/var/lib/ripe-cidr-collector";
@@ -256,6 +263,13 @@ pub struct OutputConfig {
     pub kernel_timeout: Option<u32>,
     /// For a `load` output: `max_kernel_mib` (`None`: a quarter of MemTotal).
     pub max_kernel_mib: Option<u64>,
+    /// Whether its group names any source (for `*`: any group): a `bird` include
+    /// of a group with sources is never written empty.
+    pub has_sources: bool,
+    /// For a `load` output: the route of every group that has one (group, mark,
+    /// route), kept beside the sets; every load keeps them all, so that a route whose
+    /// group went is deleted by the next load.
+    pub routes: Vec<(String, Mark, Route)>,
 }
 
 /// The `dnsmasq` output: `nftset=` (or `ipset=`) lines for a group's host names,
@@ -332,6 +346,8 @@ pub struct Config {
     pub groups: Vec<Group>,
     /// Top-level exclusions, cut out of every group's lists.
     pub exclude: Vec<ipnet::IpNet>,
+    /// The service catalog in use: the built-in one, or the file that replaces it.
+    pub catalog: std::sync::Arc<crate::catalog::Catalog>,
 }
 
 impl Default for Config {
@@ -376,6 +392,7 @@ impl Default for Config {
             trust: TrustConfig::default(),
             groups: vec![Group::new(crate::format::DEFAULT_GROUP)],
             exclude: Vec::new(),
+            catalog: crate::catalog::Catalog::shared_builtin(),
         }
     }
 }
@@ -462,6 +479,15 @@ pub enum ConfigError {
     /// A source command gave a source its group does not take; the text names it.
     #[error("{0}")]
     Refused(String),
+    /// The service catalog file (`services.json`, `catalog.path`) cannot be read: the
+    /// configuration that uses it is refused as a broken one is.
+    #[error("{}: {message}", path.display())]
+    Catalog {
+        /// The catalog file.
+        path: PathBuf,
+        /// What is wrong, naming the entry and the field.
+        message: String,
+    },
     /// A key has a value that is not allowed.
     #[error("{}: {key}: {message}", path.display())]
     Invalid {
@@ -511,13 +537,8 @@ fn read_text(path: &Path) -> Result<Option<String>, ConfigError> {
 
 /// Reads and validates `path`. A missing file is the empty configuration.
 pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
-    match read_text(path)? {
-        Some(text) => parse(&text, path),
-        None => Ok(Loaded {
-            config: Config::default(),
-            warnings: Vec::new(),
-        }),
-    }
+    // A missing file is the empty configuration, with the catalog in use.
+    parse(&read_text(path)?.unwrap_or_default(), path)
 }
 
 /// [`load`], logging its warnings.

@@ -13,9 +13,12 @@ mod dnsmasq;
 mod groups;
 mod load;
 mod outputs;
+mod route;
 mod upstreams;
 
 pub(crate) use groups::{parse_exclusion, parse_mark};
+pub use route::check_via;
+pub(crate) use route::marks_collide;
 
 pub(super) fn read_value(text: &str, path: &Path) -> Result<Value, ConfigError> {
     let parsed = crate::util::json::parse_repeats(text.as_bytes());
@@ -237,6 +240,9 @@ const ROOT_KEYS: &[&str] = &[
     "trust",
     "allow_special",
     "allow_single_label",
+    "bgp_community",
+    "services",
+    "catalog",
 ];
 
 /// Validates a parsed JSON document as a configuration.
@@ -276,6 +282,7 @@ pub fn from_value(value: &Value, path: &Path) -> Result<Loaded, ConfigError> {
         r.api(o, &mut c.api)?;
     }
     c.exclude = r.exclusions(root, "", "top level")?;
+    r.catalog(root, &mut c)?;
     r.groups(root, &mut c)?;
     c.outputs = r.outputs(root)?;
     load::kernel_keys(&r, root, &mut c)?;
@@ -315,9 +322,25 @@ impl Reader<'_> {
                 .selection(&group)
                 .map_err(|e| self.err(&format!("outputs[{i}].group"), e.to_string()))?;
             let mark = c.group(&group).and_then(|g| g.mark);
+            let has_sources = match c.group(&group) {
+                Some(g) => g.has_sources(),
+                None => c.groups.iter().any(|g| g.has_sources()),
+            };
+            let mut render = c.outputs[i].render.clone();
+            c.bgp_defaults(&mut render);
+            let routes: Vec<_> = c
+                .groups
+                .iter()
+                .filter_map(|g| Some((g.name.clone(), g.mark?, g.route.clone()?)))
+                .collect();
             let out = &mut c.outputs[i];
+            out.render = render;
+            out.has_sources = has_sources;
             out.selection = selection;
             out.mark = mark.filter(|_| out.load.is_some());
+            if out.load.is_some() {
+                out.routes = routes;
+            }
         }
         Ok(())
     }

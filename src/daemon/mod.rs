@@ -140,6 +140,15 @@ struct Shell {
     /// What the `load` outputs loaded, so that the next load need not read the
     /// kernel's sets back; watched at each tick.
     kernel: Arc<crate::outputs::Memory>,
+    /// `services.json`'s time and size when last looked at: a changed catalog is a
+    /// changed configuration even when `config.json`'s text is the same.
+    catalog: Option<(std::time::SystemTime, u64)>,
+}
+
+/// The time and size of the catalog file in the data directory, if there is one.
+fn catalog_stamp(paths: &Paths) -> Option<(std::time::SystemTime, u64)> {
+    let m = fs::metadata(paths.data_dir.join("services.json")).ok()?;
+    Some((m.modified().ok()?, m.len()))
 }
 
 /// Runs the daemon until SIGTERM or SIGINT arrives. SIGUSR1 collects every source
@@ -173,6 +182,7 @@ pub fn run(paths: &Paths) -> Result<(), DaemonError> {
         generation: (None, Instant::now()),
         store: crate::db::Pool::new(paths.clone(), 1),
         kernel: Arc::default(),
+        catalog: catalog_stamp(paths),
     };
     log::info!("daemon started (pid {})", std::process::id());
     shell.main_loop();
@@ -190,6 +200,11 @@ impl Shell {
                 self.core.collect_now(now);
             }
             if self.core.config_check_due(now) {
+                let stamp = catalog_stamp(&self.paths);
+                if stamp != self.catalog {
+                    self.catalog = stamp;
+                    self.core.catalog_changed();
+                }
                 let read = self.read_config();
                 let paths = &self.paths;
                 let mut stored = || stored_values(paths);

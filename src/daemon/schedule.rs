@@ -236,6 +236,15 @@ impl Schedule {
         t
     }
 
+    /// The catalog file changed: the configuration is parsed again at the next read,
+    /// whatever its text (a service's sources may have changed).
+    pub fn catalog_changed(&mut self) {
+        if let Some(ConfigRead::Text(t)) = &mut self.seen {
+            // No file's text: the next read differs from it.
+            t.push('\0');
+        }
+    }
+
     /// The file's content at `now`. New sources are queued for a run of their own,
     /// changed outputs rendered; a broken, missing or unreadable file keeps the last
     /// good configuration (at start a missing file is the empty configuration, a
@@ -368,6 +377,23 @@ impl Schedule {
                 if !old.sources(kind).contains(s) && !self.pending.contains(&item) {
                     self.pending.push(item);
                 }
+            }
+        }
+        if upstream_changed(old, new) {
+            // A fixed `ripe.url` or resolver must not leave a failure (an NXDOMAIN
+            // waits for the next full run) until then: the failed sources are due now.
+            let failed: Vec<Source> = Kind::ALL
+                .into_iter()
+                .flat_map(|k| new.sources(k).iter().map(move |s| (k, s.clone())))
+                .filter(|(k, s)| self.status.failures.contains_key(&source::display(*k, s)))
+                .filter(|item| !self.pending.contains(item))
+                .collect();
+            if !failed.is_empty() {
+                log::info!(
+                    "upstream settings changed; trying again: {}",
+                    names(&failed)
+                );
+                self.pending.extend(failed);
             }
         }
         let configured = |(k, s): &Source| new.sources(*k).contains(s);
@@ -558,6 +584,15 @@ impl Schedule {
         self.heartbeat_at = now + HEARTBEAT;
         Action::WriteStatus
     }
+}
+
+/// Whether a setting of how sources are fetched changed (RIPEstat, DNS, the fetch
+/// command or client, the ASN upstreams): what failed may answer now.
+fn upstream_changed(old: &Config, new: &Config) -> bool {
+    old.ripe != new.ripe
+        || old.dns != new.dns
+        || old.fetch != new.fetch
+        || old.upstreams != new.upstreams
 }
 
 fn names(sources: &[Source]) -> String {

@@ -25,6 +25,8 @@ mod migrate;
 mod omitted;
 mod pool;
 mod read;
+mod readonly;
+mod room;
 mod schema;
 mod select;
 pub mod snapshot;
@@ -38,6 +40,7 @@ pub use history::{Change, ChangeRow, DEFAULT_HISTORY_DAYS, MAX_ROWS};
 pub use journal::JournalMode;
 pub use pool::{Pool, SETTLED};
 pub use read::{Listed, Row, SourceSummary};
+pub use readonly::open_read;
 pub use values::Values;
 pub use write::{MergeStats, WriteTx};
 

@@ -178,16 +178,37 @@ pub fn restore_into(snap: &Path, db: &Path) -> Result<(), StoreError> {
     }
 }
 
-/// Rebuilds a database at `copy` from a compact snapshot.
+/// Rebuilds a database at `copy` from a compact snapshot, writing no more than
+/// [`super::room::Cap`] allows.
 fn build_from_dump(bytes: &[u8], copy: &Path) -> Result<Result<(), String>, StoreError> {
+    let dir = match copy.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut cap = super::room::Cap::new(bytes.len(), dir);
     let mut c = Connection::open(copy)?;
+    cap.apply(&c)?;
     let tx = c.transaction()?;
-    super::schema::create_empty(&tx)?;
-    if let Err(why) = super::dump::read(bytes, &tx) {
-        return Ok(Err(why));
+    let built = (|| -> rusqlite::Result<Result<(), String>> {
+        super::schema::create_empty(&tx)?;
+        if let Err(why) = super::dump::read(bytes, &tx) {
+            return Ok(Err(why));
+        }
+        tx.execute_batch(super::schema::INDEX)?;
+        tx.pragma_update(None, "user_version", super::SCHEMA_VERSION)?;
+        Ok(Ok(()))
+    })();
+    let failure = match &built {
+        Ok(Ok(())) => None,
+        Ok(Err(why)) => Some(why.clone()),
+        Err(e) => Some(e.to_string()),
+    };
+    if let Some(judged) = failure.and_then(|f| cap.judge(&f, dir)) {
+        return judged.map(Err);
     }
-    tx.execute_batch(super::schema::INDEX)?;
-    tx.pragma_update(None, "user_version", super::SCHEMA_VERSION)?;
+    if !matches!(built, Ok(Ok(()))) {
+        return Ok(built?);
+    }
     tx.commit()?;
     Ok(Ok(()))
 }

@@ -268,10 +268,16 @@ fn stored(w: &mut Walk<'_>, rows: &[Row], sets: &[SetRef]) -> bool {
             format!("add a source that holds it to group {g} (`asn add`, `fqdn add`, ... with --group {g})"),
         );
     }
+    let cfg = w.input.cfg;
     let lines = mine
         .iter()
         .map(|r| {
-            let src = crate::source::display(r.kind, &r.source);
+            let mut src = crate::source::display(r.kind, &r.source);
+            // The service that brought it: a user who routed "Telegram" sees why.
+            let services = cfg.services_of(r.kind, &r.source);
+            if !services.is_empty() {
+                src = format!("{src} (service {})", services.join(", "));
+            }
             format!(
                 "{} from {src}, first seen {}, last seen {}",
                 r.value, r.first_seen, r.last_seen
@@ -414,6 +420,22 @@ fn policy(w: &mut Walk<'_>, mark: Mark) -> bool {
     route(w, mark, rule)
 }
 
+/// The broken route step of a group routed `via` an interface (its `"route"`): the
+/// route in its table is missing because the interface is down or not there yet
+/// (the kernel drops the routes of a link that goes down).
+fn via_down(w: &mut Walk<'_>, table: u32) -> Option<bool> {
+    let g = w.input.cfg.group(&w.group)?;
+    let via = g.route.as_ref()?.via.clone();
+    let fix = format!(
+        "bring {via} up (or create it): the route via {via} in table {table} is made by the next load once it is (`render --load-only` loads now)"
+    );
+    Some(w.broken(
+        "route",
+        format!("{via} is down or does not exist (no route via it in table {table})"),
+        fix,
+    ))
+}
+
 fn route(w: &mut Walk<'_>, mark: Mark, rule: Option<Rule>) -> bool {
     let v6 = w.addr.is_ipv6();
     let op = w.input.openwrt;
@@ -424,6 +446,9 @@ fn route(w: &mut Walk<'_>, mark: Mark, rule: Option<Rule>) -> bool {
             return true;
         }
         Ok(Err(e)) => {
+            if let Some(b) = via_down(w, table) {
+                return b;
+            }
             let fix = super::render::route_fix(op, v6, table);
             return w.broken(
                 "route",
@@ -438,6 +463,9 @@ fn route(w: &mut Walk<'_>, mark: Mark, rule: Option<Rule>) -> bool {
         .clone()
         .unwrap_or_else(|| ("a link that is gone".into(), false, false));
     if rule.is_some_and(|x| x.table != r.table) {
+        if let Some(b) = via_down(w, table) {
+            return b;
+        }
         let fix = super::render::route_fix(op, v6, table);
         let p = format!(
             "table {} has no route for it (the kernel takes table {}'s, via {dev})",

@@ -8,6 +8,7 @@
 //! `stacks` the other routing stacks' writers; `dnsmasq` the `nftset=`/`ipset=` lines
 //! of the dnsmasq output (host names, not addresses).
 
+mod community;
 mod dnsmasq;
 mod exclude;
 mod names;
@@ -16,6 +17,7 @@ mod stacks;
 mod values;
 mod write;
 
+pub use community::Community;
 pub use dnsmasq::{
     dns_set_name, render_dnsmasq, DnsTarget, DnsmasqLineTooLong, DnsmasqOptions,
     DEFAULT_DNS_TIMEOUT_SECONDS, DNSMASQ_HEADER, DNSMASQ_MAX_LINE,
@@ -226,6 +228,9 @@ pub struct RenderOptions {
     pub via: Option<String>,
     /// The comment of `keenetic` routes (default: the set name).
     pub comment: Option<String>,
+    /// The BGP community each `bird` route carries (the group's `bgp_community`, or
+    /// a one-off `community=`).
+    pub community: Option<Community>,
 }
 
 impl Default for RenderOptions {
@@ -240,6 +245,7 @@ impl Default for RenderOptions {
             group: DEFAULT_GROUP.into(),
             via: None,
             comment: None,
+            community: None,
         }
     }
 }

@@ -107,8 +107,13 @@ impl RenderOptions {
         match (&self.via, routes) {
             (None, true) => {
                 return Err(BadValue(format!(
-                    "format {f} needs via: the interface (or gateway address) the routes go                      through{}",
-                    if f == Format::Bird { ", or blackhole" } else { "" }
+                    "format {f} needs via: the interface (or gateway address) the routes go \
+                     through{}",
+                    if f == Format::Bird {
+                        ", or blackhole"
+                    } else {
+                        ""
+                    }
                 )))
             }
             (Some(_), false) => {
@@ -118,6 +123,11 @@ impl RenderOptions {
             }
             (Some(v), true) => check_word("via", v, b"_.:/-")?,
             (None, false) => {}
+        }
+        if self.community.is_some() && f != Format::Bird {
+            return Err(BadValue(format!(
+                "community is for the bird format, not {f}"
+            )));
         }
         match &self.comment {
             Some(_) if f != Format::Keenetic => {
@@ -132,7 +142,8 @@ impl RenderOptions {
         // type"); Keenetic's `ip route` is IPv4 only.
         match (f, self.family) {
             (Format::Bird, None) => Err(BadValue(
-                "format bird needs family 4 or 6: a BIRD protocol static holds one address                  family (make one include per family)"
+                "format bird needs family 4 or 6: a BIRD protocol static holds one address \
+                 family (make one include per family)"
                     .into(),
             )),
             (Format::Keenetic, Some(Family::V6)) => Err(BadValue(

@@ -34,13 +34,19 @@ pub(super) fn render(out: &mut Vec<u8>, p: &Prepared, opts: &RenderOptions, v4: 
         Format::Bird => {
             // A gateway address is written as is, an interface quoted, `blackhole`
             // as BIRD's route type of that name.
-            let target = if via == "blackhole" {
-                " blackhole;\n".to_string()
+            let mut target = if via == "blackhole" {
+                " blackhole".to_string()
             } else if via.parse::<std::net::IpAddr>().is_ok() {
-                format!(" via {via};\n")
+                format!(" via {via}")
             } else {
-                format!(" via \"{via}\";\n")
+                format!(" via \"{via}\"")
             };
+            // The community as the route's attribute block, which BIRD applies
+            // before the route reaches any protocol's export filter.
+            if let Some(c) = &opts.community {
+                target = format!("{target} {{ {} }}", c.bird_add());
+            }
+            target.push_str(";\n");
             each(out, p4, b"route ", target.as_bytes());
             each(out, p6, b"route ", target.as_bytes());
         }

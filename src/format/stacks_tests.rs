@@ -78,6 +78,38 @@ fn bird_routes_by_interface_gateway_or_blackhole() {
 }
 
 #[test]
+fn bird_routes_carry_the_community() {
+    let v = sample();
+    let o = with(Format::Bird, |o| {
+        o.via = Some("blackhole".into());
+        o.family = Some(Family::V4);
+        o.community = Some("65000:100".parse().unwrap());
+    });
+    assert_eq!(
+        run(&v[..1], &o),
+        "route 91.108.12.0/22 blackhole { bgp_community.add((65000,100)); };\n"
+    );
+    let o = with(Format::Bird, |o| {
+        o.via = Some("wg0".into());
+        o.family = Some(Family::V6);
+        o.community = Some("65000:1:100".parse().unwrap());
+    });
+    assert_eq!(
+        run(&v[..3], &o),
+        "route 2606:2800::1/128 via \"wg0\" { bgp_large_community.add((65000,1,100)); };\n"
+    );
+    // Only the bird format carries one.
+    let stray = with(Format::Text, |o| {
+        o.community = Some("65000:100".parse().unwrap())
+    });
+    assert!(stray
+        .check()
+        .unwrap_err()
+        .0
+        .contains("community is for the bird format"));
+}
+
+#[test]
 fn keenetic_and_openvpn_lines() {
     let v = sample();
     let o = with(Format::Keenetic, |o| o.via = Some("Wireguard0".into()));

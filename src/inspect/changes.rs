@@ -1,7 +1,7 @@
 //! `changes`: the values added to and removed from sources since a time, oldest first.
 
 use super::{push_field, BadInput};
-use crate::config::Selection;
+use crate::config::{Provenance, Selection};
 use crate::db::{ChangeRow, Db, StoreError, MAX_ROWS};
 use crate::format::TypeFilter;
 use crate::source::{self, Kind};
@@ -38,16 +38,18 @@ pub fn default_since(now: i64) -> String {
 /// "source":"62041","value":"91.108.4.0/22"}]}` and a newline, oldest first;
 /// `"truncated":true` after the list when more rows matched (the oldest are listed:
 /// ask again with a later `since`). Text: one line per change, `time change source
-/// value`, tab-separated.
+/// value`, tab-separated. A source a catalog service brought has `"services":
+/// ["telegram"]` (text: a last column `service:telegram`).
 /// `group`: only the changes of that selection's sources (`None`: every source).
 pub fn render(
     db: &Db,
     since: &str,
     filter: TypeFilter,
     group: Option<&Selection>,
+    prov: &Provenance,
     json: bool,
 ) -> Result<Vec<u8>, StoreError> {
-    Ok(render_noted(db, since, filter, group, json)?.0)
+    Ok(render_noted(db, since, filter, group, prov, json)?.0)
 }
 
 /// [`render`], and in text the notes for a person (no changes, the truncation) apart:
@@ -57,6 +59,7 @@ pub fn render_noted(
     since: &str,
     filter: TypeFilter,
     group: Option<&Selection>,
+    prov: &Provenance,
     json: bool,
 ) -> Result<(Vec<u8>, Vec<String>), StoreError> {
     let judge = group.map(super::Judge::new);
@@ -86,6 +89,10 @@ pub fn render_noted(
                 out.extend_from_slice(if i > 0 { b"\t" } else { b"" });
                 out.extend_from_slice(f.as_bytes());
             }
+            if let Some(t) = prov.text(c.kind, &c.source) {
+                out.push(b'\t');
+                out.extend_from_slice(t.as_bytes());
+            }
             out.push(b'\n');
             return;
         }
@@ -103,6 +110,7 @@ pub fn render_noted(
             out.push(if i == 0 { b'{' } else { b',' });
             push_field(&mut out, k, v);
         }
+        prov.push_json(&mut out, c.kind, &c.source);
         out.push(b'}');
     };
     // The sources are chosen in the query, so MAX_ROWS counts theirs only.
@@ -177,14 +185,30 @@ mod tests {
                 .unwrap();
         }
         let since = crate::util::iso(now - 60);
-        let text = render(&db, &since, TypeFilter::Cidr, None, false).unwrap();
+        let text = render(
+            &db,
+            &since,
+            TypeFilter::Cidr,
+            None,
+            &Default::default(),
+            false,
+        )
+        .unwrap();
         let sources: Vec<String> = String::from_utf8(text)
             .unwrap()
             .lines()
             .map(|l| l.split('\t').nth(2).unwrap().to_string())
             .collect();
         assert_eq!(sources, ["AS64500", "country NL", "http://f.example/x"]);
-        let one = render(&db, &since, TypeFilter::Feed, None, true).unwrap();
+        let one = render(
+            &db,
+            &since,
+            TypeFilter::Feed,
+            None,
+            &Default::default(),
+            true,
+        )
+        .unwrap();
         let one = String::from_utf8(one).unwrap();
         assert!(one.contains("\"kind\":\"feed\""), "{one}");
         assert!(!one.contains("NL"), "{one}");

@@ -3,7 +3,7 @@
 //! `first_seen` and latest `last_seen`, in the order of the plain listing.
 
 use super::{push_field, BadInput};
-use crate::config::Selection;
+use crate::config::{Provenance, Selection};
 use crate::db::{Db, StoreError};
 use crate::format::{Family, Format, RenderOptions};
 
@@ -85,7 +85,8 @@ impl Values {
 /// Renders the detailed listing of the values of `selection` that `opts` keeps (type
 /// and family; the caller has [`check`]ed the rest):
 /// `{"type":"all","count":N,"addresses":[{"value":"..","sources":[{"kind":"asn",
-/// "source":"62041"}],"first_seen":"..","last_seen":".."}]}` and a newline. Values are
+/// "source":"62041"}],"first_seen":"..","last_seen":".."}]}` and a newline (a source a
+/// catalog service brought has `"services":["telegram"]` too). Values are
 /// stored rows, whole: one wholly excluded is left out, one partly excluded has
 /// `"excluded":true` (the plain listing has the pieces that remain). With `limit`, at
 /// most that many values, and `"truncated":true` after the list when there were more
@@ -95,6 +96,7 @@ pub fn render(
     selection: &Selection,
     opts: &RenderOptions,
     limit: Option<usize>,
+    prov: &Provenance,
 ) -> Result<Vec<u8>, StoreError> {
     let judge = super::Judge::new(selection);
     let mut strings = Strings::default();
@@ -151,7 +153,7 @@ pub fn render(
             out.push(b',');
         }
         count += 1;
-        write_value(&mut out, value, group, &rows, &strings);
+        write_value(&mut out, value, group, &rows, &strings, prov);
     }
     let head = format!(
         "{{\"type\":\"{}\",\"count\":{count},\"addresses\":[",
@@ -169,7 +171,14 @@ pub fn render(
 /// One value's object of the detailed listing: the value, its sources (`group`: its
 /// rows), the earliest first and the latest last seen, and whether an exclusion
 /// hides part of it.
-fn write_value(out: &mut Vec<u8>, value: &str, group: &[u32], rows: &[Compact], strings: &Strings) {
+fn write_value(
+    out: &mut Vec<u8>,
+    value: &str,
+    group: &[u32],
+    rows: &[Compact],
+    strings: &Strings,
+    prov: &Provenance,
+) {
     out.push(b'{');
     push_field(out, "value", value);
     out.extend_from_slice(b",\"sources\":[");
@@ -187,6 +196,9 @@ fn write_value(out: &mut Vec<u8>, value: &str, group: &[u32], rows: &[Compact], 
         push_field(out, "kind", kind);
         out.push(b',');
         push_field(out, "source", source);
+        if let Some(k) = crate::source::Kind::from_word(kind) {
+            prov.push_json(out, k, source);
+        }
         out.push(b'}');
         let (f, l) = (strings.get(c.first), strings.get(c.last));
         if j == 0 || f < first_seen {

@@ -182,7 +182,8 @@ impl Hidden {
 /// "last_seen":..,"configured":true[,"upstream":"ripestat"]}]}` (the upstream that
 /// last answered for the source) and a newline; `"truncated":true` after the
 /// matches when [`MAX_ROWS`] were not enough. `configured` says whether the source is
-/// in `cfg`; `"excluded":true` (text: a last column `excluded`) marks a match whose
+/// in `cfg`; `"services":["telegram"]` (text: a last column `service:telegram`) names
+/// the catalog services that brought it; `"excluded":true` (text: a last column `excluded`) marks a match whose
 /// groups' exclusions cut the queried address out of their lists. Text: one line per
 /// match, `value source first_seen last_seen` and `configured` or `not configured`,
 /// tab-separated.
@@ -202,6 +203,7 @@ pub fn render_noted(q: &Query, found: &Found, cfg: &Config, json: bool) -> (Vec<
         out.extend_from_slice(b",\"matches\":[");
     }
     let hidden = Hidden::new(cfg, q);
+    let prov = cfg.provenance();
     for (i, r) in found.rows.iter().enumerate() {
         let configured = cfg.sources(r.kind).contains(&r.source);
         let excluded = hidden.hides(cfg, r.kind, &r.source);
@@ -221,6 +223,10 @@ pub fn render_noted(q: &Query, found: &Found, cfg: &Config, json: bool) -> (Vec<
             }
             if excluded {
                 out.extend_from_slice(b"\texcluded");
+            }
+            if let Some(t) = prov.text(r.kind, &r.source) {
+                out.push(b'\t');
+                out.extend_from_slice(t.as_bytes());
             }
             out.push(b'\n');
             continue;
@@ -248,6 +254,7 @@ pub fn render_noted(q: &Query, found: &Found, cfg: &Config, json: bool) -> (Vec<
             out.push(b',');
             push_field(&mut out, "upstream", u);
         }
+        prov.push_json(&mut out, r.kind, &r.source);
         out.extend_from_slice(if excluded {
             &b",\"excluded\":true}"[..]
         } else {

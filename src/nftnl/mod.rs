@@ -24,6 +24,8 @@ mod memory;
 pub(crate) mod msg;
 pub mod probe;
 mod read;
+#[cfg(feature = "routes")]
+pub mod routes;
 mod sock;
 
 pub use budget::default_max as default_max_kernel_bytes;
@@ -150,6 +152,35 @@ pub fn load_with(
     o: &LoadOptions,
 ) -> Result<LoadStats, LoadError> {
     load::run(table, set, p, o)
+}
+
+/// Deletes what a removed group's `load` output made in `inet <table>`: its mark
+/// chains (with their rules), then its sets and dns sets, each in a transaction of
+/// its own, so that one that is not there (ENOENT) stops nothing. Returns what was
+/// deleted; other tables, chains and sets are never touched.
+pub fn forget_group(table: &str, set: &str) -> Result<Vec<String>, LoadError> {
+    let s = open_socket()?;
+    let mut gone = Vec::new();
+    let sets = [Family::V4, Family::V6].map(|f| crate::format::dns_set_name(set, f));
+    let objects = mark_chains(set)
+        .into_iter()
+        .map(|c| (true, c))
+        .chain([format!("{set}_v4"), format!("{set}_v6")].map(|n| (false, n)))
+        .chain(sets.map(|n| (false, n)));
+    for (chain, name) in objects {
+        let mut b = Batch::new(0, 1);
+        match chain {
+            true => b.del_chain(table, &name, 0),
+            false => b.del_set(table, &name, 0),
+        }
+        let (bytes, acks) = b.finish();
+        match transact(&s, bytes, &acks, table, std::slice::from_ref(&name)) {
+            Ok(()) => gone.push(format!("inet {table} {name}")),
+            Err(LoadError::Kernel(_, e)) if e.raw_os_error() == Some(libc::ENOENT) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(gone)
 }
 
 /// Opens the netlink socket of a load.

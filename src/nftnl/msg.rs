@@ -8,6 +8,11 @@
 mod chain;
 mod elem;
 mod get;
+#[cfg(feature = "routes")]
+pub(crate) mod route;
+
+#[cfg(feature = "routes")]
+pub use route::{RouteSpec, RuleSpec, RTPROT_OURS};
 
 pub use elem::{top as elem_top, Elems};
 

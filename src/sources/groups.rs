@@ -4,42 +4,65 @@
 use ipnet::IpNet;
 
 use super::SourcesError;
-use crate::config::{self, Mark, Paths};
+use crate::config::{self, Paths};
 use crate::format::DEFAULT_GROUP;
 
-/// `0x200/0xff00`, or `0x200` for a mark that sets every bit.
-pub fn mark_text(m: Mark) -> String {
-    if m.mask == u32::MAX {
-        format!("{:#x}", m.value)
-    } else {
-        format!("{:#x}/{:#x}", m.value, m.mask)
-    }
-}
+pub use crate::config::mark_text;
 
-/// Adds the group `name` (or sets the mark of an existing one).
-pub fn add_group(paths: &Paths, name: &str, mark: Option<Mark>) -> Result<(), SourcesError> {
-    let done = config::add_group(&paths.config(), name, mark)?;
-    let with = mark.map_or_else(String::new, |m| format!(" with mark {}", mark_text(m)));
+/// Adds the group `name` (or sets the mark and route of an existing one), saying
+/// what it got.
+pub fn add_group(
+    paths: &Paths,
+    name: &str,
+    new: &config::NewGroup,
+) -> Result<config::GroupAdded, SourcesError> {
+    let done = config::add_group(&paths.config(), name, new)?;
+    let mut with = done
+        .mark
+        .map_or_else(String::new, |m| format!(" with mark {}", mark_text(m)));
+    if let (Some(via), Some(t)) = (new.via, done.table) {
+        with.push_str(&format!(", routed via {via} (table {t})"));
+    }
+    if done.load_added {
+        with.push_str(", and a load output for its sets and mark chain");
+    }
     if done.created {
         log::info!("added group {name}{with}; add its sources with --group {name}");
     } else if done.changed {
-        log::info!(
-            "group {name} now has mark {}",
-            with.trim_start_matches(" with mark ")
-        );
+        log::info!("group {name} now has{}", with.trim_start_matches(" with"));
     } else {
         log::info!("group {name} is already configured{with}");
     }
-    Ok(())
+    Ok(done)
 }
 
-/// Removes the group `name`.
-pub fn remove_group(paths: &Paths, name: &str) -> Result<(), SourcesError> {
-    config::remove_group(&paths.config(), name)?;
+/// Removes the group `name` (with `force`, with its sources and services), saying
+/// what went with it.
+pub fn remove_group(
+    paths: &Paths,
+    name: &str,
+    force: bool,
+) -> Result<config::GroupRemoved, SourcesError> {
+    let done = config::remove_group(&paths.config(), name, force)?;
+    let named: Vec<&str> = done
+        .sources
+        .iter()
+        .chain(&done.services)
+        .map(String::as_str)
+        .collect();
+    if !named.is_empty() {
+        log::info!("removed with group {name}: {}", named.join(", "));
+    }
+    if !done.outputs.is_empty() {
+        log::info!(
+            "removed the outputs of group {name}: {}",
+            done.outputs.join(", ")
+        );
+    }
     log::info!(
         "removed group {name}; values of its sources that no other group names expire after ttl_days"
     );
-    Ok(())
+    Ok(done)
 }
 
 /// " of group NAME", or " (every group)" for the top-level exclusions.

@@ -4,7 +4,7 @@
 use crate::util::map::SortedMap;
 
 use crate::config::Config;
-use crate::format::ALL_GROUPS;
+use crate::format::{ALL_GROUPS, DEFAULT_GROUP};
 use crate::source::Kind;
 use crate::util::json::{self, ToJson, Writer};
 
@@ -34,12 +34,13 @@ fn line<T: ToJson + ?Sized>(value: &T) -> Vec<u8> {
     out
 }
 
-/// The sources of one kind of `group` (every group's for `None` or `*`); an unknown
-/// group is an error message naming it and the configured ones.
+/// The sources of one kind of `group` (`default` for `None`, as `list` and `export`;
+/// every group's for `*`); an unknown group is an error message naming it and the
+/// configured ones.
 pub fn sources_json(cfg: &Config, kind: Kind, group: Option<&str>) -> Result<Vec<u8>, String> {
-    let sources = match group {
-        None | Some(ALL_GROUPS) => cfg.sources(kind),
-        Some(g) => cfg.group(g).map(|g| g.sources(kind)).ok_or_else(|| {
+    let sources = match group.unwrap_or(DEFAULT_GROUP) {
+        ALL_GROUPS => cfg.sources(kind),
+        g => cfg.group(g).map(|g| g.sources(kind)).ok_or_else(|| {
             cfg.check_group(g).err().map_or_else(
                 || format!("group {g:?}: give one group, not *"),
                 |e| format!("group: {e}"),
@@ -86,6 +87,18 @@ impl ToJson for Groups<'_> {
             w.field("exclude", &exclude);
             w.field("mark", &hex(g.mark.map(|m| m.value)));
             w.field("mark_mask", &hex(g.mark.map(|m| m.mask)));
+            // Where its marked traffic goes (`"route"`), or null.
+            w.key("route");
+            match &g.route {
+                None => w.null(),
+                Some(r) => {
+                    w.begin_object();
+                    w.field("via", r.via.as_str());
+                    w.field("gateway", &r.gateway.map(|a| a.to_string()));
+                    w.field("table", &r.table);
+                    w.end_object();
+                }
+            }
             w.end_object();
         }
         w.end_array();
@@ -94,7 +107,7 @@ impl ToJson for Groups<'_> {
 }
 
 /// Every group (`default` first) with its sources, the exclusions that apply to it
-/// (the top-level ones and its own) and its mark: the body of `GET /groups`.
+/// (the top-level ones and its own), its mark and its route: the body of `GET /groups`.
 pub fn groups_json(cfg: &Config) -> Vec<u8> {
     line(&Groups(cfg))
 }

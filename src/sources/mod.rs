@@ -10,6 +10,7 @@ use crate::db::{self, StoreError};
 use crate::source::{self, Kind};
 
 pub mod listed;
+pub mod services;
 
 pub use confirm::{confirm, parse_any};
 
@@ -134,10 +135,16 @@ fn check_removable(
             key: kind.key().into(),
             message,
         })?;
-        if g.has(kind, &norm) {
+        if g.names_own(kind, &norm) {
             continue;
         }
         let shown = format!("{}{}", source::display(kind, &norm), in_group(group));
+        if g.has(kind, &norm) {
+            return Err(SourcesError::NotFound(format!(
+                "{shown} is brought by service {}, not named by hand: `service remove` takes it out",
+                cfg.services_of(kind, &norm).join(", ")
+            )));
+        }
         if !purge {
             return Err(SourcesError::NotFound(format!(
                 "{shown} is not configured (stored values of an unconfigured source \

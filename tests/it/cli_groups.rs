@@ -58,8 +58,10 @@ fn a_two_group_setup_without_hand_editing() {
         config(&t)["groups"]["video"]["exclude"],
         serde_json::json!([])
     );
-    ok(&t, &["group", "remove", "video"]);
+    // Sources name it: `--force` removes them with it (issue 41), and its load output.
+    ok(&t, &["group", "remove", "video", "--force"]);
     assert_eq!(config(&t)["groups"], serde_json::json!({}));
+    assert_eq!(config(&t)["outputs"], serde_json::json!([]));
     assert!(text.contains("x_local"));
 }
 
@@ -106,19 +108,40 @@ fn a_bad_value_among_several_changes_nothing() {
     assert_eq!(config(&t)["asns"], serde_json::json!(["2"]));
 }
 
+/// Issue 41: the refusal names what names the group (its sources and services), not
+/// an "unknown group" of the output; `--force` lists what it removed, outputs too.
 #[test]
-fn a_group_named_by_an_output_is_not_removed() {
+fn a_group_with_sources_is_removed_only_with_force() {
     let t = TestDir::new();
-    t.config(&serde_json::json!({"groups": {"tg": {"asns": ["62041"]}},
-        "outputs": [{"load": "nft", "group": "tg"}]}));
+    t.config(
+        &serde_json::json!({"groups": {"tg": {"asns": ["62041"], "services": ["telegram"]}},
+        "outputs": [{"load": "nft", "group": "tg"}, {"path": t.file("x.txt"), "group": "tg"}]}),
+    );
     let before = std::fs::read(t.file("config.json")).unwrap();
     let r = t.run(&["group", "remove", "tg"]);
-    assert!(!r.status.success(), "{r:?}");
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{r:?}");
     assert!(
-        String::from_utf8_lossy(&r.stderr).contains("outputs"),
-        "{r:?}"
+        err.contains("group tg still has AS62041, service telegram"),
+        "{err}"
+    );
+    assert!(
+        err.contains("--force") && !err.contains("unknown group"),
+        "{err}"
     );
     assert_eq!(std::fs::read(t.file("config.json")).unwrap(), before);
+    let r = t.run(&["group", "remove", "tg", "--force"]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{err}");
+    assert!(
+        err.contains("removed with group tg: AS62041, service telegram"),
+        "{err}"
+    );
+    assert!(
+        err.contains("removed the outputs of group tg: nft load inet ripe_cidr tg"),
+        "{err}"
+    );
+    assert_eq!(config(&t)["outputs"].as_array().map(Vec::len), Some(0));
     let r = t.run(&["group", "remove", "nosuch"]);
     assert_eq!(r.status.code(), Some(2), "{r:?}");
 }
@@ -157,8 +180,124 @@ fn list_json_is_the_apis_answer() {
         serde_json::from_str(&ok(&t, &["group", "list", "--json"])).unwrap();
     assert_eq!(groups["groups"][1]["name"], "video");
     assert_eq!(groups["groups"][1]["mark"], "0x200");
+    assert_eq!(groups["groups"][1]["route"], serde_json::Value::Null);
     assert_eq!(
         groups["groups"][1]["exclude"],
         serde_json::json!(["192.168.0.0/16"])
     );
+}
+
+/// Issue 41's bad input: each refused naming the value, the file unchanged.
+#[test]
+fn routes_and_marks_that_cannot_work_are_refused() {
+    let t = TestDir::new();
+    t.config(&serde_json::json!({"groups": {"tg": {"mark": "0x100", "mark_mask": "0xff00"}}}));
+    let before = std::fs::read(t.file("config.json")).unwrap();
+    for (args, bad) in [
+        (
+            &["group", "add", "vpn", "--via", "10.0.0.1"][..],
+            "10.0.0.1",
+        ),
+        (
+            &["group", "add", "vpn", "--mark", "0x100/0xff00"],
+            "0x100/0xff00",
+        ),
+        (&["group", "add", "vpn", "--via", "a/b"], "a/b"),
+    ] {
+        let r = t.run(args);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(bad), "{args:?} must name {bad}: {err}");
+        assert_eq!(std::fs::read(t.file("config.json")).unwrap(), before);
+    }
+    // `--via` alone: the next free mark, a table, a load output; `group list --json`
+    // (GET /groups) shows the route.
+    ok(&t, &["group", "add", "vpn", "--via", "wg9"]);
+    let c = config(&t);
+    assert_eq!(c["groups"]["vpn"]["mark"], "0x200", "{c}");
+    assert_eq!(c["groups"]["vpn"]["route"]["via"], "wg9", "{c}");
+    let table = c["groups"]["vpn"]["route"]["table"].clone();
+    let checked = ok(&t, &["check"]);
+    assert!(
+        checked.contains(&format!("    route: via wg9, table {table}\n")),
+        "{checked}"
+    );
+    let listed: serde_json::Value =
+        serde_json::from_str(&ok(&t, &["group", "list", "--json"])).unwrap();
+    assert_eq!(
+        listed["groups"][2]["route"],
+        serde_json::json!({"via": "wg9", "gateway": null, "table": table})
+    );
+    for (cfg, bad) in [
+        (
+            serde_json::json!({"groups": {"a": {"route": {"via": "wg0", "table": 100}}}}),
+            "groups.a.route",
+        ),
+        (
+            serde_json::json!({"groups": {"a": {"mark": "0x100", "route": {"via": "wg0", "table": 254}}}}),
+            "table 254",
+        ),
+        (
+            serde_json::json!({"groups": {"a": {"mark": "0x100"}, "b": {"mark": "0x100"}}}),
+            "collides",
+        ),
+        (
+            serde_json::json!({"groups": {"a": {"mark": "0x100", "route": {"via": "wg0", "table": 7}},
+                                       "b": {"mark": "0x200", "route": {"via": "wg1", "table": 7}}}}),
+            "table 7",
+        ),
+        (
+            serde_json::json!({"groups": {"a": {"mark": "0x100", "route": {"via": "wg0", "gateway": "x"}}}}),
+            "\"x\"",
+        ),
+    ] {
+        t.config(&cfg);
+        let r = t.run(&["check"]);
+        let err =
+            String::from_utf8_lossy(&r.stderr).into_owned() + &String::from_utf8_lossy(&r.stdout);
+        assert!(!r.status.success(), "{cfg}: {err}");
+        assert!(err.contains(bad), "{cfg} must name {bad}: {err}");
+    }
+}
+
+/// The source commands default to the group `default` in text, in JSON and in the
+/// API alike (`--group '*'` / `group=*` for all), for every kind.
+#[cfg(feature = "api")]
+#[test]
+fn every_list_defaults_to_the_group_default() {
+    let t = TestDir::new();
+    t.config(&serde_json::json!({
+        "asns": ["1"], "fqdns": ["a.example"], "feeds": ["https://example.org/a.txt"],
+        "countries": ["NL"],
+        "groups": {"video": {"asns": ["2"], "fqdns": ["b.example"],
+                             "feeds": ["https://example.org/b.txt"], "countries": ["DE"]}}}));
+    let (_serve, addr) = t.spawn_listening(&["serve"]);
+    for (kind, key, default, other) in [
+        ("asn", "asns", "1", "2"),
+        ("fqdn", "fqdns", "a.example", "b.example"),
+        (
+            "feed",
+            "feeds",
+            "https://example.org/a.txt",
+            "https://example.org/b.txt",
+        ),
+        ("country", "countries", "NL", "DE"),
+    ] {
+        let text = ok(&t, &[kind, "list"]);
+        assert_eq!(text.lines().count(), 1, "{kind} list: {text}");
+        assert!(
+            text.starts_with(&format!("{default}\t")),
+            "{kind} list: {text}"
+        );
+        let json = ok(&t, &[kind, "list", "--json"]);
+        let (status, body) = http_get(addr, &format!("/{key}"));
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(json, body, "{kind} list --json against GET /{key}");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v[key], serde_json::json!([default]), "GET /{key}: {body}");
+        let all = ok(&t, &[kind, "list", "--json", "--group", "*"]);
+        let v: serde_json::Value = serde_json::from_str(&all).unwrap();
+        assert_eq!(v[key], serde_json::json!([default, other]), "{all}");
+        assert_eq!(ok(&t, &[kind, "list", "--group", "*"]).lines().count(), 2);
+    }
 }

@@ -58,7 +58,7 @@ fn slug(heading: &str) -> String {
 }
 
 /// The anchors a page offers: its headings' slugs (a repeated one gets `-1`, `-2`,
-/// as on GitHub) and `id="..."` of inline HTML.
+/// as on GitHub). Not `id="..."` of inline HTML: renderers that strip HTML drop it.
 fn anchors(text: &str) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
     let mut bases: Vec<String> = Vec::new();
@@ -79,13 +79,6 @@ fn anchors(text: &str) -> Vec<String> {
                 format!("{base}-{n}")
             });
             bases.push(base);
-        }
-        let mut rest = line;
-        while let Some(i) = rest.find("id=\"") {
-            rest = &rest[i + 4..];
-            if let Some(j) = rest.find('"') {
-                v.push(rest[..j].to_string());
-            }
         }
     }
     v
@@ -157,7 +150,7 @@ fn a_broken_link_or_anchor_is_found() {
     std::fs::write(
         &a,
         "[ok](b.md) [ok](b.md#the-b-page-part-1) [ok](b.md#two-1) [ok](#here)\n\
-         <a id=\"here\"></a>\n```\n[not a link](gone.md)\n```\n`[code](gone.md)`\n\
+         ## Here\n```\n[not a link](gone.md)\n```\n`[code](gone.md)`\n\
          [bad](missing.md) [bad](b.md#three) [bad](#nowhere)\n",
     )
     .unwrap();
@@ -201,4 +194,142 @@ fn the_docs_point_at_nothing_outside_the_repository() {
             );
         }
     }
+}
+
+/// The commands `--help` lists (the command table): lines of the "Commands:" block
+/// that start with two spaces and a lower-case name.
+fn commands() -> Vec<String> {
+    let out = std::process::Command::new(crate::common::bin())
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    let block = help.split("Commands:").nth(1).expect("a Commands: block");
+    let block = block.split("\n\n").next().unwrap_or_default();
+    block
+        .lines()
+        .filter_map(|l| l.strip_prefix("  "))
+        .filter(|l| l.starts_with(|c: char| c.is_ascii_lowercase()))
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn the_readme_command_table_lists_every_command() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let table = readme
+        .split("| command | what it does |")
+        .nth(1)
+        .expect("the README's command table");
+    // The first cell of each row, whose code spans name the commands.
+    let named: Vec<String> = table
+        .lines()
+        .skip(1)
+        .take_while(|l| l.starts_with('|'))
+        .flat_map(|l| {
+            let cell = l.split(" | ").next().unwrap_or_default();
+            let spans: Vec<String> = cell
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_string)
+                .collect();
+            spans
+        })
+        .flat_map(|span| {
+            span.split([',', ' '])
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let all = commands();
+    assert!(all.len() > 15, "{all:?}");
+    let missing: Vec<&String> = all.iter().filter(|c| !named.contains(c)).collect();
+    assert!(
+        missing.is_empty(),
+        "not in the README's command table: {missing:?}"
+    );
+}
+
+/// Anchors are headings only: an inline `<a id>` is dropped by renderers that strip
+/// HTML (and prefixed by GitHub's), so a link to one is broken for some readers.
+#[test]
+fn an_inline_html_anchor_is_not_a_link_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.md");
+    std::fs::write(&a, "* <a id=\"here\"></a>**Here**\n\n[bad](#here)\n").unwrap();
+    assert_eq!(broken(&a).len(), 1);
+}
+
+/// The number just before `marker` in `text`.
+fn number_before(text: &str, marker: &str) -> f64 {
+    let at = text.find(marker).unwrap_or_else(|| panic!("no {marker:?}"));
+    let digits: Vec<char> = text[..at]
+        .chars()
+        .rev()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    digits.iter().rev().collect::<String>().parse().unwrap()
+}
+
+/// The page sizes docs/api.md states (in whole KB) are those of
+/// `src/api/web/index.html` and its `.gz`.
+#[test]
+fn the_documented_page_size_is_current() {
+    let size = |f: &str| std::fs::metadata(root().join(f)).unwrap().len() as f64 / 1000.0;
+    let api = std::fs::read_to_string(root().join("docs/api.md")).unwrap();
+    for (marker, file) in [
+        (" KB as written", "src/api/web/index.html"),
+        (" KB compressed", "src/api/web/index.html.gz"),
+    ] {
+        let (stated, real) = (number_before(&api, marker), size(file));
+        assert!(
+            (stated - real).abs() <= 1.0,
+            "docs/api.md says {stated}{marker:?}, {file} is {real} KB"
+        );
+    }
+}
+
+/// `fuzz/` is a workspace of its own: its lock file is committed (else the next
+/// `cargo update` there pulls new versions that may break `clippy -D warnings`), and
+/// names the versions of the main lock for every package both use.
+#[test]
+fn the_fuzz_lock_file_is_committed_and_agrees() {
+    let read = |f: &str| std::fs::read_to_string(root().join(f)).unwrap_or_default();
+    let packages = |text: &str| -> Vec<(String, String)> {
+        text.split("[[package]]")
+            .filter_map(|p| {
+                let field = |k: &str| {
+                    p.lines()
+                        .find_map(|l| l.strip_prefix(&format!("{k} = \"")))
+                        .map(|v| v.trim_end_matches('"').to_string())
+                };
+                Some((field("name")?, field("version")?))
+            })
+            .collect()
+    };
+    let fuzz = packages(&read("fuzz/Cargo.lock"));
+    assert!(
+        fuzz.iter().any(|(n, _)| n == "libfuzzer-sys"),
+        "no fuzz/Cargo.lock"
+    );
+    let main = packages(&read("Cargo.lock"));
+    for (name, version) in &fuzz {
+        let in_main: Vec<&String> = main
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| v)
+            .collect();
+        assert!(
+            in_main.is_empty() || in_main.contains(&version),
+            "fuzz/Cargo.lock has {name} {version}, Cargo.lock {in_main:?}"
+        );
+    }
+    assert!(
+        !read("fuzz/.gitignore")
+            .lines()
+            .any(|l| l.trim() == "/Cargo.lock"),
+        "fuzz/.gitignore leaves out its lock file"
+    );
 }

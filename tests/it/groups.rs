@@ -190,7 +190,12 @@ fn two_groups_share_a_source_collected_once() {
     let s = t.spawn_listening(&["serve"]);
     let (status, body) = http_get(s.1, "/addresses?group=video");
     assert_eq!((status, body.as_str()), (200, video.as_str()));
+    // `default` unless named, as `asn list` and `export`; `*` for every group.
     let (status, body) = http_get(s.1, "/asns");
+    assert_eq!(status, 200);
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["asns"], json!(["62041"]));
+    let (status, body) = http_get(s.1, "/asns?group=*");
     assert_eq!(status, 200);
     let v: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(v["asns"], json!(["62041", "2906"]));

@@ -8,6 +8,10 @@ mod answer_budget;
 mod api;
 #[cfg(feature = "collect")]
 mod asn_upstreams;
+#[cfg(all(feature = "collect", feature = "bgp", target_os = "linux"))]
+mod bgp;
+#[cfg(all(feature = "collect", feature = "bgp", target_os = "linux"))]
+mod bgp_formats;
 #[cfg(feature = "api")]
 mod body_limits;
 #[cfg(all(feature = "api", unix))]
@@ -36,6 +40,8 @@ mod formats_real;
 mod formats_stacks;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod group_marks;
+#[cfg(all(feature = "api", feature = "routes", target_os = "linux"))]
+mod group_routes;
 #[cfg(all(feature = "api", feature = "collect"))]
 mod groups;
 mod healthcheck;
@@ -58,18 +64,26 @@ mod luci_plugin;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci_plugin_run;
 #[cfg(all(feature = "api", feature = "collect", unix))]
+mod luci_services;
+#[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci_settings;
 #[cfg(feature = "inspect")]
 mod migrate;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod netlink;
+#[cfg(all(feature = "api", feature = "collect", target_os = "linux"))]
+mod new_user;
 mod openwrt;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod openwrt_boot;
+#[cfg(unix)]
+mod openwrt_routes;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod openwrt_run;
 #[cfg(unix)]
 mod packaging;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+mod read_only;
 #[cfg(all(feature = "collect", target_os = "linux"))]
 mod redirects;
 #[cfg(unix)]
@@ -77,6 +91,8 @@ mod release;
 mod review;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod service_user;
+#[cfg(all(feature = "api", feature = "collect", feature = "inspect"))]
+mod services;
 mod snapshot;
 mod storage;
 mod systemd;

@@ -244,6 +244,16 @@ fn version_2_database_migrates_with_every_answer_unchanged() {
     assert_eq!(rows.len(), 50_000);
     assert_eq!(changes.len(), 10_000);
     let v2_size = std::fs::metadata(&db).unwrap().len();
+    // A command that only reads never migrates (it may run where nothing can be
+    // written): it names the database and what migrates it ...
+    let o = t.run(&["export"]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("schema version 2 needs migrating"),
+        "{o:?}"
+    );
+    // ... which is the first open of a writing command (`run`, the daemon, `serve`).
+    drop(ripe_cidr_collector::db::open(&t.paths()).unwrap());
     let got = answers(&bin(), t.path());
     let c = Connection::open(&db).unwrap();
     let version: i64 = c

@@ -472,3 +472,43 @@ fn uclient_fetch_is_not_redirected_to_internal_addresses() {
         "{status}"
     );
 }
+
+/// A failed fetch names the server it failed at (the configured URL's host and port,
+/// never a host an answer named), for the ASN upstream, the DoH resolver and a feed.
+#[test]
+fn fetch_failures_name_the_server() {
+    let closed = free_port();
+    let broken = FakeServer::start(|_| {
+        let mut r = Reply::json(200, "[]");
+        r.headers.push(("Content-Length".into(), "<script>".into()));
+        r
+    });
+    let broken_host = broken
+        .url("/")
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    let t = TestDir::new();
+    t.config(&json!({
+        "asns": ["64500"],
+        "fqdns": ["x.example"],
+        "feeds": [broken.url("/feed.txt")],
+        "ripe": {"url": format!("http://127.0.0.1:{closed}/data.json"), "retries": 0},
+        "dns": {"resolver": "doh", "doh_url": broken.url("/dns-query")},
+    }));
+    let out = t.run(&["run"]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let status = std::fs::read_to_string(t.file("status.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&status).unwrap();
+    let failure = |s: &str| v["failures"][s].as_str().unwrap_or_default().to_string();
+    let asn = failure("AS64500");
+    assert!(asn.contains(&format!("127.0.0.1:{closed}: ")), "{asn}");
+    for source in ["x.example".to_string(), broken.url("/feed.txt")] {
+        let text = failure(&source);
+        assert!(
+            text.contains(&format!("{broken_host}: ")),
+            "{source}: {text}"
+        );
+        assert!(!text.contains("<script"), "{source}: {text}");
+    }
+}

@@ -411,3 +411,98 @@ fn screenshots() {
     std::fs::write(format!("{dir}/screenshot-phone.png"), phone).unwrap();
     assert_eq!(b.errors, Vec::<String>::new());
 }
+
+/// The catalog per group (issue 40): a service's title, what it brings and a button
+/// that routes it; a title written as markup in a catalog file is shown as text.
+#[test]
+fn page_lists_the_catalog_per_group_and_adds_a_service() {
+    let Some(mut b) = browser() else { return };
+    let site = site(&["62041"], &[]);
+    let evil = "<img src=x onerror=window.__xss=1>";
+    let catalog = json!({"services": [
+        {"name": "chat", "title": evil, "about": "<b>bold</b>",
+         "asns": [{"asn": "64501", "holder": "X"}], "feeds": [], "domains": ["chat.example.test"],
+         "sources": ["https://example.org/"], "reviewed": "2026-12-01"},
+        {"name": "video", "title": "Video", "asns": [{"asn": "64502", "holder": "Y"}],
+         "feeds": [], "domains": [], "sources": ["https://example.org/"], "reviewed": "2026-12-01"}
+    ]});
+    std::fs::write(site.t.file("services.json"), catalog.to_string()).unwrap();
+    let (_serve, addr) = site.t.spawn_listening(&["serve"]);
+    open_page(&mut b, addr);
+    let row = "section.group[data-group=\"default\"] tr[data-service=\"chat\"]";
+    assert!(b.wait_for(
+        &format!("!!document.querySelector('{row}')"),
+        Duration::from_secs(10)
+    ));
+    let shown = text(&mut b, row);
+    assert!(
+        shown.contains(evil) && shown.contains("<b>bold</b>"),
+        "{shown}"
+    );
+    assert!(shown.contains("1 ASN, 1 host name"), "{shown}");
+    assert_eq!(
+        b.eval("document.querySelectorAll('#groups img, #groups b b').length"),
+        json!(0)
+    );
+    b.eval(&format!(
+        "document.querySelector('{row} button').click(); true"
+    ));
+    let added = "section.group[data-group=\"default\"] tr[data-source=\"64501\"]";
+    assert!(
+        b.wait_for(
+            &format!("!!document.querySelector('{added}')"),
+            Duration::from_secs(10)
+        ),
+        "{}",
+        text(&mut b, "body")
+    );
+    assert!(text(&mut b, added).contains(&format!("from {evil}")));
+    assert!(text(&mut b, row).contains("Remove"));
+    let (_, body) = http_get(addr, "/services");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["services"][0]["groups"], json!(["default"]), "{body}");
+    assert_eq!(b.eval("window.__xss === undefined"), json!(true));
+    assert_eq!(b.errors, Vec::<String>::new());
+}
+
+/// The changes of every group, not only `default`; an error older than the last
+/// success is not shown as current; the last run's numbers say what they count.
+#[test]
+fn page_shows_every_groups_changes_and_a_past_error_as_past() {
+    let Some(mut b) = browser() else { return };
+    let site = site(&["62041", "64496"], &[]);
+    let mut cfg: Value =
+        serde_json::from_slice(&std::fs::read(site.t.file("config.json")).unwrap()).unwrap();
+    cfg["asns"] = json!(["62041"]);
+    cfg["groups"] = json!({"video": {"asns": ["64496"]}});
+    site.t.config(&cfg);
+    let status = site.t.file("status.json");
+    let mut st: Value = serde_json::from_slice(&std::fs::read(&status).unwrap()).unwrap();
+    assert!(st["last_success"].is_string(), "{st}");
+    st["last_error"] = json!("2020-01-01T00:00:00Z: collection failed: an old problem");
+    st["last_run_started"] = st["last_success"].clone();
+    st["last_run_finished"] = st["last_success"].clone();
+    st["last_run_added"] = json!(5);
+    st["last_run_removed"] = json!(0);
+    std::fs::write(&status, st.to_string()).unwrap();
+    let (_serve, addr) = site.t.spawn_listening(&["serve"]);
+    open_page(&mut b, addr);
+    assert!(
+        b.wait_for(
+            "document.querySelector('#changes-list').textContent.includes('198.51.100.0/24')",
+            Duration::from_secs(10)
+        ),
+        "AS64496 (group video) missing: {}",
+        text(&mut b, "#changes-list")
+    );
+    let facts = text(&mut b, "#facts");
+    assert!(facts.contains("5 values added, 0 removed"), "{facts}");
+    assert!(facts.contains("an old problem"), "{facts}");
+    let red =
+        b.eval("[...document.querySelectorAll('#facts .bad')].map(e => e.textContent).join('|')");
+    assert!(
+        !red.as_str().unwrap_or_default().contains("old problem"),
+        "{red}"
+    );
+    assert_eq!(b.errors, Vec::<String>::new());
+}

@@ -28,6 +28,7 @@ pub(crate) const ADDRESS_PARAMS: &[&str] = &[
     "group",
     "via",
     "comment",
+    "community",
     "page",
 ];
 
@@ -63,6 +64,7 @@ pub(super) fn listing_options(
             "details" => details = parse_bool(&k, &v)?,
             "via" => o.via = Some(v),
             "comment" => o.comment = Some(v),
+            "community" => o.community = Some(word(&k, &v)?),
             "page" => page = Some(parse_page(&v)?),
             // parse_query let only ADDRESS_PARAMS through.
             _ => {}
@@ -168,6 +170,9 @@ fn listing(
     let selection = cfg
         .selection(&opts.group)
         .map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let mut with_group = opts.clone();
+    cfg.bgp_defaults(&mut with_group);
+    let opts = &with_group;
     let (path, query) = super::split_target(target);
     let kept: Vec<&str> = (query.unwrap_or("").split('&'))
         .filter(|p| !p.starts_with("page="))
@@ -185,8 +190,14 @@ fn listing(
         let estimate = listing_estimate(rows, opts.format, details);
         ctx.answers.render(estimate, key, || match details {
             // Capped: a details listing of 400,000 values would be 57 MB.
-            true => crate::inspect::details::render(db, &selection, opts, Some(DETAILS_MAX))
-                .map_err(ApiError::from),
+            true => crate::inspect::details::render(
+                db,
+                &selection,
+                opts,
+                Some(DETAILS_MAX),
+                &cfg.provenance(),
+            )
+            .map_err(ApiError::from),
             false => crate::listing::render_selection(db, &selection, opts).map_err(ApiError::from),
         })
     })

@@ -49,8 +49,9 @@ pub(super) fn changes(q: &ChangesQuery, target: &str, ctx: &Context) -> Result<R
     }
     // `default` unless another group (or `*`) is named, as for `/addresses`.
     let g = q.group.as_deref().unwrap_or(crate::format::DEFAULT_GROUP);
-    let selection = ctx
-        .config()?
+    let cfg = ctx.config()?;
+    let prov = cfg.provenance();
+    let selection = cfg
         .selection(g)
         .map_err(|e| ApiError::BadRequest(format!("group: {e}")))?;
     // At most `MAX_ROWS` rows of about 125 bytes: reserved before, held after.
@@ -58,7 +59,8 @@ pub(super) fn changes(q: &ChangesQuery, target: &str, ctx: &Context) -> Result<R
     // The target names the query; the key adds config.json's state (the selection).
     let key = super::files::answer_key(ctx, target);
     let held = ctx.answers.render(estimate, key, || {
-        let render = |db: &_| changes::render(db, &q.since, q.filter, Some(&selection), true);
+        let render =
+            |db: &_| changes::render(db, &q.since, q.filter, Some(&selection), &prov, true);
         ctx.db.with(render).map_err(ApiError::from)
     })?;
     Ok(Reply::held(held))

@@ -53,7 +53,7 @@ impl FileKey {
     }
 }
 
-/// `what` with the state of the database and `config.json`, to share an answer
+/// `what` with the state of the database, `config.json` and `services.json`, to share an answer
 /// between clients while neither changes; `None` while the database has not settled.
 ///
 /// `what` is the request target (or another text that fully names the answer), and
@@ -68,6 +68,12 @@ pub(super) fn answer_key(ctx: &super::Context, what: &str) -> Option<String> {
     push_stat(&mut key, files.wal.as_ref());
     key.push_str(" config ");
     push_stat(&mut key, stat(&ctx.paths.config()).as_ref());
+    // The catalog decides what a group's services bring.
+    key.push_str(" catalog ");
+    push_stat(
+        &mut key,
+        stat(&ctx.paths.data_dir.join("services.json")).as_ref(),
+    );
     Some(key)
 }
 

@@ -59,7 +59,9 @@ pub(super) fn health(ctx: &Context) -> Result<Reply, ApiError> {
 }
 
 /// What `config.json` at the time of its file `Stat` gave: its problem, if any.
-type ConfigSeen = (PathBuf, Stat, Option<String>);
+/// The catalog file's `Stat` beside it: a broken `services.json` breaks the
+/// configuration too.
+type ConfigSeen = (PathBuf, (Stat, Option<Stat>), Option<String>);
 
 /// The last verdict on `config.json` kept.
 static CONFIG_SEEN: Mutex<Option<ConfigSeen>> = Mutex::new(None);
@@ -69,7 +71,8 @@ static CONFIG_SEEN: Mutex<Option<ConfigSeen>> = Mutex::new(None);
 /// a large configuration takes a while to check, and monitors ask often.
 fn config_problem(paths: &Paths) -> Option<String> {
     let path = paths.config();
-    let key = stat(&path);
+    let catalog = stat(&paths.data_dir.join("services.json"));
+    let key = stat(&path).map(|k| (k, catalog));
     if let Some(key) = &key {
         let seen = CONFIG_SEEN.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some((p, k, problem)) = seen.as_ref() {
@@ -79,7 +82,8 @@ fn config_problem(paths: &Paths) -> Option<String> {
         }
     }
     let problem = config::load(&path).err().map(|e| e.to_string());
-    let quiet = key.filter(|k| k.3.elapsed().is_ok_and(|d| d >= QUIET));
+    let settled = |s: &Stat| s.3.elapsed().is_ok_and(|d| d >= QUIET);
+    let quiet = key.filter(|(k, c)| settled(k) && c.as_ref().is_none_or(settled));
     *CONFIG_SEEN.lock().unwrap_or_else(PoisonError::into_inner) =
         quiet.map(|k| (path, k, problem.clone()));
     problem

@@ -11,6 +11,7 @@ mod files;
 mod health;
 mod lookup;
 mod page;
+mod services;
 mod sources;
 mod status;
 #[cfg(test)]
@@ -206,6 +207,8 @@ enum Route {
     Source(Kind, String),
     Confirm,
     Groups,
+    Services,
+    Service(String),
 }
 
 /// Answers one request with its `body`. Never panics and never fails: errors become
@@ -253,6 +256,8 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         ["feeds"] => (Route::Sources(Kind::Feed), "GET, HEAD, POST"),
         ["countries"] => (Route::Sources(Kind::Country), "GET, HEAD, POST"),
         ["groups"] => (Route::Groups, "GET, HEAD"),
+        ["services"] => (Route::Services, "GET, HEAD, POST"),
+        ["services", s] if !s.is_empty() => (Route::Service(s.to_string()), "DELETE"),
         ["asns", s] if !s.is_empty() => (Route::Source(Kind::Asn, s.to_string()), "DELETE"),
         ["fqdns", s] if !s.is_empty() => (Route::Source(Kind::Fqdn, s.to_string()), "DELETE"),
         ["feeds", s] if !s.is_empty() => (Route::Source(Kind::Feed, s.to_string()), "DELETE"),
@@ -261,7 +266,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         }
         _ => {
             return Err(ApiError::NotFound(format!(
-            "no such path {}; the API has /, /status, /addresses, /health, /lookup, /explain, /changes, /confirm, /asns, /fqdns, /feeds, /countries and /groups",
+            "no such path {}; the API has /, /status, /addresses, /health, /lookup, /explain, /changes, /confirm, /asns, /fqdns, /feeds, /countries, /groups and /services",
             quoted(path)
         )))
         }
@@ -338,6 +343,29 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
                 }
             }
             remove(kind, &source, purge, group.as_deref(), ctx)
+        }
+        (Route::Services, _) if read_only => {
+            parse_query(query, &[])?;
+            let _p = permit();
+            services::list(ctx)
+        }
+        (Route::Services, "POST") => {
+            let _p = permit();
+            authorize(req, ctx)?;
+            let group = group_param(parse_query(query, &["group"])?);
+            services::add(body, group.as_deref(), ctx)
+        }
+        (Route::Service(name), "DELETE") => {
+            let _p = permit();
+            authorize(req, ctx)?;
+            let (mut purge, mut group) = (false, None);
+            for (k, v) in parse_query(query, &["purge", "group"])? {
+                match k.as_str() {
+                    "group" => group = Some(v),
+                    _ => purge = parse_bool(&k, &v)?,
+                }
+            }
+            services::remove(&name, purge, group.as_deref(), ctx)
         }
         (Route::Confirm, "POST") => {
             let _p = permit();

@@ -110,7 +110,10 @@ fn source_from_body(kind: Kind, body: &[u8]) -> Result<(String, Option<String>),
 
 /// The group a source route changes: from the body or `?group=` (not both, unless
 /// equal), `default` when neither names one; `*` is refused (a change needs one group).
-fn one_group(from_body: Option<String>, from_query: Option<&str>) -> Result<String, ApiError> {
+pub(super) fn one_group(
+    from_body: Option<String>,
+    from_query: Option<&str>,
+) -> Result<String, ApiError> {
     let g = match (from_body, from_query) {
         (Some(b), Some(q)) if b != q => {
             return Err(ApiError::BadRequest(format!(

@@ -45,7 +45,7 @@ fn routing_and_methods() {
         v["error"]
             .as_str()
             .unwrap()
-            .contains("/feeds, /countries and /groups"),
+            .contains("/feeds, /countries, /groups and /services"),
         "{v}"
     );
     assert_eq!(call(&t, "GET", "/", "").0.status, 200);

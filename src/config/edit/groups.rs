@@ -6,90 +6,12 @@ use std::path::Path;
 use ipnet::IpNet;
 
 use super::{group_object, unknown, update};
-use crate::config::{parse_exclusion, ConfigError, Mark};
+use crate::config::{parse_exclusion, ConfigError};
 use crate::format::DEFAULT_GROUP;
 use crate::util::json::{Map, Value};
 
-/// What [`add_group`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct GroupAdded {
-    /// The group is new.
-    pub created: bool,
-    /// The file changed (a new group, or a new mark on an existing one).
-    pub changed: bool,
-}
-
-fn invalid(path: &Path, key: &str, message: String) -> ConfigError {
-    ConfigError::Invalid {
-        path: path.into(),
-        key: key.into(),
-        message,
-    }
-}
-
-/// Sets `mark` and `mark_mask` of a group object (`mark_mask` left out for all bits).
-fn set_mark(obj: &mut Map, mark: Mark) {
-    obj.insert("mark", Value::String(format!("{:#x}", mark.value)));
-    if mark.mask == u32::MAX {
-        obj.remove("mark_mask");
-    } else {
-        obj.insert("mark_mask", Value::String(format!("{:#x}", mark.mask)));
-    }
-}
-
-/// Adds the group `name` (with `mark`, if given) to the configuration at `path`; for
-/// a group that exists, sets its mark when one is given. The name is checked by the
-/// rewrite's validation (`default` and bad names are refused, nothing written).
-pub fn add_group(path: &Path, name: &str, mark: Option<Mark>) -> Result<GroupAdded, ConfigError> {
-    if name == DEFAULT_GROUP {
-        return Err(invalid(
-            path,
-            "groups",
-            "the group \"default\" always exists: its sources are the top-level ones".into(),
-        ));
-    }
-    update(path, |root, before| {
-        let existing = before.group(name);
-        let created = existing.is_none();
-        let changed = created || mark.is_some_and(|m| existing.and_then(|g| g.mark) != Some(m));
-        if changed {
-            let groups = root.get_or_insert_with("groups", || Value::Object(Map::new()));
-            if !matches!(groups, Value::Object(_)) {
-                *groups = Value::Object(Map::new());
-            }
-            let obj = groups
-                .as_object_mut()
-                .expect("made an object above")
-                .get_or_insert_with(name, || Value::Object(Map::new()))
-                .as_object_mut()
-                .expect("a configured group is an object");
-            if let Some(m) = mark {
-                set_mark(obj, m);
-            }
-        }
-        Ok((GroupAdded { created, changed }, changed))
-    })
-}
-
-/// Takes the group `name` out of the configuration at `path`; its sources' values
-/// then age out unless another group names them. An output that names the group makes
-/// the rewrite invalid: refused, naming the output, and nothing is written.
-pub fn remove_group(path: &Path, name: &str) -> Result<(), ConfigError> {
-    if name == DEFAULT_GROUP {
-        return Err(invalid(
-            path,
-            "groups",
-            "the group \"default\" cannot be removed (remove its sources instead)".into(),
-        ));
-    }
-    update(path, |root, before| {
-        before.group(name).ok_or_else(|| unknown(before, name))?;
-        if let Some(Value::Object(groups)) = root.get_mut("groups") {
-            groups.remove(name);
-        }
-        Ok(((), true))
-    })
-}
+mod add;
+pub use add::{add_group, remove_group, set_route_table, GroupAdded, GroupRemoved, NewGroup};
 
 /// The `exclude` list of `group` (the top level's for `default`, which applies to
 /// every group), created if missing.

@@ -112,6 +112,8 @@ pub(super) fn output(
         dns_sets: None,
         kernel_timeout: None,
         max_kernel_mib: None,
+        has_sources: false,
+        routes: Vec::new(),
         selection: crate::config::Selection::default(),
         mark: None,
     })

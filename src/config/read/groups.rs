@@ -5,6 +5,7 @@ use crate::util::json::{Map, Value};
 use ipnet::IpNet;
 
 use super::{short, Reader};
+use crate::catalog::Catalog;
 use crate::config::{Config, ConfigError, Group, Mark};
 use crate::format::{check_group_name, DEFAULT_GROUP};
 use crate::source::Kind;
@@ -14,8 +15,11 @@ const GROUP_KEYS: &[&str] = &[
     "exclude",
     "mark",
     "mark_mask",
+    "route",
     "allow_single_label",
     "allow_special",
+    "bgp_community",
+    "services",
 ];
 
 impl Reader<'_> {
@@ -51,13 +55,19 @@ impl Reader<'_> {
         default.exclude = Vec::new();
         default.allow_special = self.flag(root, "", "allow_special")?;
         default.allow_single_label = self.single_label(root, "")?;
+        default.bgp_community = self.word(root, "", "bgp_community")?;
+        self.services(root, "", &c.catalog, &mut default)?;
         let mut groups = vec![default];
         match root.get("groups") {
             None | Some(Value::Null) => {}
             Some(Value::Object(o)) => {
                 // `read_value` sorted the keys: groups are sorted by name.
                 for (name, v) in o {
-                    groups.push(self.group(name, v)?);
+                    let mut g = self.group(name, v)?;
+                    let prefix = format!("groups.{name}.");
+                    let o = v.as_object().expect("group() checked it is an object");
+                    self.services(o, &prefix, &c.catalog, &mut g)?;
+                    groups.push(g);
                 }
             }
             Some(v) => {
@@ -75,6 +85,7 @@ impl Reader<'_> {
             }
         }
         self.special_agreed(&groups)?;
+        self.routes_agree(&groups)?;
         for kind in Kind::ALL {
             let all: Vec<&String> = groups.iter().flat_map(|g| g.sources(kind)).collect();
             let repeated = crate::util::repeats(&all);
@@ -140,9 +151,58 @@ impl Reader<'_> {
         }
         g.exclude = self.exclusions(o, &prefix, &format!("group {name}"))?;
         g.mark = self.mark(o, &prefix)?;
+        g.route = self.route(o, &prefix)?;
         g.allow_special = self.flag(o, &prefix, "allow_special")?;
         g.allow_single_label = self.single_label(o, &prefix)?;
+        g.bgp_community = self.word(o, &prefix, "bgp_community")?;
         Ok(g)
+    }
+
+    /// `catalog.path`: the catalog file that replaces the built-in one (relative to
+    /// the configuration's directory), else `services.json` there when present.
+    pub(super) fn catalog(&mut self, root: &Map, c: &mut Config) -> Result<(), ConfigError> {
+        let named = match self.section(root, "catalog", &["path"])? {
+            Some(o) => self.string(o, "catalog.", "path")?,
+            None => None,
+        };
+        let catalog = Catalog::load(self.path, named.as_deref())
+            .map_err(|(path, message)| ConfigError::Catalog { path, message })?;
+        c.catalog = catalog;
+        Ok(())
+    }
+
+    /// `services` of `o`: catalog names, each bringing its sources into `g`.
+    fn services(
+        &mut self,
+        o: &Map,
+        prefix: &str,
+        catalog: &Catalog,
+        g: &mut Group,
+    ) -> Result<(), ConfigError> {
+        let key = format!("{prefix}services");
+        let list = match o.get("services") {
+            None | Some(Value::Null) => return Ok(()),
+            Some(Value::Array(a)) => a,
+            Some(v) => return Err(self.err(&key, format!("expected a list, got {}", short(v)))),
+        };
+        for (i, v) in list.iter().enumerate() {
+            let item = format!("{key}[{i}]");
+            let name = v.as_str().ok_or_else(|| {
+                self.err(&item, format!("expected a service name, got {}", short(v)))
+            })?;
+            let service = catalog
+                .get(name)
+                .ok_or_else(|| self.err(&item, catalog.unknown(name)))?;
+            if g.services.iter().any(|s| s == name) {
+                self.warnings.push(format!(
+                    "{item}: service {name} is listed twice; brought once"
+                ));
+                continue;
+            }
+            g.services.push(name.to_string());
+            g.bring(service);
+        }
+        Ok(())
     }
 
     /// `allow_single_label` of `o`: true or false (default).

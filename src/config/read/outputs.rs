@@ -75,6 +75,8 @@ impl Reader<'_> {
             dns_sets: None,
             kernel_timeout: None,
             max_kernel_mib: None,
+            has_sources: false,
+            routes: Vec::new(),
         })
     }
 

@@ -94,3 +94,54 @@ fn schedule_changes_keep_the_full_run_rhythm() {
     sim.collected(report(vec![ok("62041", 0)]));
     assert_eq!(sim.next_job(3600), Some((1200, vec![Action::CollectAll])));
 }
+
+/// A changed catalog (`services.json`) with the same `config.json`: parsed again,
+/// so that a service's new sources (or a broken catalog) take effect.
+#[test]
+fn a_changed_catalog_reads_the_same_config_again() {
+    let mut sim = Sim::new(None);
+    let text = config_json(&["62041"], HOURLY);
+    sim.config(&text);
+    sim.now += CONFIG_CHECK;
+    assert_eq!(
+        sim.read(ConfigRead::Text(text.clone())),
+        [],
+        "the same text: nothing"
+    );
+    sim.s.catalog_changed();
+    sim.now += CONFIG_CHECK;
+    assert_eq!(sim.read(ConfigRead::Text(text)), [Action::WriteStatus]);
+}
+
+#[test]
+fn a_changed_upstream_setting_tries_the_failed_sources_again() {
+    let mut sim = Sim::start(&config_json(&["62041", "64503", "nx.example"], HOURLY));
+    sim.settle(vec![
+        ok("62041", 0),
+        failed("64503", SourceError::Http { status: 404 }),
+        failed("nx.example", SourceError::NxDomain),
+    ]);
+    // A setting that fetches nothing differently changes nothing.
+    let ttl = format!("{HOURLY}, \"ttl_days\": 3");
+    sim.at(100)
+        .config(&config_json(&["62041", "64503", "nx.example"], &ttl));
+    assert_eq!(sim.next_job(200), None);
+    // The resolver fixed: the failed sources (not the one that answered) are due now,
+    // not at the next full run.
+    let dns = format!("{ttl}, \"dns\": {{\"resolver\": \"doh\"}}");
+    sim.at(300)
+        .config(&config_json(&["62041", "64503", "nx.example"], &dns));
+    assert_eq!(
+        sim.next_job(400),
+        Some((301, only(&["64503", "nx.example"])))
+    );
+    sim.collected(report(vec![
+        ok("64503", 1),
+        failed("nx.example", SourceError::NxDomain),
+    ]));
+    // `ripe.url` too.
+    let ripe = format!("{dns}, \"ripe\": {{\"url\": \"http://127.0.0.1:1/x\"}}");
+    sim.at(500)
+        .config(&config_json(&["62041", "64503", "nx.example"], &ripe));
+    assert_eq!(sim.next_job(600), Some((501, only(&["nx.example"]))));
+}

@@ -19,6 +19,7 @@ use super::{
 
 const NFT_MSG_NEWCHAIN: u16 = 3;
 const NFT_MSG_GETCHAIN: u16 = 4;
+const NFT_MSG_DELCHAIN: u16 = 5;
 const NFT_MSG_NEWRULE: u16 = 6;
 const NFT_MSG_GETRULE: u16 = 7;
 const NFT_MSG_DELRULE: u16 = 8;
@@ -120,6 +121,14 @@ impl Batch {
         self.unnest(hook_at);
         self.u32_attr(NFTA_CHAIN_POLICY, NF_ACCEPT);
         self.string(NFTA_CHAIN_TYPE, chain_type);
+        self.close(at);
+    }
+
+    /// DELCHAIN: deletes the chain with its rules (a removed group's mark chain).
+    pub fn del_chain(&mut self, table: &str, chain: &str, n: usize) {
+        let at = self.message_flags(NFT_MSG_DELCHAIN, 0, Step::Chain(n));
+        self.string(NFTA_CHAIN_TABLE, table);
+        self.string(NFTA_CHAIN_NAME, chain);
         self.close(at);
     }
 

@@ -32,6 +32,29 @@ var callRemove = rpc.declare({
 	reject: true
 });
 
+var callServices = rpc.declare({
+	object: 'luci.ripe-cidr-collector',
+	method: 'services',
+	expect: { '': {} },
+	reject: true
+});
+
+var callServiceAdd = rpc.declare({
+	object: 'luci.ripe-cidr-collector',
+	method: 'service_add',
+	params: [ 'service', 'group' ],
+	expect: { '': {} },
+	reject: true
+});
+
+var callServiceRemove = rpc.declare({
+	object: 'luci.ripe-cidr-collector',
+	method: 'service_remove',
+	params: [ 'service', 'group', 'purge' ],
+	expect: { '': {} },
+	reject: true
+});
+
 var KINDS = {
 	asn: [ _('ASN'), 'AS62041' ],
 	fqdn: [ _('Host name'), 'example.com' ],
@@ -48,6 +71,23 @@ function shown(kind, source) {
 	return kind === 'asn' ? 'AS' + source : source;
 }
 
+// What a catalog service brings, counted.
+function brings(s) {
+	var out = [];
+	if (s.asns.length)
+		out.push(_('ASNs: %d').format(s.asns.length));
+	if (s.feeds.length)
+		out.push(_('address lists: %d').format(s.feeds.length));
+	if (s.domains.length)
+		out.push(_('host names: %d').format(s.domains.length));
+	return out.join(', ');
+}
+
+// Both answers the view shows: the status (sources per group) and the catalog.
+function loadAll() {
+	return Promise.all([ callStatus().catch(failed), callServices().catch(failed) ]);
+}
+
 // Shows the plugin's answer; true when the change was made.
 function report(res, done) {
 	if (res && res.error) {
@@ -60,21 +100,63 @@ function report(res, done) {
 
 return view.extend({
 	load: function() {
-		return callStatus().catch(failed);
+		return loadAll();
 	},
 
 	rerender: function() {
-		return callStatus().catch(failed).then(L.bind(function(st) {
+		return loadAll().then(L.bind(function(st) {
 			var fresh = this.sections(st);
 			this.box.replaceWith(fresh);
 			this.box = fresh;
 		}, this));
 	},
 
-	sourceRow: function(s, group) {
+	// One service of the catalog in a group: its title, what it brings, and Add or
+	// Remove. Every text in an array (a catalog file is data, never markup).
+	serviceRow: function(s, group) {
+		var on = (s.groups || []).indexOf(group) >= 0;
+		return E('tr', { 'class': 'tr', 'data-service': s.name }, [
+			E('td', { 'class': 'td', 'data-title': _('Service') }, [
+				E('strong', {}, [ s.title ]), E('br'), E('small', {}, [ s.about || '' ])
+			]),
+			E('td', { 'class': 'td', 'data-title': _('Brings') }, [ brings(s) ]),
+			E('td', { 'class': 'td cbi-section-actions' }, [
+				E('button', {
+					'class': on ? 'btn cbi-button cbi-button-remove' : 'btn cbi-button cbi-button-add',
+					'click': L.bind(function() {
+						var call = on ? callServiceRemove(s.name, group, false) : callServiceAdd(s.name, group);
+						var done = on ? _('%s removed; its values age out.') : _('%s added; the daemon collects it within seconds.');
+						return call.catch(failed).then(L.bind(function(res) {
+							if (report(res, done.format(s.title)))
+								return this.rerender();
+						}, this));
+					}, this)
+				}, [ on ? _('Remove') : _('Add') ])
+			])
+		]);
+	},
+
+	serviceTable: function(catalog, group) {
+		if (!catalog.length)
+			return '';
+		return E('div', { 'class': 'rcc-services', 'data-group': group }, [
+			E('h4', {}, [ _('Services') ]),
+			E('div', { 'class': 'cbi-section-descr' }, [ _('Route a service by its name: the catalog brings its ASNs, its own address lists and its host names into this group.') ]),
+			E('table', { 'class': 'table' }, catalog.map(L.bind(function(s) { return this.serviceRow(s, group); }, this)))
+		]);
+	},
+
+	sourceRow: function(s, group, catalog) {
+		var titles = (s.services || []).map(function(n) {
+			var c = catalog.filter(function(x) { return x.name === n; })[0];
+			return c ? c.title : n;
+		});
 		return E('tr', { 'class': 'tr', 'data-source': s.source }, [
 			E('td', { 'class': 'td', 'data-title': _('Kind') }, [ (KINDS[s.kind] || [ s.kind ])[0] ]),
-			E('td', { 'class': 'td', 'data-title': _('Source') }, [ shown(s.kind, s.source) ]),
+			E('td', { 'class': 'td', 'data-title': _('Source') }, [
+				shown(s.kind, s.source),
+				titles.length ? E('small', { 'class': 'rcc-from' }, [ ' ' + _('from %s').format(titles.join(', ')) ]) : ''
+			]),
 			E('td', { 'class': 'td', 'data-title': _('Values') }, [ String(s.values) ]),
 			E('td', { 'class': 'td cbi-section-actions' }, [
 				E('button', {
@@ -114,7 +196,8 @@ return view.extend({
 		]);
 	},
 
-	sections: function(st) {
+	sections: function(both) {
+		var st = both[0] || {}, catalog = (both[1] || {}).services || [];
 		var o = st.overview || {};
 		var groups = o.groups || [];
 		var kinds = Object.keys(o.counts || { asn: 0, fqdn: 0 }).filter(function(k) { return KINDS[k]; });
@@ -122,9 +205,10 @@ return view.extend({
 			return E('div', { 'class': 'alert-message warning' }, [ e ]);
 		});
 		return E('div', { 'id': 'rcc-sources' }, errors.concat(groups.map(L.bind(function(g) {
-			var rows = g.sources.map(L.bind(function(s) { return this.sourceRow(s, g.name); }, this));
+			var rows = g.sources.map(L.bind(function(s) { return this.sourceRow(s, g.name, catalog); }, this));
 			return E('div', { 'class': 'cbi-section', 'data-group': g.name }, [
 				E('h3', {}, [ groups.length > 1 ? _('Group %s').format(g.name === 'default' ? _('default') : g.name) : _('Sources') ]),
+				this.serviceTable(catalog, g.name),
 				E('table', { 'class': 'table' }, [
 					E('tr', { 'class': 'tr table-titles' }, [
 						E('th', { 'class': 'th' }, [ _('Kind') ]),
