@@ -93,7 +93,9 @@ fn main() {
         let mut d = db::open(&paths).unwrap();
         let gate = Gate {
             max_shrink_percent: 30,
+            max_growth_percent: 100,
             confirm_after: 6 * 3600,
+            reference: 7 * 86_400,
         };
         for (now, times) in [
             (1_800_000_000, &mut gated_empty),

@@ -45,6 +45,8 @@ pub struct SourceLine {
     /// Its last fetches, oldest first (at most 30; left out when there are none, and
     /// beyond [`MAX_HISTORY`] rows in one overview).
     pub history: Vec<Fetch>,
+    /// An ASN's holder (RIPEstat `as-overview`); left out while unknown.
+    pub holder: Option<String>,
     /// The catalog services that brought it (left out when none did).
     pub services: Box<[String]>,
 }
@@ -54,7 +56,8 @@ pub struct SourceLine {
 pub const MAX_HISTORY: usize = 6_000;
 
 /// A fetch as JSON: `{"time", "upstream", "values", "stored", "added", "removed",
-/// "state"[, "confirmed_by"][, "since"]}`.
+/// "state"[, "confirmed_by"][, "change"][, "since"]}`; `change` (`grew` or
+/// `shrank`) for a held answer.
 struct FetchJson<'a>(&'a Fetch);
 
 impl ToJson for FetchJson<'_> {
@@ -68,8 +71,10 @@ impl ToJson for FetchJson<'_> {
         w.field("added", &f.added);
         w.field("removed", &f.removed);
         w.field("state", trust::state_word(f.state));
-        if let Some(n) = &f.note {
-            w.field("confirmed_by", n);
+        match (&f.note, f.state) {
+            (_, trust::HELD) => w.field("change", trust::held_word(f)),
+            (Some(n), _) => w.field("confirmed_by", n),
+            _ => {}
         }
         if let Some(t) = f.since {
             w.field("since", &util::iso(t));
@@ -138,6 +143,9 @@ impl ToJson for SourceLine {
         w.field("failure", &self.failure);
         if let Some(u) = &self.upstream {
             w.field("upstream", u);
+        }
+        if let Some(h) = &self.holder {
+            w.field("holder", h);
         }
         if !self.services.is_empty() {
             w.field("services", &self.services[..]);
@@ -276,6 +284,7 @@ struct FromDb {
     stored: Vec<Stored>,
     logs: Vec<FetchLog>,
     held: Vec<FetchLog>,
+    names: crate::util::map::SortedMap<String, String>,
 }
 
 /// The stored sources of every kind, and the journal mode, with one connection.
@@ -288,7 +297,15 @@ fn read_db(pool: &db::Pool) -> Result<(String, FromDb), db::StoreError> {
         let logs = db.fetch_logs(MAX_HISTORY)?;
         let held = db.held()?;
         let mode = db.journal_mode().as_str().to_string();
-        Ok((mode, FromDb { stored, logs, held }))
+        // A name that cannot be read is unknown, never a failed overview.
+        let names = db.names().unwrap_or_default();
+        let d = FromDb {
+            stored,
+            logs,
+            held,
+            names,
+        };
+        Ok((mode, d))
     })
 }
 
@@ -310,6 +327,7 @@ fn line(kind: Kind, source: &str, stored: Option<&SourceSummary>, st: &Status) -
         upstream: st.upstreams.get(&source::display(kind, source)).cloned(),
         held: None,
         history: Vec::new(),
+        holder: None,
         services: Box::default(),
     }
 }
@@ -324,6 +342,9 @@ fn with_trust(lines: &mut [SourceLine], d: &FromDb) {
             .unwrap_or_default()
             .to_vec();
         l.held = log_of(&d.held, kind, &l.source).and_then(|f| f.first().cloned().map(Box::new));
+        if kind == Kind::Asn {
+            l.holder = d.names.get(&l.source).cloned();
+        }
     }
 }
 

@@ -201,6 +201,41 @@ pub fn normalize_asn(s: &str) -> Result<String, String> {
     }
 }
 
+/// Longest `asn search` text, in bytes.
+pub const MAX_SEARCH_TEXT: usize = 64;
+/// `asn search` candidates asked for when no limit is given, and the most there may be.
+pub const DEFAULT_SEARCH_LIMIT: usize = 8;
+pub const MAX_SEARCH_LIMIT: usize = 20;
+
+/// Checks a search text: not empty, at most [`MAX_SEARCH_TEXT`] bytes, no control
+/// characters. The error names the text (escaped).
+pub fn check_search_text(text: &str) -> Result<(), String> {
+    let why = if text.trim().is_empty() {
+        "is empty"
+    } else if text.len() > MAX_SEARCH_TEXT {
+        "is longer than 64 bytes"
+    } else if text.chars().any(char::is_control) {
+        "has control characters"
+    } else {
+        return Ok(());
+    };
+    let mut shown: String = text.chars().take(MAX_SEARCH_TEXT + 1).collect();
+    if shown.len() < text.len() {
+        shown.push_str("...");
+    }
+    Err(format!("search text {shown:?} {why}"))
+}
+
+/// Reads a `--limit` / `limit=` value: 1 to [`MAX_SEARCH_LIMIT`].
+pub fn parse_search_limit(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=MAX_SEARCH_LIMIT).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "invalid limit {s:?}: expected 1 to {MAX_SEARCH_LIMIT}"
+        )),
+    }
+}
+
 /// Normalises an ASN given as JSON: a string as in [`normalize_asn`] or a whole number.
 pub fn normalize_asn_value(v: &Value) -> Result<String, String> {
     match v {
@@ -307,13 +342,14 @@ pub fn normalize_value(kind: Kind, s: &str) -> Result<String, String> {
 /// space, loopback, link-local, multicast, reserved; `::`, `::1`, unique local,
 /// link-local and multicast for IPv6. Documentation and benchmarking ranges are not
 /// here: they route nowhere, and tests and examples use them.
-const SPECIAL_V4: [(u32, u8, &str); 9] = [
+const SPECIAL_V4: [(u32, u8, &str); 10] = [
     (0, 8, "this network"),
     (0x0a00_0000, 8, "private"),
     (0x6440_0000, 10, "shared address space"),
     (0x7f00_0000, 8, "loopback"),
     (0xa9fe_0000, 16, "link-local"),
     (0xac10_0000, 12, "private"),
+    (0xc000_0000, 24, "protocol assignments"),
     (0xc0a8_0000, 16, "private"),
     (0xe000_0000, 4, "multicast"),
     (0xf000_0000, 4, "reserved"),
@@ -324,6 +360,16 @@ const SPECIAL_V6: [(u128, u8, &str); 5] = [
     (0xfc00 << 112, 7, "unique local"),
     (0xfe80 << 112, 10, "link-local"),
     (0xff00 << 112, 8, "multicast"),
+];
+
+/// IPv6 ranges that carry an IPv4 address, as (first address, prefix length, the
+/// bit where the embedded IPv4 address ends): IPv4-mapped `::ffff:0:0/96`, NAT64
+/// `64:ff9b::/96` and 6to4 `2002::/16`. A host or a translator reaches the embedded
+/// IPv4 address through them, so the special IPv4 ranges are special there too.
+const EMBEDDING_V6: [(u128, u8, u8); 3] = [
+    (0xffff << 32, 96, 128),
+    (0x64_ff9b << 96, 96, 128),
+    (0x2002 << 112, 16, 48),
 ];
 
 /// The name of the special range `net` overlaps (it lies in one, or holds one), if
@@ -345,11 +391,25 @@ pub fn special_range(net: &IpNet) -> Option<&'static str> {
                 .map(|s| s.2)
         }
         IpNet::V6(n) => {
-            let a = u128::from(n.network());
-            SPECIAL_V6
+            let (a, len) = (u128::from(n.network()), n.prefix_len());
+            let direct = SPECIAL_V6
                 .iter()
-                .find(|(b, l, _)| overlaps(a, n.prefix_len(), *b, *l, 128))
-                .map(|s| s.2)
+                .find(|(b, l, _)| overlaps(a, len, *b, *l, 128))
+                .map(|s| s.2);
+            direct.or_else(|| {
+                EMBEDDING_V6.iter().find_map(|&(b, l, end)| {
+                    if !overlaps(a, len, b, l, 128) {
+                        return None;
+                    }
+                    // Shorter than the embedding range: it holds every special form.
+                    let Some(v4len) = len.checked_sub(l) else {
+                        return Some("IPv4-embedding");
+                    };
+                    let v4 = (a >> (128 - u32::from(end))) as u32;
+                    let v4 = ipnet::Ipv4Net::new(v4.into(), v4len.min(32)).ok()?;
+                    special_range(&IpNet::V4(v4.trunc()))
+                })
+            })
         }
     }
 }
@@ -377,6 +437,16 @@ mod tests {
             ("::/128", "unspecified"),
             ("::1/128", "loopback"),
             ("ff02::/16", "multicast"),
+            ("192.0.0.0/24", "protocol assignments"),
+            ("::ffff:127.0.0.1/128", "loopback"),
+            ("::ffff:10.0.0.0/104", "private"),
+            ("::ffff:0:0/96", "this network"),
+            ("64:ff9b::192.168.1.1/128", "private"),
+            ("64:ff9b::a9fe:0/112", "link-local"),
+            ("2002:c0a8:101::/48", "private"),
+            ("2002:a00::/24", "private"),
+            ("2002:7f00:1::1/128", "loopback"),
+            ("2002::/15", "IPv4-embedding"),
         ] {
             assert_eq!(sp(p), Some(name), "{p}");
         }
@@ -391,6 +461,10 @@ mod tests {
             "2001:db8::/32",
             "2001:67c:4e8::/48",
             "::2/128",
+            "::ffff:8.8.8.8/128",
+            "64:ff9b::808:808/128",
+            "2002:808:808::/48",
+            "2002:c000:200::/40",
         ] {
             assert_eq!(sp(p), None, "{p}");
         }

@@ -60,6 +60,15 @@ pub enum ApiError {
     /// The server is stopping and takes no more requests.
     #[error("shutting down")]
     ShuttingDown,
+    /// An upstream asked on the client's behalf (`/asn-search`) failed: 502 with what
+    /// failed (the failure texts describe answers, never quote them).
+    #[cfg(feature = "collect")]
+    #[error("{0}")]
+    Upstream(String),
+    /// Other clients' searches keep the one search slot busy: 503 with `Retry-After`.
+    #[cfg(feature = "collect")]
+    #[error("another search is in flight")]
+    SearchBusy,
     /// The answers already in memory for clients that have not read them take the
     /// whole budget: 503 with `Retry-After`, rather than memory without bound.
     #[error("too many large answers in flight")]
@@ -169,6 +178,16 @@ impl ApiError {
                 (503, format!("configuration unavailable: {e}"))
             }
             ApiError::ShuttingDown => (503, "shutting down".into()),
+            #[cfg(feature = "collect")]
+            ApiError::Upstream(m) => {
+                log::warn!("api: {m}");
+                (502, m)
+            }
+            #[cfg(feature = "collect")]
+            ApiError::SearchBusy => {
+                headers.push(("Retry-After", "5".to_string()));
+                (503, "other searches are in flight; try again".into())
+            }
             ApiError::Busy => {
                 headers.push(("Retry-After", "1".to_string()));
                 (503, "too many large answers in flight; try again".into())

@@ -308,7 +308,26 @@ fn source_action(
             .map(|s| kind.normalize(s).map_err(UsageError))
             .collect()
     };
+    let limit = a.limit;
     let action = match rest {
+        [a, text] if a == "search" && kind == Kind::Asn => {
+            crate::source::check_search_text(text).map_err(UsageError)?;
+            SourceAction::Search {
+                text: text.clone(),
+                limit: limit.unwrap_or(crate::source::DEFAULT_SEARCH_LIMIT),
+                json: a_json,
+            }
+        }
+        [a, _, _, ..] if a == "search" && kind == Kind::Asn => {
+            return Err(UsageError(format!(
+                "`{cmd} search` takes one TEXT: quote a text with spaces"
+            )))
+        }
+        [a] if a == "search" && kind == Kind::Asn => {
+            return Err(UsageError(format!(
+                "`{cmd} search` needs the TEXT to search for"
+            )))
+        }
         [a] if a == "list" => SourceAction::List {
             group,
             json: a_json,
@@ -341,8 +360,16 @@ fn source_action(
     if purge && !matches!(action, SourceAction::Remove { .. }) {
         return Err(UsageError("--purge goes with `remove`".into()));
     }
-    if a_json && !matches!(action, SourceAction::List { .. }) {
-        return Err(UsageError("--json goes with `list`".into()));
+    if a_json
+        && !matches!(
+            action,
+            SourceAction::List { .. } | SourceAction::Search { .. }
+        )
+    {
+        return Err(UsageError("--json goes with `list` and `search`".into()));
+    }
+    if limit.is_some() && !matches!(action, SourceAction::Search { .. }) {
+        return Err(UsageError("--limit goes with `search`".into()));
     }
     Ok(action)
 }

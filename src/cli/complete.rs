@@ -12,10 +12,9 @@ const BIN: &str = "ripe-cidr-collector";
 /// The words a command takes first (its actions), for completion.
 fn actions(cmd: Cmd) -> &'static str {
     match cmd {
-        Cmd::Asn | Cmd::Fqdn | Cmd::Feed | Cmd::Country | Cmd::Group | Cmd::Exclude => {
-            "list add remove"
-        }
-        Cmd::Service => "list show add remove",
+        Cmd::Asn => "list add remove search",
+        Cmd::Fqdn | Cmd::Feed | Cmd::Country | Cmd::Group | Cmd::Exclude => "list add remove",
+        Cmd::Service => "list show add remove verify",
         Cmd::Healthcheck => "api daemon",
         Cmd::Completions => "bash zsh fish",
         _ => "",

@@ -41,6 +41,9 @@ pub enum CliError {
     #[cfg(feature = "collect")]
     #[error(transparent)]
     Run(#[from] crate::collect::run::RunError),
+    /// An upstream failed a request made for the user (`asn search`): exit 3.
+    #[error("{0}")]
+    Upstream(String),
     /// Anything else (a server that cannot start, a source that is not there).
     #[error("{0}")]
     Other(String),
@@ -77,6 +80,7 @@ pub fn exit_code(result: &Result<Outcome, CliError>) -> (u8, bool) {
     match result {
         Ok(Outcome::Success) | Err(CliError::ClosedStdout) => (0, false),
         Ok(Outcome::SourcesFailed) => (3, false),
+        Err(CliError::Upstream(_)) => (3, true),
         Ok(Outcome::NotFound | Outcome::NotRouted) => (1, false),
         Err(CliError::Usage(_)) => (2, true),
         // A group named on the command line or in a request that is not configured.

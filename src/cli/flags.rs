@@ -29,6 +29,8 @@ pub(super) struct Parsed {
     /// `--force` of `group remove`.
     pub force: bool,
     pub json: bool,
+    /// `--limit` of `asn search`.
+    pub limit: Option<usize>,
     pub max_age: Option<u64>,
     pub details: bool,
     pub since: Option<String>,
@@ -445,6 +447,20 @@ pub(super) static FLAGS: &[Flag] = &[
         action: Switch(|a| a.json = true),
         help: "print JSON (the same bytes as the matching API\n\
                route)",
+    },
+    Flag {
+        long: "limit",
+        short: None,
+        scope: Scope::Only(&[Asn]),
+        action: Value("N", |a, v| {
+            let s = text(v, "--limit")?;
+            let n = crate::source::parse_search_limit(&s)
+                .map_err(|e| UsageError(format!("--limit: {e}")))?;
+            a.limit = Some(n);
+            Ok(())
+        }),
+        help: "with asn search: the most ASNs asked for (default 8,\n\
+               at most 20)",
     },
     Flag {
         long: "mark",

@@ -160,12 +160,20 @@ static TEXTS: &[Text] = &[
     Text {
         cmd: Cmd::Asn,
         name: "asn",
-        synopsis: "list [--json] | add ASN... | remove ASN... [--purge] [--group NAME]",
+        synopsis: "list [--json] | add ASN... | remove ASN... [--purge] [--group NAME]\n\
+                   | search TEXT [--limit N] [--json]",
         summary: "manage ASN sources (62041, AS62041); --purge also\n\
-                 deletes the stored prefixes now instead of by TTL",
+                 deletes the stored prefixes now instead of by TTL;\n\
+                 search finds ASNs by their holder's name",
         about: "Edits the \"asns\" list of config.json (locked, atomic rewrite). A\n\
                  running daemon collects an added ASN within seconds. Several values\n\
-                 are added or removed together, or none (exit 2 naming a bad one).",
+                 are added or removed together, or none (exit 2 naming a bad one).\n\
+                 `asn list` shows each ASN's holder (RIPEstat as-overview, fetched\n\
+                 when first collected, refreshed weekly). `asn search TEXT` asks\n\
+                 RIPEstat (searchcomplete, then as-overview per ASN) for the ASNs\n\
+                 whose holder matches TEXT, announced ones first: one line each,\n\
+                 AS<TAB>holder<TAB>announced|not announced. Exit 1 when none is\n\
+                 found, 3 when RIPEstat failed.",
     },
     Text {
         cmd: Cmd::Fqdn,
@@ -253,7 +261,7 @@ static TEXTS: &[Text] = &[
         cmd: Cmd::Service,
         name: "service",
         synopsis: "list [--json] | show NAME [--json] | add NAME... | remove NAME\n\
-                   [--purge] [--group NAME]",
+                   [--purge] [--group NAME] | verify [NAME...] [--json]",
         summary: "route a service by its name: the catalog's ASNs,\n\
                  feeds and host names of telegram, youtube...",
         about: "Edits \"services\" of a group in config.json (locked, atomic rewrite):\n\
@@ -261,7 +269,10 @@ static TEXTS: &[Text] = &[
                  there; a source named twice is fetched once. `add` is all or nothing;\n\
                  `remove --purge` deletes the values of what it brought that nothing\n\
                  else names. The catalog is built in; DIR/services.json (or\n\
-                 catalog.path) replaces it.\n\
+                 catalog.path) replaces it. `verify` checks the catalog against the\n\
+                 world: each ASN's holder (RIPEstat as-overview) still starts with the\n\
+                 catalog's and it is announced, each feed has a valid line; exit 1\n\
+                 listing each that does not, 3 when an upstream failed.\n\
                  list: name, title, ASNs, feeds, host names, reviewed, groups (or -).",
     },
     Text {
@@ -350,7 +361,9 @@ static TEXTS: &[Text] = &[
         synopsis: "SOURCE",
         summary: "apply the held answer of a source (AS62041, a feed URL, NL)",
         about: "An answer that would drop more than trust.max_shrink_percent of a\n\
-                 source's values is held until confirmed; this applies it now.",
+                 source's values, or widen it by more than trust.max_growth_percent,\n\
+                 is held until confirmed; this applies it now (a grown answer at the\n\
+                 next run: it was never stored).",
     },
 ];
 
@@ -365,8 +378,9 @@ pub const USAGE_LINE: &str =
 
 pub(super) const EXIT_CODES: &str = "\
 Exit codes: 0 success, 1 error (config, storage, I/O; unhealthy for healthcheck;
-a broken link for explain; nothing stored for lookup), 2 usage error, 3 `run`
-finished but at least one source failed.
+a broken link for explain; nothing stored for lookup; nothing found for asn
+search), 2 usage error, 3 `run` finished but at least one source failed (or
+RIPEstat failed `asn search`).
 ";
 
 /// Column where descriptions start.

@@ -27,6 +27,7 @@ mod status;
 mod stderr_log;
 #[cfg(unix)]
 mod syslog;
+mod verify;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -117,6 +118,15 @@ pub enum SourceAction {
         group: String,
         /// Delete its values now instead of letting them age out.
         purge: bool,
+    },
+    /// `asn search TEXT`: ASNs by their holder's name, from RIPEstat.
+    Search {
+        /// The text, checked (`source::check_search_text`).
+        text: String,
+        /// `--limit` (default 8).
+        limit: usize,
+        /// `--json`: the bytes of `GET /asn-search`.
+        json: bool,
     },
 }
 

@@ -38,6 +38,13 @@ pub enum ServiceAction {
         /// `--purge`.
         purge: bool,
     },
+    /// Check the catalog's ASNs and feeds against RIPEstat and the vendors (`verify.rs`).
+    Verify {
+        /// The services checked (all when none is named).
+        names: Vec<String>,
+        /// `--json`.
+        json: bool,
+    },
 }
 
 /// Parses `service ...`.
@@ -66,6 +73,10 @@ pub(super) fn parse(rest: &[String], a: &Parsed) -> Result<ServiceAction, UsageE
             names: names(n)?,
             group,
         },
+        [v, n @ ..] if v == "verify" => ServiceAction::Verify {
+            names: names(n)?,
+            json: a.json,
+        },
         [v, n] if v == "remove" => ServiceAction::Remove {
             name: names(std::slice::from_ref(n))?.remove(0),
             group,
@@ -77,22 +88,23 @@ pub(super) fn parse(rest: &[String], a: &Parsed) -> Result<ServiceAction, UsageE
         }
         [] => {
             return Err(UsageError(
-                "`service` needs list, show NAME, add NAME... or remove NAME".into(),
+                "`service` needs list, show NAME, add NAME..., remove NAME or verify [NAME...]"
+                    .into(),
             ))
         }
         [v, ..] => {
             return Err(UsageError(format!(
-                "unknown `service` action {v:?}: expected list, show, add or remove"
+                "unknown `service` action {v:?}: expected list, show, add, remove or verify"
             )))
         }
     };
     let listing = matches!(
         action,
-        ServiceAction::List { .. } | ServiceAction::Show { .. }
+        ServiceAction::List { .. } | ServiceAction::Show { .. } | ServiceAction::Verify { .. }
     );
     if a.json && !listing {
         return Err(UsageError(
-            "--json goes with `service list` and `service show`".into(),
+            "--json goes with `service list`, `service show` and `service verify`".into(),
         ));
     }
     if a.group.is_some() && listing {
@@ -145,6 +157,7 @@ pub fn run(paths: &Paths, action: &ServiceAction) -> Result<Outcome, CliError> {
         ServiceAction::Remove { name, group, purge } => {
             services::remove(paths, group, name, *purge)?;
         }
+        ServiceAction::Verify { names, json } => return super::verify::run(paths, names, *json),
     }
     Ok(Outcome::Success)
 }

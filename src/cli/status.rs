@@ -23,6 +23,8 @@ struct Report {
     groups: Vec<(String, usize, u64)>,
     /// The sources the gate holds, with their held answer.
     held: Vec<db::trust::FetchLog>,
+    /// ASNs' holder names, shown beside the number.
+    names: crate::util::map::SortedMap<String, String>,
     problems: Vec<String>,
 }
 
@@ -63,6 +65,7 @@ fn gather(paths: &Paths) -> Report {
                 db.journal_mode(),
                 stored_per_source(&db)?,
                 held,
+                db.names().unwrap_or_default(),
             ))
         })
         .map_err(|e| problems.push(format!("database: {e}")))
@@ -73,6 +76,7 @@ fn gather(paths: &Paths) -> Report {
     };
     let counts = opened.as_ref().map(|o| o.0);
     let held = opened.as_ref().map(|o| o.3.clone()).unwrap_or_default();
+    let names = opened.as_ref().map(|o| o.4.clone()).unwrap_or_default();
     // What this open found, else what the last run recorded.
     let journal_mode = opened
         .as_ref()
@@ -90,6 +94,7 @@ fn gather(paths: &Paths) -> Report {
         last_snapshot,
         groups,
         held,
+        names,
         problems,
     }
 }
@@ -264,16 +269,14 @@ fn as_text(r: &Report, paths: &Paths) -> String {
         let Some(f) = f.first() else { continue };
         let _ = writeln!(
             out,
-            "held:          {}: answer has {} of {} stored values, since {}; held until \
-             confirmed (`confirm {source}`)",
-            crate::source::display(*kind, source),
-            f.answer,
-            f.stored,
+            "held:          {}: {}, since {}; held until confirmed (`confirm {source}`)",
+            named(&crate::source::display(*kind, source), &r.names),
+            db::trust::held_text(f),
             util::iso(f.since.unwrap_or(f.time))
         );
     }
     for (source, why) in &st.failures {
-        let _ = writeln!(out, "failed:        {source}: {why}");
+        let _ = writeln!(out, "failed:        {}: {why}", named(source, &r.names));
     }
     for (path, why) in &st.output_failures {
         let _ = writeln!(out, "output failed: {path}: {why}");
@@ -307,5 +310,35 @@ fn snapshot_lines(out: &mut String, r: &Report, st: &Status, paths: &Paths) {
         );
     } else if let Some(t) = &r.last_snapshot {
         let _ = writeln!(out, "last snapshot: {t}");
+    }
+}
+
+/// `AS62041` as shown beside its holder, `AS62041 (TELEGRAM)`, when the name is known.
+fn named(shown: &str, names: &crate::util::map::SortedMap<String, String>) -> String {
+    let holder = shown.strip_prefix("AS").and_then(|n| names.get(n));
+    match holder {
+        Some(h) => {
+            let h: String = h
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect();
+            format!("{shown} ({h})")
+        }
+        None => shown.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::named;
+
+    #[test]
+    fn a_failed_asn_is_shown_beside_its_holder() {
+        let names = [("62041".to_string(), "TELEGRAM\tInc".to_string())]
+            .into_iter()
+            .collect();
+        assert_eq!(named("AS62041", &names), "AS62041 (TELEGRAM Inc)");
+        assert_eq!(named("AS1", &names), "AS1");
+        assert_eq!(named("example.com", &names), "example.com");
     }
 }

@@ -230,6 +230,22 @@ pub(super) fn judge(
     keep: Keep,
     (list, call, max_age): (&str, &str, u32),
 ) -> Result<Fetched, SourceError> {
+    let head = check_head(status, read)?;
+    envelope::check(&head, call, max_age)?;
+    match head.listed {
+        true => Ok(keep.finish()),
+        false => Err(SourceError::BadBody(format!(
+            "no {list} list in the answer"
+        ))),
+    }
+}
+
+/// The head of an answer with HTTP `status`, unless the status or the answer's own
+/// `status` says it was refused.
+pub(super) fn check_head(
+    status: u16,
+    read: Result<Head, SourceError>,
+) -> Result<Head, SourceError> {
     if !(200..300).contains(&status) {
         // RIPEstat explains a refused query in a JSON body (400 "The parameter
         // 'resource' is required."); that message is logged (see `refused`).
@@ -241,14 +257,8 @@ pub(super) fn judge(
         });
     }
     let head = read?;
-    if head.status.as_deref().is_none_or(|s| s == "ok") {
-        envelope::check(&head, call, max_age)?;
-    }
     match head.status.as_deref() {
-        Some("ok") | None if head.listed => Ok(keep.finish()),
-        Some("ok") | None => Err(SourceError::BadBody(format!(
-            "no {list} list in the answer"
-        ))),
+        Some("ok") | None => Ok(head),
         Some(_) => Err(refused(
             head.status_code.filter(|&c| c != 200),
             &head.message,
@@ -503,6 +513,9 @@ pub(crate) fn fuzz_answer(data: &[u8]) {
 
 #[path = "ripe_envelope.rs"]
 mod envelope;
+
+#[path = "names.rs"]
+pub mod names;
 
 #[cfg(test)]
 #[path = "ripe_tests.rs"]

@@ -74,7 +74,9 @@ pub(super) fn gate(cfg: &Config, kind: Kind) -> Gate {
         Kind::Fqdn => Gate::OFF,
         _ => Gate {
             max_shrink_percent: cfg.trust.max_shrink_percent,
+            max_growth_percent: cfg.trust.max_growth_percent,
             confirm_after: i64::from(cfg.trust.confirm_after_hours) * 3600,
+            reference: i64::from(cfg.trust.reference_days) * 86_400,
         },
     }
 }
@@ -198,19 +200,26 @@ fn parallel<T: Sync>(items: &[T], stop: &Stopped<'_>, f: impl Fn(usize, &T) + Sy
 }
 
 /// Fetches every wanted source, a few at a time, each watched for slowness, and
-/// hands each answer to `done` with its index as soon as it is there.
+/// hands each answer to `done` with its index as soon as it is there. `go` says
+/// whether a fetch may start (it may wait for room first).
 fn fetch_all(
     wanted: &[(Kind, String)],
     stop: &Stopped<'_>,
     cfg: &Config,
     clients: &Clients,
     watch: &super::slow::Watch,
+    go: impl Fn(usize) -> bool + Sync,
     done: impl Fn(usize, Result<Fetched, SourceError>) + Sync,
 ) {
     parallel(wanted, stop, |i, (kind, source)| {
+        if !go(i) {
+            return;
+        }
         let name = source::display(*kind, source);
         let mut r = watch.fetch(name, || fetch_one(clients, *kind, source));
-        if let (Ok(f), Kind::Asn | Kind::Country) = (&mut r, kind) {
+        // Feeds are lists the user chose; what an upstream or a (possibly poisoned)
+        // DNS answer says is checked.
+        if let (Ok(f), Kind::Asn | Kind::Country | Kind::Fqdn) = (&mut r, kind) {
             if !cfg.allows_special(*kind, source) {
                 super::trust::drop_special(f, &source::display(*kind, source));
             }
@@ -239,6 +248,7 @@ pub fn collect(
     phase: &AtomicU8,
 ) -> Result<RunReport, RunError> {
     let started = util::unix_now();
+    super::budget::one_heap();
     let wanted: Vec<(Kind, String)> = match only {
         Some(list) => list.to_vec(),
         None => Kind::ALL
@@ -254,6 +264,8 @@ pub fn collect(
     let mut urls = Vec::new();
     if wanted.iter().any(|(k, _)| *k == Kind::Asn) {
         urls.extend(AsnClient::urls(cfg));
+        // Holder names come from RIPEstat whatever the ASN upstreams.
+        urls.push(cfg.ripe.url.as_str());
     }
     if wanted.iter().any(|(k, _)| *k == Kind::Country) {
         urls.push(cfg.ripe.url.as_str());
@@ -287,27 +299,41 @@ pub fn collect(
     let (done, halt) = (AtomicBool::new(false), AtomicBool::new(false));
     let stopped = || stop.load(Ordering::Relaxed) || halt.load(Ordering::Relaxed);
     let mut store = super::store::Store::open(paths, cfg)?;
+    let expected = store.expected(&wanted)?;
+    let budget = super::store::Budget::default();
     let mut failure = None;
-    // A rendezvous: a fetch that is done waits until the answer before it is merged.
+    // A rendezvous: a fetch that is done waits until the answer before it is merged;
+    // a fetch starts when the answers in flight leave room in the budget.
     let (send, answers) = mpsc::sync_channel(0);
     thread::scope(|s| {
         s.spawn(|| watch.report(&done));
         let (wanted, clients, watch, done, stopped) = (&wanted, &clients, &watch, &done, &stopped);
+        let (budget, expected) = (&budget, &expected);
         s.spawn(move || {
-            fetch_all(wanted, stopped, cfg, clients, watch, |i, r| {
-                let _ = send.send((i, r));
+            let go = |i: usize| {
+                budget.take(expected[i]);
+                let go = !stopped();
+                if !go {
+                    budget.give(expected[i]);
+                }
+                go
+            };
+            fetch_all(wanted, stopped, cfg, clients, watch, go, |i, r| {
+                let n = r.as_ref().map_or(0, |f| f.values.len() as u64);
+                budget.resize(expected[i], n);
+                let _ = send.send((i, r, n));
             });
             done.store(true, Ordering::Relaxed);
         });
-        for (i, r) in answers.iter() {
-            if failure.is_some() || stop.load(Ordering::SeqCst) {
-                continue; // dropped: the fetching ends soon
+        for (i, r, n) in answers.iter() {
+            if failure.is_none() && !stop.load(Ordering::SeqCst) {
+                let (kind, source) = &wanted[i];
+                if let Err(e) = store.source(i, (*kind, source), r, phase) {
+                    halt.store(true, Ordering::SeqCst);
+                    failure = Some(e);
+                }
             }
-            let (kind, source) = &wanted[i];
-            if let Err(e) = store.source(i, (*kind, source), r, phase) {
-                halt.store(true, Ordering::SeqCst);
-                failure = Some(e);
-            }
+            budget.give(n);
         }
     });
     let stored = match failure {
@@ -324,6 +350,14 @@ pub fn collect(
         }
         other => other.map(|(report, _)| report),
     };
+    if stored.is_ok() && !stop.load(Ordering::SeqCst) {
+        let asns: Vec<String> = wanted
+            .iter()
+            .filter(|(k, _)| *k == Kind::Asn)
+            .map(|(_, s)| s.clone())
+            .collect();
+        super::ripe::names::refresh(paths, cfg, &transport, &asns);
+    }
     phase.store(PHASE_IDLE, Ordering::SeqCst);
     stored
 }
@@ -426,10 +460,8 @@ pub fn log_report(report: &RunReport) {
         match (&s.outcome, held) {
             (Ok(_), Some(f)) => {
                 log::warn!(
-                    "{name}: answer has {} of {} stored values; held until confirmed (since {}; \
-                     `confirm {}` applies it)",
-                    f.answer,
-                    f.stored,
+                    "{name}: {}; held until confirmed (since {}; `confirm {}` applies it)",
+                    db::trust::held_text(f),
                     util::iso(f.since.unwrap_or(f.time)),
                     s.source
                 );

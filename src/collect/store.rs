@@ -5,6 +5,7 @@
 //! 1,000,000; issue 38, item 15).
 
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::config::{self, Config, Paths};
@@ -19,6 +20,50 @@ use super::{Fetched, SourceError};
 /// How long a configuration read is trusted: a source removed meanwhile is not
 /// written back, without a read of `config.json` per source.
 const CONFIG_FRESH: Duration = Duration::from_secs(1);
+
+/// Values that the answers being fetched, or waiting to be merged, may hold together
+/// (one source's cap): a fetch starts only while the others hold less, so that four
+/// big sources are not all in memory at once. Each is counted as the values stored
+/// for it (its last answer) until its answer is there, then as the answer's.
+const IN_FLIGHT_VALUES: u64 = 100_000;
+
+/// The values in flight, shared by the fetching threads and the writer.
+#[derive(Default)]
+pub(super) struct Budget {
+    used: Mutex<u64>,
+    freed: Condvar,
+}
+
+impl Budget {
+    fn used(&self) -> std::sync::MutexGuard<'_, u64> {
+        self.used.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Reserves `n` values, waiting while others hold too many (never when nothing
+    /// is reserved: one source larger than the budget still goes).
+    pub(super) fn take(&self, n: u64) {
+        let mut used = self.used();
+        while *used > 0 && *used + n > IN_FLIGHT_VALUES {
+            used = self.freed.wait(used).unwrap_or_else(|p| p.into_inner());
+        }
+        *used += n;
+    }
+
+    /// Replaces a reservation of `was` values by `now` (the answer's real size).
+    pub(super) fn resize(&self, was: u64, now: u64) {
+        let mut used = self.used();
+        *used = *used - was + now;
+        if now < was {
+            self.freed.notify_all();
+        }
+    }
+
+    /// Gives back `n` values (the answer was merged, or dropped).
+    pub(super) fn give(&self, n: u64) {
+        *self.used() -= n;
+        self.freed.notify_all();
+    }
+}
 
 /// The store of one run, fed one answer at a time.
 pub(super) struct Store<'a> {
@@ -53,6 +98,30 @@ impl<'a> Store<'a> {
             validators: Vec::new(),
             stored: 0,
         })
+    }
+
+    /// The values stored for each of `wanted` (1 for none): what its answer is
+    /// expected to hold.
+    pub(super) fn expected(&self, wanted: &[(Kind, String)]) -> Result<Vec<u64>, RunError> {
+        let mut stored = Vec::new();
+        for kind in Kind::ALL {
+            if wanted.iter().any(|w| w.0 == kind) {
+                let mut s = self.db.sources(kind)?;
+                s.sort_unstable_by(|a, b| a.source.cmp(&b.source));
+                stored.push((kind, s));
+            }
+        }
+        let count = |(k, name): &(Kind, String)| {
+            let (_, s) = stored.iter().find(|s| s.0 == *k)?;
+            let at = s.binary_search_by(|x| x.source.as_str().cmp(name)).ok()?;
+            Some(s[at].count)
+        };
+        // The pages read for the counts are not kept beside the first answer.
+        self.db.idle();
+        Ok(wanted
+            .iter()
+            .map(|w| count(w).unwrap_or(0).max(1))
+            .collect())
     }
 
     /// The configuration as it is now; one broken meanwhile falls back to the one the
@@ -102,8 +171,9 @@ impl<'a> Store<'a> {
         // big source is held once, never as text. A feed's 304 (bgp.tools between
         // downloads): the stored values, seen again now.
         // Its share of what answers may hold stays counted until it is stored: the
-        // next large answer waits for the merge too (`budget`).
-        let (skipped, upstream, lease) = (f.skipped, f.upstream, std::mem::take(&mut f.lease));
+        // next large answer waits for the merge too (`collect::budget`).
+        let (skipped, upstream) = (f.skipped, f.upstream);
+        let lease = std::mem::take(&mut f.lease);
         let mut values = if f.not_modified {
             super::feed_state::stored_values(&self.db, kind, source)?
         } else {
@@ -191,5 +261,21 @@ fn failed(kind: Kind, source: &str, e: SourceError) -> SourceReport {
         upstream: None,
         fetch: None,
         outcome: Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_budget_lets_one_big_source_go_alone() {
+        let b = Budget::default();
+        b.take(300_000); // more than the budget, but nothing else is in flight
+        b.resize(300_000, 10);
+        b.take(60_000); // room now: the answer held 10 values
+        assert_eq!(*b.used(), 60_010);
+        b.give(60_010);
+        assert_eq!(*b.used(), 0);
     }
 }

@@ -200,6 +200,12 @@ pub struct TrustConfig {
     /// An answer that would drop more than this share of a source's values, or all
     /// of them, is held (`trust.max_shrink_percent`, default 30; 100 turns it off).
     pub max_shrink_percent: u32,
+    /// An answer covering more than this share more addresses (and at least a /16 of
+    /// IPv4 or a /32 of IPv6 more) is held (`trust.max_growth_percent`, default 100).
+    pub max_growth_percent: u32,
+    /// The largest answer applied in this many days is the reference a drift is
+    /// measured against (`trust.reference_days`, default 7; 0: the last one only).
+    pub reference_days: u32,
     /// A RIPEstat answer whose data is older than this before the answer's own time
     /// fails (`trust.max_age_hours`, default 48).
     pub max_age_hours: u32,
@@ -216,6 +222,8 @@ impl Default for TrustConfig {
     fn default() -> Self {
         TrustConfig {
             max_shrink_percent: 30,
+            max_growth_percent: 100,
+            reference_days: 7,
             max_age_hours: 48,
             confirm_after_hours: 6,
             confirm_with: None,

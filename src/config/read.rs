@@ -423,6 +423,8 @@ impl Reader<'_> {
 const FETCH_KEYS: &[&str] = &["command"];
 const TRUST_KEYS: &[&str] = &[
     "max_shrink_percent",
+    "max_growth_percent",
+    "reference_days",
     "max_age_hours",
     "confirm_after_hours",
     "confirm_with",
@@ -456,6 +458,12 @@ impl Reader<'_> {
         let t = &mut c.trust;
         if let Some(n) = self.uint(o, "trust.", "max_shrink_percent", 0, 100)? {
             t.max_shrink_percent = n as u32;
+        }
+        if let Some(n) = self.uint(o, "trust.", "max_growth_percent", 1, 1_000_000)? {
+            t.max_growth_percent = n as u32;
+        }
+        if let Some(n) = self.uint(o, "trust.", "reference_days", 0, 365)? {
+            t.reference_days = n as u32;
         }
         if let Some(n) = self.uint(o, "trust.", "max_age_hours", 1, 87_600)? {
             t.max_age_hours = n as u32;

@@ -17,11 +17,13 @@ use crate::util;
 mod codec;
 mod dump;
 mod fault;
+mod gate;
 mod history;
 mod import;
 mod journal;
 mod lookup;
 mod migrate;
+mod names;
 mod omitted;
 mod pool;
 mod read;
@@ -38,6 +40,7 @@ mod write;
 
 pub use history::{Change, ChangeRow, DEFAULT_HISTORY_DAYS, MAX_ROWS};
 pub use journal::JournalMode;
+pub use names::REFRESH_SECONDS as NAME_REFRESH_SECONDS;
 pub use pool::{Pool, SETTLED};
 pub use read::{Listed, Row, SourceSummary};
 pub use readonly::open_read;
@@ -48,7 +51,7 @@ pub use write::{MergeStats, WriteTx};
 static LEGACY_WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The schema version this binary writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// Page cache per connection, in KiB: small, because a router has little memory (a
 /// connection kept by a [`Pool`] releases its cache between uses).

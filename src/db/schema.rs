@@ -156,6 +156,7 @@ fn views() -> String {
 pub(super) fn create_empty(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     tx.execute_batch(TABLES)?;
     tx.execute_batch(super::trust::SCHEMA_V4)?;
+    tx.execute_batch(super::names::SCHEMA_NAMES)?;
     tx.execute_batch(&views())
 }
 

@@ -13,6 +13,7 @@ use rusqlite::{params, OptionalExtension};
 
 use crate::source::Kind;
 
+pub use super::gate::Gate;
 use super::values::Values;
 use super::write::{MergeStats, WriteTx};
 use super::{Db, StoreError};
@@ -55,28 +56,27 @@ pub fn state_word(state: u8) -> &'static str {
     }
 }
 
-/// The settings of the gate (`trust`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Gate {
-    /// An answer dropping more than this percentage of the stored values (or all of
-    /// them) is held; 100 holds nothing.
-    pub max_shrink_percent: u32,
-    /// Seconds after which the same held answer from the same upstream applies.
-    pub confirm_after: i64,
+/// Why a held answer is held: `"grew"` or `"shrank"` (rows from before version 0.4
+/// were only held for shrinking).
+pub fn held_word(f: &Fetch) -> &str {
+    match f.note.as_deref() {
+        Some("grew") => "grew",
+        _ => "shrank",
+    }
 }
 
-impl Gate {
-    /// No gate: every answer is applied.
-    pub const OFF: Gate = Gate {
-        max_shrink_percent: 100,
-        confirm_after: 0,
-    };
-
-    /// Whether counts `a` and `b` agree within the margin (the smaller is at least
-    /// `100 - max_shrink_percent` percent of the larger).
-    pub fn agree(&self, a: u64, b: u64) -> bool {
-        let pct = u64::from(self.max_shrink_percent.min(100));
-        a.min(b) * 100 >= (100 - pct) * a.max(b)
+/// A held answer in words, with both counts: what the log, `status` and the
+/// overview say (the page and LuCI say the same from `change`, `values`, `stored`).
+pub fn held_text(f: &Fetch) -> String {
+    match held_word(f) {
+        "grew" => format!(
+            "answer grew: it has {} values where {} are stored",
+            f.answer, f.stored
+        ),
+        _ => format!(
+            "answer shrank: it has {} of {} stored values",
+            f.answer, f.stored
+        ),
     }
 }
 
@@ -126,39 +126,6 @@ impl Merged {
     }
 }
 
-/// Decides a fetch: `(state, note, since)`. `stored` values were there before, the
-/// answer has `answer` values, `contained` of them stored; `confirm` applies it
-/// whatever the counts (what confirmed it).
-fn decide(
-    gate: &Gate,
-    last: Option<&Fetch>,
-    (stored, contained, answer): (u64, u64, u64),
-    upstream: Option<&str>,
-    now: i64,
-    confirm: Option<&str>,
-) -> (u8, Option<String>, Option<i64>) {
-    if let Some(by) = confirm {
-        return (CONFIRMED, Some(by.to_string()), None);
-    }
-    let pct = u64::from(gate.max_shrink_percent);
-    let shrunk =
-        pct < 100 && stored > 0 && (contained == 0 || (stored - contained) * 100 > pct * stored);
-    if !shrunk {
-        return (APPLIED, None, None);
-    }
-    match last.filter(|l| l.state == HELD) {
-        Some(l) if l.upstream.as_deref() == upstream && gate.agree(answer, l.answer) => {
-            let since = l.since.unwrap_or(l.time);
-            if now - since >= gate.confirm_after {
-                (CONFIRMED, Some("time".into()), None)
-            } else {
-                (HELD, None, Some(since))
-            }
-        }
-        _ => (HELD, None, Some(now)),
-    }
-}
-
 impl WriteTx<'_> {
     fn last_fetch(&self, id: i64) -> rusqlite::Result<Option<Last>> {
         self.tx
@@ -174,6 +141,19 @@ impl WriteTx<'_> {
                 })
             })
             .optional()
+    }
+
+    /// The largest answer applied since `from` and since the last confirmed one (a
+    /// confirmed change is the new normal): what a drift is measured against (0:
+    /// none).
+    fn reference(&self, id: i64, from: i64) -> rusqlite::Result<u64> {
+        let n: Option<i64> = self.tx.query_row(
+            "SELECT max(answer) FROM fetches WHERE source = ?1 AND state != 1 AND time >= ?2 \
+             AND seq >= (SELECT coalesce(max(seq), 0) FROM fetches WHERE source = ?1 AND state = 2)",
+            params![id, from],
+            |r| r.get(0),
+        )?;
+        Ok(n.unwrap_or(0) as u64)
     }
 
     /// The time of the last applied answer: from the fetch log, else (a source stored
@@ -243,14 +223,18 @@ impl WriteTx<'_> {
                 join.base_seen as u64,
                 values.len() as u64,
             );
-            let (state, note, since) = decide(
-                gate,
-                last.as_ref().map(|l| &l.fetch),
-                counts,
-                upstream,
-                now,
-                confirm,
-            );
+            let reference = match gate.reference {
+                0 => 0,
+                r => self.reference(id, now.saturating_sub(r))?,
+            };
+            let (space, new_shortest) = join.answer_space(values);
+            let widened = join
+                .space
+                .widened_by(&space, new_shortest, gate.max_growth_percent);
+            let why = gate.judge(counts, reference, widened);
+            let last_fetch = last.as_ref().map(|l| &l.fetch);
+            let (state, note, since) =
+                gate.decide(last_fetch, why, (counts.2, upstream), now, confirm);
             let stats = if state == HELD {
                 self.refresh(id, values, &join, now)?;
                 MergeStats {
@@ -410,50 +394,6 @@ impl Db {
 mod tests {
     use super::*;
 
-    const G: Gate = Gate {
-        max_shrink_percent: 30,
-        confirm_after: 3600,
-    };
-
-    fn held(answer: u64, since: i64) -> Fetch {
-        Fetch {
-            time: since,
-            upstream: Some("ripestat".into()),
-            answer,
-            stored: 100,
-            added: 0,
-            removed: 0,
-            state: HELD,
-            note: None,
-            since: Some(since),
-        }
-    }
-
-    #[test]
-    fn the_gate_decides() {
-        let up = Some("ripestat");
-        let d = |last: Option<&Fetch>, c, now| decide(&G, last, c, up, now, None);
-        assert_eq!(d(None, (0, 0, 0), 0).0, APPLIED, "nothing stored");
-        assert_eq!(d(None, (100, 70, 70), 0).0, APPLIED, "30 % is the limit");
-        assert_eq!(d(None, (100, 69, 69), 5), (HELD, None, Some(5)));
-        assert_eq!(d(None, (100, 0, 0), 5).0, HELD, "empty");
-        assert_eq!(d(None, (100, 0, 500), 5).0, HELD, "all replaced");
-        let off = Gate::OFF;
-        assert_eq!(decide(&off, None, (100, 0, 0), up, 0, None).0, APPLIED);
-        // The same answer again: held since the first time, applied after an hour.
-        let h = held(20, 100);
-        assert_eq!(d(Some(&h), (100, 20, 20), 200), (HELD, None, Some(100)));
-        assert_eq!(d(Some(&h), (100, 20, 20), 3700).0, CONFIRMED);
-        assert_eq!(d(Some(&h), (100, 20, 20), 3700).1.as_deref(), Some("time"));
-        // Another answer, or another upstream: held anew.
-        assert_eq!(d(Some(&h), (100, 50, 50), 3700), (HELD, None, Some(3700)));
-        let other = decide(&G, Some(&h), (100, 20, 20), Some("ipverse"), 3700, None);
-        assert_eq!(other, (HELD, None, Some(3700)));
-        let by = decide(&G, Some(&h), (100, 20, 20), up, 200, Some("ipverse"));
-        assert_eq!(by, (CONFIRMED, Some("ipverse".into()), None));
-        assert!(G.agree(20, 20) && G.agree(20, 15) && !G.agree(20, 100) && G.agree(0, 0));
-    }
-
     fn values(n: usize) -> Values {
         let texts: Vec<String> = (0..n).map(|i| format!("198.18.{i}.0/24")).collect();
         texts.iter().collect()
@@ -497,6 +437,113 @@ mod tests {
         assert!(!old.rows(Kind::Asn, "1").unwrap().is_empty());
     }
 
+    const DAY: i64 = 86_400;
+    const T0: i64 = 1_800_000_000;
+    const GATE: Gate = Gate {
+        max_shrink_percent: 30,
+        max_growth_percent: 100,
+        confirm_after: 6 * 3600,
+        reference: 7 * DAY,
+    };
+
+    /// Merges `values` as the answer of AS1 at `now` through [`GATE`].
+    fn merge(db: &mut Db, mut values: Values, now: i64, confirm: Option<&str>) -> Merged {
+        let tx = db.write().unwrap();
+        let up = Some("ripestat");
+        let m = tx
+            .merge_answer(Kind::Asn, "1", &mut values, (now, 7), up, &GATE, confirm)
+            .unwrap();
+        tx.commit().unwrap();
+        m
+    }
+
+    fn open(dir: &tempfile::TempDir) -> Db {
+        crate::db::open(&crate::config::Paths::new(dir.path(), None)).unwrap()
+    }
+
+    /// T2: 13 answers each 29 % smaller than the one before, 6 hours apart (the clock
+    /// is the test's): the second is held, 49 % below the reference, and so is every
+    /// later one; nothing is removed, however long it lasts.
+    #[test]
+    fn a_slow_shrink_is_held_against_the_reference() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = open(&dir);
+        let mut n = 10_000usize;
+        let mut states = Vec::new();
+        for step in 0..13 {
+            let now = T0 + step * 6 * 3600;
+            states.push(merge(&mut db, values(n), now, None).fetch.state);
+            n = n * 71 / 100;
+        }
+        assert_eq!(&states[..2], [APPLIED, APPLIED]);
+        assert!(states[2..].iter().all(|s| *s == HELD), "{states:?}");
+        assert_eq!(db.rows(Kind::Asn, "1").unwrap().len(), 10_000);
+        // Past reference_days (no applied answer in it) the last applied one, whose
+        // values the held answers kept, is what the answer is measured against.
+        let m = merge(&mut db, values(n), T0 + 9 * DAY, None);
+        assert!(m.held() && m.stats.removed == 0, "{m:?}");
+        // A step within the limit of the reference is applied.
+        let m = merge(&mut db, values(7_500), T0 + 9 * DAY + 60, None);
+        assert_eq!(m.fetch.state, APPLIED);
+    }
+
+    /// A confirmed change is the new reference: the next answer like it applies.
+    #[test]
+    fn a_confirmed_shrink_is_the_new_reference() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = open(&dir);
+        merge(&mut db, values(1_000), T0, None);
+        assert!(merge(&mut db, values(100), T0 + 3600, None).held());
+        let m = merge(&mut db, values(100), T0 + 7200, Some("ipverse"));
+        assert_eq!(m.fetch.state, CONFIRMED);
+        assert_eq!(
+            merge(&mut db, values(90), T0 + DAY, None).fetch.state,
+            APPLIED
+        );
+    }
+
+    /// T3: the same empty answer for weeks never empties the list; a second upstream
+    /// does.
+    #[test]
+    fn time_alone_never_empties_a_list() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = open(&dir);
+        merge(&mut db, values(100), T0, None);
+        for day in 1..30 {
+            let m = merge(&mut db, Values::new(), T0 + day * DAY, None);
+            assert!(m.held(), "day {day}: {m:?}");
+        }
+        assert_eq!(db.rows(Kind::Asn, "1").unwrap().len(), 100);
+        let m = merge(&mut db, Values::new(), T0 + 30 * DAY, Some("ipverse"));
+        assert_eq!((m.fetch.state, m.stats.removed), (CONFIRMED, 100));
+        assert!(db.rows(Kind::Asn, "1").unwrap().is_empty());
+    }
+
+    /// T1: 217 /8s instead of 300 /24s are held as grown, nothing added; the same
+    /// answer again after `confirm_after` applies it; so does a new /11.
+    #[test]
+    fn growth_is_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = open(&dir);
+        merge(&mut db, values(300), T0, None);
+        let wide: Values = (1..=217).map(|i| format!("{i}.0.0.0/8")).collect();
+        let m = merge(&mut db, wide, T0 + 3600, None);
+        assert!(m.held() && m.stats.added == 0, "{m:?}");
+        assert_eq!(m.fetch.note.as_deref(), Some("grew"));
+        assert_eq!(db.rows(Kind::Asn, "1").unwrap().len(), 300);
+        // One prefix shorter than /12 and than any stored: held, though small in count.
+        let mut texts: Vec<String> = (0..300).map(|i| format!("198.18.{i}.0/24")).collect();
+        texts.push("44.0.0.0/11".into());
+        let m = merge(&mut db, texts.iter().collect(), T0 + 7200, None);
+        assert_eq!(m.fetch.note.as_deref(), Some("grew"), "{m:?}");
+        let m = merge(&mut db, texts.iter().collect(), T0 + 9 * 3600, None);
+        assert_eq!((m.fetch.state, m.stats.added), (CONFIRMED, 1));
+        // Growth within the limits applies at once.
+        texts.extend((0..200).map(|i| format!("198.19.{i}.0/24")));
+        let m = merge(&mut db, texts.iter().collect(), T0 + 10 * 3600, None);
+        assert_eq!(m.fetch.state, APPLIED);
+    }
+
     #[test]
     fn the_fetch_log_stays_bounded() {
         let dir = tempfile::tempdir().unwrap();
@@ -504,6 +551,7 @@ mod tests {
         let gate = Gate {
             max_shrink_percent: 30,
             confirm_after: 1 << 40,
+            ..Gate::OFF
         };
         for i in 0..1000 {
             let tx = db.write().unwrap();

@@ -11,6 +11,7 @@ use rusqlite::{OptionalExtension, ToSql};
 use crate::source::Kind;
 use crate::util;
 
+use super::gate::Space;
 use super::history::{delete_recorded, Change};
 use super::values::Values;
 use super::{fail, StoreError};
@@ -62,6 +63,30 @@ pub(super) struct Join {
     /// them the answer has.
     pub(super) base_total: usize,
     pub(super) base_seen: usize,
+    /// The address space of those stored rows.
+    pub(super) space: Space,
+}
+
+impl Join {
+    /// The address space of `values` (the answer this joins), and the shortest
+    /// prefix of each family among the values it adds.
+    pub(super) fn answer_space(&self, values: &Values) -> (Space, [u8; 2]) {
+        let (mut all, mut new) = (Space::default(), Space::default());
+        let n4 = values.v4.len();
+        for (i, c) in values.v4.iter().enumerate() {
+            all.add_v4(*c);
+            if !self.known[i] {
+                new.add_v4(*c);
+            }
+        }
+        for (i, t) in values.text.iter().enumerate() {
+            all.add_text(t);
+            if !self.known[n4 + i] {
+                new.add_text(t);
+            }
+        }
+        (all, new.shortest)
+    }
 }
 
 impl WriteTx<'_> {
@@ -186,6 +211,7 @@ impl WriteTx<'_> {
             unseen: Vec::new(),
             base_total: 0,
             base_seen: 0,
+            space: Default::default(),
         };
         let mut st = self
             .tx
@@ -212,6 +238,13 @@ impl WriteTx<'_> {
             // A time kept as text (legacy) predates every fetch: it counts.
             let in_base = !matches!(r.get_ref(1)?, ValueRef::Integer(t) if t < base);
             join.base_total += usize::from(in_base);
+            if in_base {
+                match r.get_ref(0)? {
+                    ValueRef::Integer(x) => join.space.add_v4(x),
+                    ValueRef::Text(t) => join.space.add_text(&String::from_utf8_lossy(t)),
+                    _ => {}
+                }
+            }
             if found {
                 join.known[i] = true;
                 join.seen += 1;

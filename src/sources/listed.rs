@@ -14,6 +14,7 @@ struct Listed<'a> {
     kind: Kind,
     sources: &'a [String],
     groups: Option<SortedMap<&'a str, Vec<&'a str>>>,
+    names: SortedMap<&'a str, &'a str>,
 }
 
 impl ToJson for Listed<'_> {
@@ -22,6 +23,9 @@ impl ToJson for Listed<'_> {
         w.field(self.kind.key(), self.sources);
         if let Some(g) = &self.groups {
             w.field("groups", g);
+        }
+        if !self.names.is_empty() {
+            w.field("names", &self.names);
         }
         w.end_object();
     }
@@ -35,9 +39,15 @@ fn line<T: ToJson + ?Sized>(value: &T) -> Vec<u8> {
 }
 
 /// The sources of one kind of `group` (`default` for `None`, as `list` and `export`;
-/// every group's for `*`); an unknown group is an error message naming it and the
-/// configured ones.
-pub fn sources_json(cfg: &Config, kind: Kind, group: Option<&str>) -> Result<Vec<u8>, String> {
+/// every group's for `*`), with `"names"` (ASN -> holder) for those of `names`
+/// listed, when there are any; an unknown group is an error message naming it and
+/// the configured ones.
+pub fn sources_json(
+    cfg: &Config,
+    kind: Kind,
+    group: Option<&str>,
+    names: &SortedMap<String, String>,
+) -> Result<Vec<u8>, String> {
     let sources = match group.unwrap_or(DEFAULT_GROUP) {
         ALL_GROUPS => cfg.sources(kind),
         g => cfg.group(g).map(|g| g.sources(kind)).ok_or_else(|| {
@@ -53,10 +63,15 @@ pub fn sources_json(cfg: &Config, kind: Kind, group: Option<&str>) -> Result<Vec
             .map(|s| (s.as_str(), cfg.groups_of(kind, s)))
             .collect()
     });
+    let names = sources
+        .iter()
+        .filter_map(|s| names.get(s).map(|n| (s.as_str(), n.as_str())))
+        .collect();
     Ok(line(&Listed {
         kind,
         sources,
         groups,
+        names,
     }))
 }
 

@@ -147,7 +147,7 @@ fn status_and_asn_list_name_the_upstream() {
     let list = String::from_utf8_lossy(&list.stdout);
     assert!(
         list.lines()
-            .any(|l| l.starts_with("64502\t1\t") && l.split('\t').count() == 3),
+            .any(|l| l.starts_with("64502\t1\t") && l.split('\t').count() == 4),
         "{list}"
     );
 }

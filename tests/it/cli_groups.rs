@@ -50,7 +50,8 @@ fn a_two_group_setup_without_hand_editing() {
     assert_eq!(ok(&t, &["exclude", "list"]), "192.168.0.0/16\nfd00::/8\n");
     assert_eq!(
         ok(&t, &["asn", "list", "--group", "video"]),
-        "2906\t0\t-\n40027\t0\t-\n"
+        // The fourth column: the holder's name, `-` while unknown.
+        "2906\t0\t-\t-\n40027\t0\t-\t-\n"
     );
 
     ok(&t, &["exclude", "remove", "10.0.0.0/8", "--group", "video"]);

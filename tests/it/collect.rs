@@ -161,7 +161,7 @@ fn failures_keep_rows_and_exit_3() {
     let count = |asn: &str| {
         ripe.requests()
             .iter()
-            .filter(|s| s.url.contains(&format!("AS{asn}&")))
+            .filter(|s| s.url.contains(&format!("AS{asn}&")) && !is_name_lookup(&s.url))
             .count()
     };
     assert_eq!(count("64500"), 2);
@@ -229,8 +229,16 @@ fn dns_doh_and_system() {
     );
     assert_eq!(rows(&t, Kind::Fqdn, "gone.example.test"), before);
 
+    // The system resolver: "localhost" is loopback, kept only where the group allows
+    // special ranges (a poisoned answer never puts the router itself in a list).
     let t = TestDir::new();
     t.config(&json!({"fqdns": ["localhost"], "allow_single_label": true}));
+    let out = t.run(&["run"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("localhost: skipped"), "{err}");
+    assert_eq!(values(&t, Kind::Fqdn, "localhost"), Vec::<String>::new());
+    t.config(&json!({"fqdns": ["localhost"], "allow_single_label": true, "allow_special": true}));
     let out = t.run(&["run"]);
     assert_eq!(
         out.status.code(),
@@ -240,6 +248,49 @@ fn dns_doh_and_system() {
     );
     let v = values(&t, Kind::Fqdn, "localhost");
     assert!(v.iter().any(|a| a == "127.0.0.1" || a == "::1"), "{v:?}");
+}
+
+/// A DoH answer naming the router, its LAN or link-local addresses (a poisoned or
+/// rebinding answer) stores none of them: the special ranges of ASN answers apply.
+#[test]
+fn dns_answers_skip_special_ranges() {
+    let doh = FakeServer::start(|rq| {
+        let body = if rq.url.contains("type=AAAA") {
+            json!({"Status": 0, "Answer": [
+                {"name": "bad.example.test.", "type": 28, "TTL": 60, "data": "::1"},
+                {"name": "bad.example.test.", "type": 28, "TTL": 60, "data": "fe80::1"},
+                {"name": "bad.example.test.", "type": 28, "TTL": 60, "data": "::ffff:192.168.1.1"},
+                {"name": "bad.example.test.", "type": 28, "TTL": 60, "data": "2001:db8::7"}]})
+        } else {
+            json!({"Status": 0, "Answer": [
+                {"name": "bad.example.test.", "type": 1, "TTL": 60, "data": "127.0.0.1"},
+                {"name": "bad.example.test.", "type": 1, "TTL": 60, "data": "10.1.2.3"},
+                {"name": "bad.example.test.", "type": 1, "TTL": 60, "data": "192.168.1.1"},
+                {"name": "bad.example.test.", "type": 1, "TTL": 60, "data": "192.0.2.7"}]})
+        };
+        Reply::json(200, body.to_string())
+    });
+    let t = TestDir::new();
+    let dns = json!({"resolver": "doh", "doh_url": doh.url("/dns-query"), "timeout_seconds": 2});
+    t.config(&json!({"fqdns": ["bad.example.test"], "dns": dns}));
+    let out = t.run(&["run"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("bad.example.test: skipped 127.0.0.1"), "{err}");
+    assert_eq!(
+        values(&t, Kind::Fqdn, "bad.example.test"),
+        ["192.0.2.7", "2001:db8::7"]
+    );
+    // A group that wants them says so.
+    t.config(&json!({"fqdns": ["bad.example.test"], "dns": dns, "allow_special": true}));
+    let out = t.run(&["run"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(values(&t, Kind::Fqdn, "bad.example.test").len(), 8);
 }
 
 #[test]
@@ -588,7 +639,10 @@ fn daemon_retries_failed_sources_before_the_interval() {
     // The first two requests fail (the WAN is not up yet), then RIPEstat answers.
     let calls = Arc::new(AtomicUsize::new(0));
     let c = calls.clone();
-    let ripe = FakeServer::start(move |_| {
+    let ripe = FakeServer::start(move |rq| {
+        if is_name_lookup(&rq.url) {
+            return Reply::json(404, "{}");
+        }
         if c.fetch_add(1, Ordering::SeqCst) < 2 {
             Reply::json(503, "down")
         } else {

@@ -248,6 +248,14 @@ pub fn resource_of(url: &str) -> Option<String> {
         })
 }
 
+/// Whether `url` is RIPEstat's `as-overview` data call, which a run makes to learn
+/// the holder names of its ASNs (next to `announced-prefixes`): fakes that count a
+/// source's fetches leave these out, and answer them as RIPEstat does an unknown
+/// call (404).
+pub fn is_name_lookup(url: &str) -> bool {
+    url.starts_with("/data/as-overview/")
+}
+
 /// A RIPEstat `announced-prefixes` answer holding `prefixes`.
 pub fn ripe_body(prefixes: &[String]) -> String {
     let items: Vec<String> = prefixes

@@ -11,7 +11,9 @@ use ripe_cidr_collector::db;
 use ripe_cidr_collector::source::Kind;
 use serde_json::json;
 
-use crate::common::{http_get, http_send, resource_of, ripe_body, FakeServer, Reply, TestDir};
+use crate::common::{
+    http_get, http_send, is_name_lookup, resource_of, ripe_body, FakeServer, Reply, TestDir,
+};
 
 /// A fixed time, so that the detailed listing's times are the same every run.
 const NOW: i64 = 1_790_000_000;
@@ -111,6 +113,7 @@ fn two_group_setup() -> (TestDir, FakeServer, Arc<AtomicUsize>) {
     let calls_62041 = Arc::new(AtomicUsize::new(0));
     let calls = calls_62041.clone();
     let ripe = FakeServer::start(move |rq| match resource_of(&rq.url).as_deref() {
+        _ if is_name_lookup(&rq.url) => Reply::json(404, "{}"),
         Some("62041") => {
             calls.fetch_add(1, Ordering::SeqCst);
             Reply::json(
@@ -209,7 +212,7 @@ fn two_groups_share_a_source_collected_once() {
         json!(["2906", "62041"])
     );
     // `asn list` lists the group `default`, `--group` another or `*` all, in the
-    // three documented columns.
+    // four documented columns (the fourth: the holder's name).
     let list = |args: &[&str]| {
         let out = t.run(&[&["asn", "list"][..], args].concat());
         let listed = String::from_utf8_lossy(&out.stdout).to_string();
@@ -222,11 +225,11 @@ fn two_groups_share_a_source_collected_once() {
             cols,
         )
     };
-    assert_eq!(list(&[]), (vec!["62041".to_string()], vec![3]));
+    assert_eq!(list(&[]), (vec!["62041".to_string()], vec![4]));
     assert_eq!(list(&["--group", "video"]).0, ["2906", "62041"]);
     assert_eq!(
         list(&["--group", "*"]),
-        (vec!["62041".to_string(), "2906".to_string()], vec![3, 3])
+        (vec!["62041".to_string(), "2906".to_string()], vec![4, 4])
     );
     // `lookup` marks a match that the group's exclusion cuts the address out of.
     let out = t.run(&["lookup", "45.57.0.1", "--json"]);

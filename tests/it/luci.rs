@@ -221,7 +221,7 @@ fn luci_views_render_the_plugins_answers() {
     assert!(row.contains("AS62041") && row.contains('4'), "{row}");
     let held = text(&mut b, "tr[data-source=\"64500\"] .rcc-held");
     assert!(
-        held.starts_with("Held since ") && held.contains("has 20 of 100 stored values"),
+        held.starts_with("Held since ") && held.contains("shrank: it has 20 of 100 stored values"),
         "{held}"
     );
     b.eval("document.querySelector('#rcc-address').value = '149.154.167.99'; document.querySelector('#rcc-lookup').click(); true");
@@ -362,7 +362,8 @@ fn luci_views_in_russian() {
     open_view(&mut b, server.addr, "ripe-cidr-collector/status", "ru");
     let held = text(&mut b, "tr[data-source=\"64500\"] .rcc-held");
     assert!(
-        held.starts_with("Удержано с ") && held.contains("в ответе 20 из 100 хранимых значений"),
+        held.starts_with("Удержано с ")
+            && held.contains("ответ сократился: в нём 20 из 100 хранимых значений"),
         "{held}"
     );
     assert!(held.ends_with("команда «confirm»."), "{held}");

@@ -378,6 +378,7 @@ fn ucode_plugin_refuses_injection_newlines_and_long_values() {
     let good = json!({
         "address": "2001:db8::1", "prefix": "149.154.160.0/20", "kind": "fqdn",
         "source": "https://example.com/list.txt?x=1&y=%20", "group": "video_2",
+        "text": "telegram",
         "service": "telegram"
     });
     for (kind, spec) in p.values.as_object().unwrap() {

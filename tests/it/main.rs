@@ -6,6 +6,10 @@
 mod answer_budget;
 #[cfg(feature = "api")]
 mod api;
+#[cfg(all(feature = "api", feature = "collect"))]
+mod asn_names;
+#[cfg(all(feature = "api", feature = "collect"))]
+mod asn_search;
 #[cfg(feature = "collect")]
 mod asn_upstreams;
 #[cfg(all(feature = "collect", feature = "bgp", target_os = "linux"))]
@@ -60,6 +64,8 @@ mod luci;
 mod luci_history;
 mod luci_i18n;
 #[cfg(all(feature = "api", feature = "collect", unix))]
+mod luci_names;
+#[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci_plugin;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci_plugin_run;
@@ -91,6 +97,8 @@ mod release;
 mod review;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod service_user;
+#[cfg(feature = "verify")]
+mod service_verify;
 #[cfg(all(feature = "api", feature = "collect", feature = "inspect"))]
 mod services;
 mod snapshot;
@@ -101,6 +109,8 @@ mod trust;
 mod upstream;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod web;
+#[cfg(all(feature = "api", feature = "collect", unix))]
+mod web_names;
 #[cfg(all(feature = "api", feature = "collect", target_os = "linux"))]
 mod write_failures;
 #[cfg(all(feature = "api", feature = "collect"))]

@@ -304,7 +304,10 @@ fn run_snapshots_at_most_every_interval() {
     let n2 = n.clone();
     // Every answer has one prefix more, so every run changes something (and none
     // drops what the last one had, which the trust gate would hold).
-    let ripe = FakeServer::start(move |_| {
+    let ripe = FakeServer::start(move |rq| {
+        if is_name_lookup(&rq.url) {
+            return Reply::json(404, "{}");
+        }
         let i = n2.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let list: Vec<String> = (0..=i).map(|j| format!("11.0.{j}.0/24")).collect();
         Reply::json(200, ripe_body(&list))

@@ -95,7 +95,8 @@ fn source_commands() {
     assert_eq!(cfg["asns"], serde_json::json!(["62041"]));
     assert_eq!(cfg["fqdns"], serde_json::json!(["example.com"]));
     let list = t.run(&["asn", "list"]);
-    assert_eq!(String::from_utf8_lossy(&list.stdout), "62041\t0\t-\n");
+    // The fourth column: the holder's name, `-` while unknown.
+    assert_eq!(String::from_utf8_lossy(&list.stdout), "62041\t0\t-\t-\n");
 
     // Stored values show in the list, survive a plain remove and go with --purge.
     {

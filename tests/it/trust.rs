@@ -193,7 +193,9 @@ fn routing_status_and_a_person_confirm_through_the_binary() {
     let log = String::from_utf8_lossy(&o.stderr);
     assert!(
         log.contains("WARN")
-            && log.contains("AS64500: answer has 20 of 100 stored values; held until confirmed"),
+            && log.contains(
+                "AS64500: answer shrank: it has 20 of 100 stored values; held until confirmed"
+            ),
         "{log}"
     );
     assert_eq!(stored(&t, Kind::Asn, "64500").len(), 100);
@@ -201,7 +203,8 @@ fn routing_status_and_a_person_confirm_through_the_binary() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
         text.lines()
-            .any(|l| l.starts_with("held:") && l.contains("AS64500: answer has 20 of 100")),
+            .any(|l| l.starts_with("held:")
+                && l.contains("AS64500: answer shrank: it has 20 of 100")),
         "{text}"
     );
     let (p, addr) = t.spawn_listening(&["serve"]);
@@ -218,6 +221,7 @@ fn routing_status_and_a_person_confirm_through_the_binary() {
     let src = &s["groups"][0]["sources"][0];
     assert_eq!(src["held"]["values"], 20, "{src}");
     assert_eq!(src["held"]["stored"], 100, "{src}");
+    assert_eq!(src["held"]["change"], "shrank", "{src}");
     assert!(src["held"]["since"].is_string(), "{src}");
     // By hand: applied, the 80 unseen for 30 days expire now.
     let o = t.run(&["confirm", "AS64500"]);
@@ -277,8 +281,16 @@ fn the_daemon_logs_one_warn_per_held_answer() {
         c.query_row(q, [n], |r| r.get::<_, i64>(0)).unwrap() as usize
     };
     for (name, figures, n) in [
-        ("AS64500", "answer has 20 of 100 stored values", 20),
-        (feed.as_str(), "answer has 10 of 100 stored values", 10),
+        (
+            "AS64500",
+            "answer shrank: it has 20 of 100 stored values",
+            20,
+        ),
+        (
+            feed.as_str(),
+            "answer shrank: it has 10 of 100 stored values",
+            10,
+        ),
     ] {
         let warned = log
             .lines()
@@ -361,6 +373,21 @@ fn special_ranges_are_skipped_in_asn_answers_only() {
     cfg["asns"] = json!([]);
     cfg["groups"] = json!({"lan": {"asns": ["64500"], "allow_special": true}});
     t.config(&cfg);
+    // They widen the source by far more than max_growth_percent: held until confirmed.
+    let r = run(&t);
+    assert!(r.sources[0].held(), "{r:?}");
+    assert!(!stored(&t, Kind::Asn, "64500").contains(&"10.0.0.0/8".to_string()));
+    let out = String::from_utf8_lossy(&t.run(&["status"]).stdout).into_owned();
+    assert!(
+        out.contains("AS64500: answer grew: it has 6 values where 3 are stored"),
+        "{out}"
+    );
+    let out = t.run(&["confirm", "64500"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     run(&t);
     assert!(stored(&t, Kind::Asn, "64500").contains(&"10.0.0.0/8".to_string()));
 }
@@ -555,7 +582,7 @@ fn a_held_answer_in_the_json_the_lookup_the_page_and_post_confirm() {
         ));
         let text = crate::web::text(&mut b, row);
         assert!(
-            text.contains("the answer has 20 of 100 stored values"),
+            text.contains("the answer shrank: it has 20 of 100 stored values"),
             "{text}"
         );
         assert!(text.contains("100 20!"), "the history line: {text}");

@@ -127,7 +127,8 @@ fn a_read_only_database_directory_is_recorded_and_never_counted_as_empty() {
         "asn",
         "list",
     ]);
-    assert_eq!(String::from_utf8_lossy(&first.stdout), "64500\t0\t-\n");
+    // The fourth column: the holder's name, `-` while unknown.
+    assert_eq!(String::from_utf8_lossy(&first.stdout), "64500\t0\t-\t-\n");
     let ran = in_mount_namespace(
         &t,
         "mount --bind ro ro; mount -o remount,bind,ro ro; \
@@ -155,6 +156,6 @@ fn a_read_only_database_directory_is_recorded_and_never_counted_as_empty() {
     // ... but not past a write-ahead log it cannot index (no -shm can be made): the
     // configured list, but no "0 stored values" for a database not read.
     assert_eq!(text(&t, "list.code").trim(), "1", "{log}");
-    assert_eq!(text(&t, "list.out"), "64500\t?\t-\n");
+    assert_eq!(text(&t, "list.out"), "64500\t?\t-\t-\n");
     assert!(text(&t, "list.err").contains("read-only file system"));
 }

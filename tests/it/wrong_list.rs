@@ -129,13 +129,14 @@ fn column(out: &std::process::Output, i: usize) -> (Vec<String>, Vec<usize>) {
 fn source_lists_and_changes_default_to_the_group_default() {
     let t = TestDir::new();
     grouped(&t);
-    // `asn list`: the group `default`, in the three documented columns.
+    // `asn list`: the group `default`, in the four documented columns (the fourth:
+    // the holder's name).
     assert_eq!(
         column(&t.run(&["asn", "list"]), 0),
-        (vec!["1".into()], vec![3])
+        (vec!["1".into()], vec![4])
     );
     let all = column(&t.run(&["asn", "list", "--group", "*"]), 0);
-    assert_eq!(all, (vec!["1".into(), "2".into()], vec![3, 3]));
+    assert_eq!(all, (vec!["1".into(), "2".into()], vec![4, 4]));
     assert_eq!(
         column(&t.run(&["asn", "list", "--group", "video"]), 0).0,
         ["2"]

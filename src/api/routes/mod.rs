@@ -11,6 +11,8 @@ mod files;
 mod health;
 mod lookup;
 mod page;
+#[cfg(feature = "collect")]
+mod search;
 mod services;
 mod sources;
 mod status;
@@ -130,6 +132,9 @@ pub struct Context {
     pub db: crate::db::Pool,
     /// The byte budget of answer bodies (`answers.rs`).
     pub answers: crate::api::answers::Answers,
+    /// `/asn-search`'s kept answers and its one search in flight.
+    #[cfg(feature = "collect")]
+    pub searches: search::Searches,
     /// The last `config.json` that could be read (`Context::config`).
     good_config: std::sync::Mutex<KeptConfig>,
 }
@@ -146,6 +151,8 @@ impl Context {
             paths,
             active: std::sync::Arc::new(Limit::new(active)),
             answers: Default::default(),
+            #[cfg(feature = "collect")]
+            searches: Default::default(),
             good_config: std::sync::Mutex::new((None, None)),
         };
         // Read at start, so that a file broken before the first request still leaves
@@ -207,6 +214,7 @@ enum Route {
     Source(Kind, String),
     Confirm,
     Groups,
+    AsnSearch,
     Services,
     Service(String),
 }
@@ -256,6 +264,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         ["feeds"] => (Route::Sources(Kind::Feed), "GET, HEAD, POST"),
         ["countries"] => (Route::Sources(Kind::Country), "GET, HEAD, POST"),
         ["groups"] => (Route::Groups, "GET, HEAD"),
+        ["asn-search"] => (Route::AsnSearch, "GET, HEAD"),
         ["services"] => (Route::Services, "GET, HEAD, POST"),
         ["services", s] if !s.is_empty() => (Route::Service(s.to_string()), "DELETE"),
         ["asns", s] if !s.is_empty() => (Route::Source(Kind::Asn, s.to_string()), "DELETE"),
@@ -266,7 +275,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         }
         _ => {
             return Err(ApiError::NotFound(format!(
-            "no such path {}; the API has /, /status, /addresses, /health, /lookup, /explain, /changes, /confirm, /asns, /fqdns, /feeds, /countries, /groups and /services",
+            "no such path {}; the API has /, /status, /addresses, /health, /lookup, /explain, /changes, /confirm, /asns, /asn-search, /fqdns, /feeds, /countries, /groups and /services",
             quoted(path)
         )))
         }
@@ -323,6 +332,15 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
             let _p = permit();
             groups(ctx)
         }
+        (Route::AsnSearch, _) if read_only => {
+            // The token first: a client without it learns nothing, not even
+            // whether its text was valid.
+            {
+                let _p = permit();
+                authorize(req, ctx)?;
+            }
+            asn_search(query, ctx)
+        }
         (Route::Sources(kind), "POST") => {
             {
                 let _p = permit();
@@ -374,6 +392,24 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
             sources::confirm(body, ctx)
         }
         _ => Err(ApiError::MethodNotAllowed(allow)),
+    }
+}
+
+/// `GET /asn-search`: without the network parts, no such search.
+fn asn_search(query: Option<&str>, ctx: &Context) -> Result<Reply, ApiError> {
+    #[cfg(feature = "collect")]
+    {
+        let (q, limit) = search::search_query(query)?;
+        // No permit while RIPEstat answers: the search touches no database, and
+        // its wait must not hold back the listings.
+        search::asn_search(&q, limit, ctx)
+    }
+    #[cfg(not(feature = "collect"))]
+    {
+        let _ = (query, ctx);
+        Err(ApiError::NotFound(
+            "/asn-search needs a build with the collect feature".into(),
+        ))
     }
 }
 

@@ -39,7 +39,13 @@ pub(super) fn confirm(body: &[u8], ctx: &Context) -> Result<Reply, ApiError> {
 
 pub(super) fn list(kind: Kind, group: Option<&str>, ctx: &Context) -> Result<Reply, ApiError> {
     let cfg = ctx.config()?;
-    let body = sources::listed::sources_json(&cfg, kind, group).map_err(ApiError::BadRequest)?;
+    // A name that cannot be read is unknown, never a failed listing.
+    let names = match kind {
+        Kind::Asn => ctx.db.with(|db| db.names()).unwrap_or_default(),
+        _ => Default::default(),
+    };
+    let body =
+        sources::listed::sources_json(&cfg, kind, group, &names).map_err(ApiError::BadRequest)?;
     Ok(Reply::json(200, body))
 }
 

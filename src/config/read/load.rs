@@ -66,6 +66,34 @@ mod tests {
     }
 
     #[test]
+    fn growth_and_reference() {
+        let c = config(r#"{"trust": {"max_growth_percent": 250, "reference_days": 0}}"#).unwrap();
+        assert_eq!(
+            (c.trust.max_growth_percent, c.trust.reference_days),
+            (250, 0)
+        );
+        let d = config("{}").unwrap().trust;
+        assert_eq!((d.max_growth_percent, d.reference_days), (100, 7));
+        for (json, want) in [
+            (
+                r#"{"trust": {"max_growth_percent": 0}}"#,
+                "trust.max_growth_percent: expected a whole number from 1 to 1000000, got 0",
+            ),
+            (
+                r#"{"trust": {"reference_days": 400}}"#,
+                "trust.reference_days: expected a whole number from 0 to 365, got 400",
+            ),
+            (
+                r#"{"trust": {"reference_days": "7"}}"#,
+                "trust.reference_days: expected a whole number from 0 to 365, got \"7\"",
+            ),
+        ] {
+            let e = config(json).unwrap_err();
+            assert!(e.contains(want), "{json}: {e}");
+        }
+    }
+
+    #[test]
     fn timeout_and_max_kernel_mib() {
         let c = config(
             r#"{"ttl_days": 3, "outputs": [{"load": "nft", "timeout": true, "max_kernel_mib": 64},

@@ -135,6 +135,7 @@ impl Schedule {
         let Some(Busy::Rendering(done)) = self.busy.take() else {
             return Vec::new();
         };
+        self.plan_refresh(now, &done, &failures);
         // Outputs not rendered this time keep their earlier result.
         self.status.output_failures.retain(|p, _| !done.contains(p));
         let all: Vec<String> = failures.iter().map(|(p, e)| format!("{p}: {e}")).collect();
@@ -153,6 +154,29 @@ impl Schedule {
             self.render_at(now + delay, which);
         }
         vec![self.write(now)]
+    }
+
+    /// Kernel elements with a timeout expire unless a load sends them again, and a
+    /// run that changes nothing loads nothing: the `"timeout": true` outputs just
+    /// loaded are loaded again halfway to their expiry, whatever the runs do. Such a
+    /// load sends every element (that refreshes it) and reads back nothing while the
+    /// daemon's memory of the sets holds: one batch every `ttl_days / 2`.
+    fn plan_refresh(&mut self, now: i64, done: &[String], failures: &[(String, String)]) {
+        let Some(cfg) = &self.cfg else { return };
+        let mut half = i64::MAX;
+        let mut names = Vec::new();
+        for o in &cfg.outputs {
+            let (Some(t), name) = (o.kernel_timeout, o.name()) else {
+                continue;
+            };
+            if done.contains(&name) && !failures.iter().any(|f| f.0 == name) {
+                half = half.min(i64::from(t) / 2);
+                names.push(name);
+            }
+        }
+        if !names.is_empty() {
+            self.render_at(now + half, Outputs::Only(names));
+        }
     }
 
     /// The job ended without a word (it crashed).

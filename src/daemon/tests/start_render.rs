@@ -28,3 +28,31 @@ fn the_start_render_from_the_store_does_not_wait_for_a_hanging_collection() {
     sim.config(&config_json(&["62041"], HOURLY));
     assert_eq!(sim.tick(), [Action::CollectAll]);
 }
+
+/// Issue 38, item 2: the elements of a `"timeout": true` load expire after
+/// `ttl_days` unless loaded again; runs that change nothing load nothing, so the
+/// output is loaded again halfway to the expiry (and again after that), alone.
+#[test]
+fn timeout_sets_are_loaded_again_before_they_expire() {
+    let outputs =
+        r#""ttl_days": 1, "outputs": [{"load": "nft", "timeout": true}, {"path": "/out/a.txt"}]"#;
+    let mut sim = Sim::start(&config_json(&["62041"], &format!("{HOURLY}, {outputs}")));
+    assert_eq!(rendered_paths(&sim.tick()).len(), 2);
+    sim.rendered(&[]);
+    let mut loads = Vec::new();
+    while let Some((t, jobs)) = sim.next_job(86_400 + 3600) {
+        match &jobs[..] {
+            [Action::CollectAll] => {
+                let r = sim.collected(report(vec![ok("62041", 0)]));
+                assert_eq!(r, [], "a run that changed nothing renders nothing");
+            }
+            [Action::Render(_)] => {
+                loads.push((t, rendered_paths(&jobs)));
+                sim.rendered(&[]);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    let nft = vec!["nft load inet ripe_cidr ripe".to_string()];
+    assert_eq!(loads, [(43_200, nft.clone()), (86_400, nft)]);
+}

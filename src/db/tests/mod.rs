@@ -64,7 +64,10 @@ fn schema_and_pragmas() {
     assert_eq!(db.pragma("synchronous").unwrap(), "1");
     assert_eq!(db.pragma("temp_store").unwrap(), "2");
     assert_eq!(db.pragma("cache_size").unwrap(), format!("-{CACHE_KIB}"));
-    assert_eq!(db.pragma("user_version").unwrap(), "4");
+    assert_eq!(
+        db.pragma("user_version").unwrap(),
+        SCHEMA_VERSION.to_string()
+    );
     // The columns of the views are checked through `sqlite3` (tests/it/migrate.rs):
     // the program's SQLite has no date functions, which they use.
     let sql = |name: &str| -> String {

@@ -32,6 +32,16 @@ var callRemove = rpc.declare({
 	reject: true
 });
 
+// ASNs by their holder's name (the CLI's `asn search`, RIPEstat); "Use" fills in
+// the add form of the first group.
+var callSearch = rpc.declare({
+	object: 'luci.ripe-cidr-collector',
+	method: 'search',
+	params: [ 'text' ],
+	expect: { '': {} },
+	reject: true
+});
+
 var callServices = rpc.declare({
 	object: 'luci.ripe-cidr-collector',
 	method: 'services',
@@ -155,6 +165,7 @@ return view.extend({
 			E('td', { 'class': 'td', 'data-title': _('Kind') }, [ (KINDS[s.kind] || [ s.kind ])[0] ]),
 			E('td', { 'class': 'td', 'data-title': _('Source') }, [
 				shown(s.kind, s.source),
+				s.kind === 'asn' ? E('span', { 'class': 'rcc-holder' }, [ ' ', s.holder || _('(name unknown)') ]) : '',
 				titles.length ? E('small', { 'class': 'rcc-from' }, [ ' ' + _('from %s').format(titles.join(', ')) ]) : ''
 			]),
 			E('td', { 'class': 'td', 'data-title': _('Values') }, [ String(s.values) ]),
@@ -196,6 +207,55 @@ return view.extend({
 		]);
 	},
 
+	// The search box: its results are text nodes, whatever a holder's name holds.
+	searchBox: function() {
+		var text = E('input', { 'class': 'cbi-input-text', 'id': 'rcc-search-text', 'maxlength': '64', 'placeholder': _('company, e.g. telegram'), 'spellcheck': 'false' });
+		var out = E('div', { 'id': 'rcc-search-result' });
+		var use = function(asn) {
+			var f = document.querySelector('.rcc-add');
+			if (!f)
+				return;
+			f.querySelector('[name=kind]').value = 'asn';
+			f.querySelector('[name=source]').value = 'AS' + asn;
+			f.querySelector('[name=source]').focus();
+		};
+		var go = function() {
+			var v = text.value.trim();
+			if (!v)
+				return;
+			out.replaceChildren(E('em', {}, [ _('Searching…') ]));
+			return callSearch(v).catch(failed).then(function(res) {
+				if (res && res.error) {
+					out.replaceChildren(E('div', { 'class': 'alert-message warning' }, [ res.error ]));
+					return;
+				}
+				var list = (res && res.asns) || [];
+				if (!list.length) {
+					out.replaceChildren(E('p', {}, [ _('No ASN found for %s.').format(v) ]));
+					return;
+				}
+				out.replaceChildren(E('table', { 'class': 'table' }, list.map(function(a) {
+					return E('tr', { 'class': 'tr rcc-found', 'data-asn': a.asn }, [
+						E('td', { 'class': 'td' }, [ 'AS' + a.asn ]),
+						E('td', { 'class': 'td' }, [ a.holder ]),
+						E('td', { 'class': 'td' }, [ a.announced ? _('announced') : _('not announced') ]),
+						E('td', { 'class': 'td cbi-section-actions' }, [
+							E('button', { 'class': 'btn cbi-button', 'click': function() { use(a.asn); } }, [ _('Use') ])
+						])
+					]);
+				})));
+			});
+		};
+		return E('div', { 'class': 'cbi-section', 'id': 'rcc-search' }, [
+			E('h3', {}, [ _('Find an ASN by name') ]),
+			E('div', { 'class': 'cbi-value' }, [
+				text, ' ',
+				E('button', { 'class': 'btn cbi-button cbi-button-action', 'id': 'rcc-search-go', 'click': go }, [ _('Search') ])
+			]),
+			out
+		]);
+	},
+
 	sections: function(both) {
 		var st = both[0] || {}, catalog = (both[1] || {}).services || [];
 		var o = st.overview || {};
@@ -227,7 +287,8 @@ return view.extend({
 		return E('div', {}, [
 			E('h2', {}, [ _('IP prefix lists: sources') ]),
 			E('div', { 'class': 'cbi-map-descr' }, [ _('ASNs give the prefixes they announce, host names the addresses they resolve to. Removed sources keep their values until they age out (ttl_days).') ]),
-			this.box
+			this.box,
+			this.searchBox()
 		]);
 	},
 

@@ -122,7 +122,10 @@ function factsTable(o) {
 
 // One sentence for a held source (docs/trust.md): why its list did not change.
 function heldText(h) {
-	return _('Held since %s: the answer has %d of %d stored values, so the last good list stays until a second upstream, the same answer after some hours, or "confirm" applies it.')
+	if (h.change === 'grew')
+		return _('Held since %s: the answer grew: it has %d values where %d are stored, so the last good list stays until a second upstream, the same answer after some hours, or "confirm" applies it.')
+			.format(when(h.since), h.values, h.stored);
+	return _('Held since %s: the answer shrank: it has %d of %d stored values, so the last good list stays until a second upstream, the same answer after some hours, or "confirm" applies it.')
 		.format(when(h.since), h.values, h.stored);
 }
 
