@@ -230,12 +230,64 @@ fn main() {
     drop(baseline);
     breakdown(&paths);
     health_rate(addr);
+    gzip_pulls(addr);
     idle_connections(addr, pid);
     endless_headers(addr, pid);
     // Still alive after all that?
     let (status, _) = fetch(addr, "/health");
     println!("after the idle connections: /health {status}");
     let _ = server.0.kill();
+}
+
+/// Bytes a pull of the 100,000 values moves (text; nft, which aggregates them),
+/// plain and gzip-compressed (`wrk`, the same run for both; the compressed body is
+/// made once).
+fn gzip_pulls(addr: SocketAddr) {
+    if !have("wrk", "-v") {
+        return println!("wrk not installed: no gzip figures");
+    }
+    for (format, header) in [
+        ("text", "Accept-Encoding: identity"),
+        ("text", "Accept-Encoding: gzip"),
+        ("nft", "Accept-Encoding: identity"),
+        ("nft", "Accept-Encoding: gzip"),
+    ] {
+        let url = format!("http://{addr}/addresses?format={format}");
+        let out = Command::new("wrk")
+            .args(["-t1", "-c2", "-d5s", "-H", header, &url])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        // "N requests in Ts, X.YYMB read"
+        let line = text
+            .lines()
+            .find(|l| l.contains("requests in"))
+            .unwrap_or("");
+        let n: f64 = line
+            .split_whitespace()
+            .next()
+            .and_then(|w| w.parse().ok())
+            .unwrap_or(0.0);
+        let read = line
+            .rsplit(", ")
+            .next()
+            .and_then(|r| r.strip_suffix(" read"));
+        let bytes = read.map_or(0.0, |r| {
+            let (num, unit) =
+                r.split_at(r.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(r.len()));
+            let scale = match unit {
+                "KB" => 1024.0,
+                "MB" => 1048576.0,
+                "GB" => 1073741824.0,
+                _ => 1.0,
+            };
+            num.parse::<f64>().unwrap_or(0.0) * scale
+        });
+        println!(
+            "wrk -t1 -c2 -d5s -H '{header}' {url}: {n} pulls, {:.0} bytes a pull",
+            bytes / n.max(1.0)
+        );
+    }
 }
 
 /// `GET /addresses?format=text` of this binary, of the baseline binary (when given)

@@ -4,8 +4,14 @@
 //!
 //! * A render first reserves its size, estimated from the database (rows times the
 //!   bytes a row takes in its format), then holds the real size once rendered;
-//!   answers are rendered one at a time, so that only one render's working memory
-//!   comes on top of the budget.
+//!   large answers are rendered one at a time, so that only one render's working
+//!   memory comes on top of the budget; small ones (at most [`SMALL_RENDER`]) one
+//!   at a time beside them, so that a firewall's small set, a lookup, never waits
+//!   behind a large listing being rendered.
+//! * A request whose client has gone (closed, reset) while it waited is not rendered
+//!   (`ClientGone`): the handler thread says which socket it serves
+//!   ([`set_client`]), and the socket is looked at right before the render and
+//!   while waiting for it.
 //! * When the budget is full, the render waits, and the poll thread closes the
 //!   connections whose answers have been unread longest (none read for
 //!   [`EVICT_IDLE`]), until there is room: clients that stop reading cannot lock the
@@ -14,9 +20,11 @@
 //! * Bodies are shared: clients of the same listing of the same database state hold
 //!   one body, counted once.
 
+use std::cell::Cell;
+use std::os::fd::RawFd;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, TryLockError, Weak};
 use std::time::{Duration, Instant};
 
 use super::error::ApiError;
@@ -35,6 +43,25 @@ pub const EVICT_IDLE: Duration = Duration::from_secs(1);
 
 /// How long a render waits for room before its client gets 503.
 pub const WAIT: Duration = Duration::from_secs(4);
+
+/// Renders of at most this many bytes (estimated) have their own turn beside the
+/// large ones: one small render's working memory comes on top of a large one's.
+pub const SMALL_RENDER: usize = 2 << 20;
+
+thread_local! {
+    /// The socket of the client whose request this thread is answering.
+    static CLIENT: Cell<Option<RawFd>> = const { Cell::new(None) };
+}
+
+/// Says which client's request this thread answers now (`None`: no socket, tests).
+pub fn set_client(fd: Option<RawFd>) {
+    CLIENT.with(|c| c.set(fd));
+}
+
+/// Whether the client of this thread's request has gone.
+fn client_gone() -> bool {
+    CLIENT.with(Cell::get).is_some_and(super::gone::gone)
+}
 
 /// A body held for clients; `listing` identifies a shareable one.
 struct Held {
@@ -57,9 +84,27 @@ struct State {
 /// How long a shared body is kept after it was rendered, read or not.
 pub const KEEP: Duration = Duration::from_secs(10);
 
+/// Shared bodies up to this size (an aggregated set, a small group's list) are kept
+/// past [`KEEP`], [`KEEP_SMALL`] of them at most, the newest: a firewall pulling
+/// every minute finds its listing made for the files as they are, which takes the
+/// quick lane (`server.rs`) instead of waiting behind large renders.
+pub const SMALL_KEPT: usize = 64 * 1024;
+
+/// How many bodies of at most [`SMALL_KEPT`] are kept past [`KEEP`] (1 MiB).
+pub const KEEP_SMALL: usize = 16;
+
 impl State {
     fn forget_old(&mut self) {
-        self.recent.retain(|(t, _)| t.elapsed() < KEEP);
+        let old = |t: &Instant| t.elapsed() >= KEEP;
+        self.recent
+            .retain(|(t, b)| !old(t) || b.len() <= SMALL_KEPT);
+        // The oldest come first.
+        let mut extra = self.recent.iter().filter(|(t, _)| old(t)).count();
+        self.recent.retain(|(t, _)| {
+            let drop = extra > KEEP_SMALL && old(t);
+            extra -= usize::from(drop);
+            !drop
+        });
     }
 
     fn in_use(&mut self) -> usize {
@@ -76,8 +121,10 @@ pub struct Answers {
     wanted: AtomicUsize,
     /// Wakes the poll thread when a render waits.
     wake: OnceLock<UnixStream>,
-    /// One render at a time.
+    /// One large render at a time.
     rendering: Mutex<()>,
+    /// One small render at a time, beside the large one.
+    small: Mutex<()>,
 }
 
 impl std::fmt::Debug for Answers {
@@ -141,7 +188,7 @@ impl Answers {
         listing: Option<String>,
         render: impl FnOnce() -> Result<Vec<u8>, ApiError>,
     ) -> Result<Listing, ApiError> {
-        let _alone = self.alone();
+        let _alone = self.alone(estimate)?;
         if let Some(found) = listing.as_deref().and_then(|k| self.shared(k)) {
             return Ok(found);
         }
@@ -149,10 +196,26 @@ impl Answers {
         Ok(self.hold(reserved, render()?, listing))
     }
 
-    /// Held while an answer is rendered: one at a time, as each takes memory in
-    /// proportion to its size (and a router has few cores to run more on).
-    pub fn alone(&self) -> MutexGuard<'_, ()> {
-        lock(&self.rendering)
+    /// Held while an answer of about `estimate` bytes is rendered: one large and
+    /// one small at a time, as each takes memory in proportion to its size (and a
+    /// router has few cores to run more on). `ClientGone` instead when the client
+    /// leaves before its turn: nobody would read the answer.
+    pub fn alone(&self, estimate: usize) -> Result<MutexGuard<'_, ()>, ApiError> {
+        let turn = match estimate <= SMALL_RENDER {
+            true => &self.small,
+            false => &self.rendering,
+        };
+        loop {
+            if client_gone() {
+                return Err(ApiError::ClientGone);
+            }
+            match turn.try_lock() {
+                Ok(g) => return Ok(g),
+                Err(TryLockError::Poisoned(p)) => return Ok(p.into_inner()),
+                // Looked at again soon: a waiting client may leave meanwhile.
+                Err(TryLockError::WouldBlock) => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
     }
 
     /// Holds `body`, rendered in the room `reserved`, in the budget while a client
@@ -188,12 +251,15 @@ impl Answers {
 
     /// Reserves room for a body of about `n` bytes (none for a small one), waiting up
     /// to [`WAIT`] while the poll thread closes the connections whose answers have
-    /// been unread longest; 503 without room.
+    /// been unread longest; 503 without room, and at once for a body larger than
+    /// the whole budget (one unread RouterOS listing of 400,000 values took 77 MB).
     pub fn reserve(&self, n: usize) -> Result<Option<Reserved<'_>>, ApiError> {
         if n <= SMALL_ANSWER {
             return Ok(None);
         }
-        let n = n.min(ANSWER_BUDGET);
+        if n > ANSWER_BUDGET {
+            return Err(ApiError::TooLarge(n));
+        }
         let until = Instant::now() + WAIT;
         loop {
             {
@@ -223,8 +289,10 @@ impl Answers {
 }
 
 /// Bytes a listing of `rows` stored rows takes at most, about, in `format`
-/// (`details`: with sources and times): measured on 100,000 prefixes (text 15,
-/// JSON 17, ipset 31, RouterOS 37, details 141), with room for IPv6 text.
+/// (`details`: with sources and times), before anything is read: what decides a
+/// render's turn (large or small), and the room of a details listing (141 bytes a
+/// row measured). A plain listing reserves `format::size_bound` of its values once
+/// read, close to the real size in every format.
 pub fn listing_estimate(rows: u64, format: crate::format::Format, details: bool) -> usize {
     use crate::format::Format;
     let per_row = match (format, details) {
@@ -233,7 +301,7 @@ pub fn listing_estimate(rows: u64, format: crate::format::Format, details: bool)
         (Format::Json, _) => 24,
         (Format::Nft, _) => 28,
         (Format::Ipset, _) => 40,
-        (Format::Routeros, _) => 48,
+        (Format::Routeros, _) => 200,
         // The formats of other programs' configuration: a line of their syntax per
         // prefix, longer than RouterOS's at most.
         _ => 64,
@@ -266,6 +334,24 @@ mod tests {
         let small = a.render(10, None, || Ok(vec![1; 10])).unwrap();
         assert_eq!(lock(&a.state).in_use(), 0);
         drop(small);
+    }
+
+    #[test]
+    fn small_bodies_are_kept_past_keep_the_newest_16() {
+        let a = Answers::default();
+        let long_ago = Instant::now().checked_sub(KEEP * 2).unwrap();
+        for i in 0..20 {
+            let n = if i == 0 { SMALL_KEPT + 1 } else { 100 };
+            let _ = a.render(n, Some(format!("k{i}")), || Ok(vec![b'x'; n]));
+        }
+        let mut st = lock(&a.state);
+        st.recent.iter_mut().for_each(|(t, _)| *t = long_ago);
+        st.forget_old();
+        // The large one went; of the 19 small ones, the newest 16 stay.
+        assert_eq!(st.recent.len(), KEEP_SMALL);
+        assert!(st.recent.iter().all(|(_, b)| b.len() == 100));
+        drop(st);
+        assert!(a.shared("k19").is_some() && a.shared("k3").is_none());
     }
 
     #[test]

@@ -73,6 +73,16 @@ pub enum ApiError {
     /// whole budget: 503 with `Retry-After`, rather than memory without bound.
     #[error("too many large answers in flight")]
     Busy,
+    /// An answer of about this many bytes would not fit in the answer budget at all.
+    #[error("an answer of about {0} bytes")]
+    TooLarge(usize),
+    /// One client address has this many requests waiting for a handler already.
+    #[error("too many requests waiting from {0}")]
+    Queued(std::net::IpAddr),
+    /// The client closed its connection before its answer was rendered; nobody
+    /// reads the reply.
+    #[error("the client has gone")]
+    ClientGone,
 }
 
 impl From<crate::listing::ListingError> for ApiError {
@@ -192,6 +202,23 @@ impl ApiError {
                 headers.push(("Retry-After", "1".to_string()));
                 (503, "too many large answers in flight; try again".into())
             }
+            ApiError::Queued(ip) => {
+                headers.push(("Retry-After", "1".to_string()));
+                (
+                    503,
+                    format!("too many requests from {ip} waiting for an answer; try again"),
+                )
+            }
+            ApiError::ClientGone => (503, "the client has gone".into()),
+            ApiError::TooLarge(n) => (
+                503,
+                format!(
+                    "the answer would take about {n} bytes, over the answer budget of {} bytes; \
+                     ask for part of it: page=1, 2, ... (format=routeros), or type=, family=, \
+                     group= or aggregate=1",
+                    crate::api::answers::ANSWER_BUDGET
+                ),
+            ),
         };
         let body = json_line(&ErrorBody {
             error: clip(&message),
@@ -266,6 +293,9 @@ mod tests {
             ),
             (ApiError::ShuttingDown, 503),
             (ApiError::Busy, 503),
+            (ApiError::Queued([127, 0, 0, 2].into()), 503),
+            (ApiError::ClientGone, 503),
+            (ApiError::TooLarge(13 << 20), 503),
         ];
         for (e, status) in cases {
             let r = e.reply();

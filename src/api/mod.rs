@@ -21,6 +21,9 @@ mod body;
 mod conn;
 mod error;
 mod evict;
+mod gone;
+#[cfg(feature = "gzip")]
+mod gzip;
 mod headers;
 mod hosts;
 pub(crate) mod http;

@@ -79,15 +79,38 @@ impl Slot {
         }
     }
 
-    /// Idle between requests after having served one: HTTP lets a server close such
-    /// a connection at any time. A connection just accepted looks idle too before
-    /// its request arrives; closing it would reset a client that did nothing wrong.
-    fn evictable(&self) -> bool {
+    /// May be closed to make room for a new client at the connection cap: idle
+    /// between requests after having served one (HTTP lets a server close such a
+    /// connection at any time), or [`Slot::slow_head`]. A connection just accepted
+    /// looks idle too before its request arrives; closing it would reset a client
+    /// that did nothing wrong.
+    fn evictable(&self, now: Instant) -> bool {
+        self.idle_served() || self.slow_head(now).is_some()
+    }
+
+    fn idle_served(&self) -> bool {
         self.served
             && matches!(self.state, State::Head(None))
             && self.conn.as_ref().is_some_and(|c| c.buf.is_empty())
     }
+
+    /// Since when a request head has been arriving (or, on a connection that never
+    /// served one, nothing has), when that is longer than [`SLOW_HEAD`]: a client
+    /// sends its head at once, a slowloris a byte at a time (600 of them held
+    /// `/health` 8.5 s in the backlog, until their 10 s head deadline).
+    fn slow_head(&self, now: Instant) -> Option<Instant> {
+        let since = match self.state {
+            State::Head(Some(t)) => t,
+            State::Head(None) if !self.served => self.progress,
+            _ => return None,
+        };
+        (since + SLOW_HEAD <= now).then_some(since)
+    }
 }
+
+/// How long a head may take to arrive before its connection may be closed to make
+/// room at the connection cap.
+pub(super) const SLOW_HEAD: Duration = Duration::from_secs(1);
 
 /// The poll thread's state.
 pub(super) struct Poller {
@@ -172,7 +195,7 @@ impl Poller {
                     who.push(i);
                     next = next.min(t);
                 }
-                evictable |= s.evictable();
+                evictable |= s.evictable(now);
             }
             let paused = self.accept_pause.is_some_and(|t| now < t);
             let listening = match &self.listener {
@@ -266,15 +289,21 @@ impl Poller {
     }
 
     /// Closes the longest-idle keep-alive connection that has served a request and has
-    /// nothing in progress; false when there is none (new clients then wait in the
+    /// nothing in progress, else the one whose head has been arriving longest (past
+    /// [`SLOW_HEAD`]); false when there is none (new clients then wait in the
     /// backlog).
     pub(super) fn evict(&mut self) -> bool {
-        let oldest = (0..self.slots.len())
-            .filter_map(|i| Some((i, self.slots[i].as_ref()?)))
-            .filter(|(_, s)| s.evictable())
+        let now = Instant::now();
+        let slots = || (0..self.slots.len()).filter_map(|i| Some((i, self.slots[i].as_ref()?)));
+        let idle = (slots().filter(|(_, s)| s.idle_served()))
             .min_by_key(|(_, s)| s.progress)
             .map(|(i, _)| i);
-        match oldest {
+        let slow = || {
+            (slots().filter_map(|(i, s)| Some((i, s.slow_head(now)?))))
+                .min_by_key(|(_, since)| *since)
+                .map(|(i, _)| i)
+        };
+        match idle.or_else(slow) {
             Some(i) => {
                 self.close(i);
                 true

@@ -18,8 +18,16 @@
 //! * requests are handed to at most [`HANDLERS`] threads, of which at most
 //!   [`MAX_ACTIVE`] do database work at once ([`super::routes::Context`]); `/health`
 //!   has a lane and a thread of its own ([`HEALTH_HANDLERS`]), so that it answers
-//!   however busy the others are; a handler gives the connection back with its
-//!   answer, which the poll thread writes however slowly the client reads;
+//!   however busy the others are, and so do the quick requests ([`QUICK_HANDLERS`]:
+//!   a listing already rendered for this database state, lookups); a handler gives
+//!   the connection back with its answer, which the poll thread writes however
+//!   slowly the client reads;
+//! * at most [`PER_CLIENT_QUEUED`] requests of one client address wait for a
+//!   handler (beyond, 503 with `Retry-After`, once those of its clients that have
+//!   gone are dropped), and a request whose client has gone is not rendered
+//!   (`answers.rs`): one
+//!   client's connect/GET/close flood of distinct listings made a firewall's pull
+//!   wait 81 s behind renders nobody would read;
 //! * at most [`MAX_CONNECTIONS`] connections (fewer with a low descriptor limit);
 //!   at the cap the longest-idle keep-alive connection that has served a request is
 //!   closed to make room (never one just accepted), and when none is idle new
@@ -27,7 +35,8 @@
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
-use std::net::{SocketAddr, TcpListener};
+use std::net::{IpAddr, SocketAddr, TcpListener};
+use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -91,6 +100,14 @@ pub const HANDLERS: usize = MAX_ACTIVE + 4;
 /// many listings the other handlers are busy with.
 pub const HEALTH_HANDLERS: usize = 1;
 
+/// Threads of the quick lane: listings already rendered for this database state
+/// (no database work), and lookups (small renders, which have their own turn).
+pub const QUICK_HANDLERS: usize = 2;
+
+/// Requests of one client address waiting for a handler at most (per lane); beyond
+/// it, 503 with `Retry-After`, so that one address cannot queue the others out.
+pub const PER_CLIENT_QUEUED: usize = 16;
+
 /// Stack of each thread; handlers keep their data on the heap and refuse deeply
 /// nested JSON before parsing it (the API tests pass with 64 KiB in a debug build).
 pub const STACK_SIZE: usize = 256 * 1024;
@@ -122,7 +139,10 @@ pub(super) struct Done {
 
 #[derive(Default)]
 struct Queue {
-    jobs: VecDeque<Job>,
+    /// With the client's address, for [`PER_CLIENT_QUEUED`].
+    jobs: VecDeque<(Option<IpAddr>, Job)>,
+    /// The addresses of the requests being handled, one entry each.
+    serving: Vec<Option<IpAddr>>,
     /// Handler threads waiting for a job.
     idle: usize,
     threads: usize,
@@ -148,8 +168,10 @@ impl Lane {
     }
 }
 
-/// The lane of `/health`; every other request goes to the general one.
+/// The lane of `/health`; every other request goes to the general one, or to the
+/// quick one.
 const HEALTH_LANE: usize = 1;
+const QUICK_LANE: usize = 2;
 
 /// State shared by the poll thread and the handlers.
 pub(super) struct Shared {
@@ -157,8 +179,8 @@ pub(super) struct Shared {
     pub(super) ctx: Context,
     /// The address bound, which a `Host` may name.
     listen: SocketAddr,
-    /// The general lane, then the `/health` lane.
-    lanes: [Lane; 2],
+    /// The general lane, the `/health` lane, the quick lane.
+    lanes: [Lane; 3],
     pub(super) done: Mutex<Vec<Done>>,
     /// Written to wake the poll thread (a handler finished, or stop).
     wake: UnixStream,
@@ -242,6 +264,7 @@ pub fn start(paths: &Paths, listen: SocketAddr) -> Result<ApiServer, String> {
         lanes: [
             Lane::new(HANDLERS, "api-handler"),
             Lane::new(HEALTH_HANDLERS, "api-health"),
+            Lane::new(QUICK_HANDLERS, "api-quick"),
         ],
         done: Mutex::new(Vec::new()),
         wake: wake_tx,
@@ -262,22 +285,74 @@ pub fn start(paths: &Paths, listen: SocketAddr) -> Result<ApiServer, String> {
     })
 }
 
-/// The lane of a request: `/health` (any method, any query) has its own.
-fn lane_of(head: &Head) -> usize {
+/// The lane of a request: `/health` (any method, any query) has its own, quick
+/// ones another (`routes::quick`).
+fn lane_of(head: &Head, ctx: &Context) -> usize {
     let (path, _) = super::query::split_target(&head.info.target);
-    match path == "/health" {
-        true => HEALTH_LANE,
-        false => 0,
+    if path == "/health" {
+        HEALTH_LANE
+    } else if routes::quick(&head.info, ctx) {
+        QUICK_LANE
+    } else {
+        0
     }
 }
 
+/// The connection back without an answer: its client has gone.
+fn dropped(job: Job) -> Done {
+    Done {
+        slot: job.slot,
+        conn: job.conn,
+        out: Out::default(),
+        keep: false,
+        resume: None,
+    }
+}
+
+/// Whether the client of `job` has gone.
+fn gone(job: &Job) -> bool {
+    super::gone::gone(job.conn.stream.as_raw_fd())
+}
+
+/// Room in `q` for one more request from `peer`: at [`PER_CLIENT_QUEUED`], that
+/// client's requests whose clients have gone are dropped first (into `out`).
+fn room_for(q: &mut Queue, peer: Option<IpAddr>, out: &mut Vec<Done>) -> bool {
+    let Some(peer) = peer else { return true };
+    let count = |q: &Queue| q.jobs.iter().filter(|(p, _)| *p == Some(peer)).count();
+    if count(q) < PER_CLIENT_QUEUED {
+        return true;
+    }
+    let (kept, left): (VecDeque<_>, VecDeque<_>) = std::mem::take(&mut q.jobs)
+        .into_iter()
+        .partition(|(p, j)| *p != Some(peer) || !gone(j));
+    q.jobs = kept;
+    out.extend(left.into_iter().map(|(_, j)| dropped(j)));
+    count(q) < PER_CLIENT_QUEUED
+}
+
 /// Hands `job` to a handler thread of its lane, starting one when none is free and
-/// fewer than the lane's maximum run.
+/// fewer than the lane's maximum run; 503 at once when its client has
+/// [`PER_CLIENT_QUEUED`] requests waiting.
 pub(super) fn submit(shared: &Arc<Shared>, job: Job) {
-    let lane_index = lane_of(&job.head);
+    let lane_index = lane_of(&job.head, &shared.ctx);
     let lane = &shared.lanes[lane_index];
+    let peer = job.conn.stream.peer_addr().ok().map(|a| a.ip());
     let mut q = lock(&lane.queue);
-    q.jobs.push_back(job);
+    let mut out = Vec::new();
+    if !room_for(&mut q, peer, &mut out) {
+        drop(q);
+        let is_head = job.head.info.method == "HEAD";
+        let reply = ApiError::Queued(peer.unwrap_or(IpAddr::from([0, 0, 0, 0]))).into();
+        out.push(Done {
+            slot: job.slot,
+            conn: job.conn,
+            out: http::answer(reply, is_head, true, crate::util::unix_now()),
+            keep: false,
+            resume: None,
+        });
+        return out.into_iter().for_each(|d| finish(shared, d));
+    }
+    q.jobs.push_back((peer, job));
     if q.jobs.len() > q.idle && q.threads < lane.max {
         let sh = shared.clone();
         let spawned = thread::Builder::new()
@@ -292,7 +367,8 @@ pub(super) fn submit(shared: &Arc<Shared>, job: Job) {
                     // No thread would ever take it: answer here, blocking the others.
                     let job = q.jobs.pop_back();
                     drop(q);
-                    if let Some(job) = job {
+                    out.into_iter().for_each(|d| finish(shared, d));
+                    if let Some((_, job)) = job {
                         finish(shared, handle(job, shared));
                     }
                     return;
@@ -301,17 +377,22 @@ pub(super) fn submit(shared: &Arc<Shared>, job: Job) {
         }
     }
     drop(q);
+    out.into_iter().for_each(|d| finish(shared, d));
     lane.job_ready.notify_one();
 }
 
 fn handler_thread(shared: &Arc<Shared>, lane_index: usize) {
     let lane = &shared.lanes[lane_index];
+    // The lanes of their own are bounded by their threads, not by the permits the
+    // general lane's requests hold while they wait for their render.
+    routes::on_own_lane(lane_index != 0);
     loop {
         let job = {
             let mut q = lock(&lane.queue);
             loop {
-                if let Some(job) = q.jobs.pop_front() {
-                    break job;
+                if let Some((peer, job)) = take_fairly(&mut q) {
+                    q.serving.push(peer);
+                    break (peer, job);
                 }
                 if shared.stopping() {
                     q.threads -= 1;
@@ -326,9 +407,37 @@ fn handler_thread(shared: &Arc<Shared>, lane_index: usize) {
                 q.idle -= 1;
             }
         };
+        let (peer, job) = job;
+        // Looked at before the job's render (`answers.rs`), not here: a client that
+        // shut only its sending side after a cheap request still gets its answer.
+        super::answers::set_client(Some(job.conn.stream.as_raw_fd()));
         let done = handle(job, shared);
+        super::answers::set_client(None);
+        let mut q = lock(&lane.queue);
+        if let Some(i) = q.serving.iter().position(|p| *p == peer) {
+            q.serving.swap_remove(i);
+        }
+        drop(q);
         finish(shared, done);
     }
+}
+
+/// The next request: the oldest of the address with the fewest requests being
+/// handled, so that a client arriving behind another's many requests (a firewall
+/// behind a flood) is taken next, not after them.
+fn take_fairly(q: &mut Queue) -> Option<(Option<IpAddr>, Job)> {
+    let busy = |peer: &Option<IpAddr>| q.serving.iter().filter(|p| *p == peer).count();
+    let mut best: Option<(usize, usize)> = None;
+    for (i, (peer, _)) in q.jobs.iter().enumerate() {
+        let n = busy(peer);
+        if best.is_none_or(|(_, m)| n < m) {
+            best = Some((i, n));
+        }
+        if n == 0 {
+            break;
+        }
+    }
+    q.jobs.remove(best?.0)
 }
 
 fn finish(shared: &Shared, done: Done) {

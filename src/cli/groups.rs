@@ -9,7 +9,7 @@ use super::{CliError, Outcome, UsageError};
 use crate::config::{self, Mark, Paths};
 use crate::format::{ALL_GROUPS, DEFAULT_GROUP};
 use crate::source::Kind;
-use crate::sources::{self, groups::mark_text};
+use crate::sources::{self, groups::mark_text, route::Via};
 
 /// What `group` does.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +30,11 @@ pub enum GroupAction {
         mark: Option<Mark>,
         /// `--via`: the interface it is routed via.
         via: Option<String>,
+    },
+    /// Take a group's route away (its mark and sets stay).
+    Unroute {
+        /// Its name.
+        name: String,
     },
     /// Remove a group.
     Remove {
@@ -72,26 +77,29 @@ pub(super) fn parse_group(rest: &[String], a: &Parsed) -> Result<GroupAction, Us
             mark: a.mark,
             via: a.options.via.clone(),
         },
+        [v, n] if v == "unroute" => GroupAction::Unroute {
+            name: group_name("group unroute", n)?,
+        },
         [v, n] if v == "remove" => GroupAction::Remove {
             name: group_name("group remove", n)?,
             force: a.force,
         },
-        [v, _, extra, ..] if v == "add" || v == "remove" => {
+        [v, _, extra, ..] if v == "add" || v == "remove" || v == "unroute" => {
             return Err(UsageError(format!(
                 "unexpected argument {extra:?} after `group {v}`: one group at a time"
             )))
         }
-        [v] if v == "add" || v == "remove" => {
+        [v] if v == "add" || v == "remove" || v == "unroute" => {
             return Err(UsageError(format!("`group {v}` needs the group's NAME")))
         }
         [] => {
             return Err(UsageError(
-                "`group` needs list, add NAME or remove NAME".into(),
+                "`group` needs list, add NAME, unroute NAME or remove NAME".into(),
             ))
         }
         [v, ..] => {
             return Err(UsageError(format!(
-                "unknown `group` action {v:?}: expected list, routes, add or remove"
+                "unknown `group` action {v:?}: expected list, routes, add, unroute or remove"
             )))
         }
     };
@@ -171,8 +179,10 @@ pub fn group(paths: &Paths, action: &GroupAction) -> Result<Outcome, CliError> {
             print(out.as_bytes())?;
         }
         GroupAction::Add { name, mark, via } => {
-            super::group_route::add(paths, name, *mark, via.as_deref())?
+            let via = via.as_deref().map_or(Via::Keep, Via::Set);
+            super::group_route::add(paths, name, *mark, via)?
         }
+        GroupAction::Unroute { name } => super::group_route::add(paths, name, None, Via::Clear)?,
         GroupAction::Remove { name, force } => super::group_route::remove(paths, name, *force)?,
     }
     Ok(Outcome::Success)

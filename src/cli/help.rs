@@ -234,13 +234,14 @@ static TEXTS: &[Text] = &[
         cmd: Cmd::Group,
         name: "group",
         synopsis: "list [--json] | routes | add NAME [--mark M[/MASK]] [--via IFACE] |\n\
-                   remove NAME [--force]",
+                   unroute NAME | remove NAME [--force]",
         summary: "manage groups: named lists with their own sources,\n\
                  exclusions, sets (NAME_v4, NAME_v6) and routing mark",
         about: "Edits \"groups\" of config.json (locked, atomic rewrite). `add` of an\n\
                  existing group sets its mark; with --via it is routed via that\n\
                  interface (a mark, a load output, an ip rule and a route in a table\n\
-                 of its own). `remove` is refused while sources or services name the\n\
+                 of its own); `unroute` takes the route away (the mark and sets stay).\n\
+                 `remove` is refused while sources or services name the\n\
                  group (--force removes them too); its outputs, sets, mark chains,\n\
                  rule and route go with it. Sources go into a group with `asn add AS1`\n\
                  and the group option of the source commands.\n\

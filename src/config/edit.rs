@@ -10,8 +10,8 @@ mod groups;
 mod services;
 
 pub use groups::{
-    add_exclusions, add_group, remove_exclusions, remove_group, set_route_table, GroupAdded,
-    GroupRemoved, NewGroup,
+    add_exclusions, add_group, clear_route, remove_exclusions, remove_group, set_route_table,
+    GroupAdded, GroupRemoved, NewGroup,
 };
 pub use services::{add_services, remove_service};
 

@@ -22,9 +22,9 @@ pub mod upstreams;
 
 pub use check::{check, Checked};
 pub use edit::{
-    add_exclusions, add_group, add_services, add_source, add_sources, remove_exclusions,
-    remove_group, remove_service, remove_source, remove_sources, set_route_table, GroupAdded,
-    GroupRemoved, NewGroup,
+    add_exclusions, add_group, add_services, add_source, add_sources, clear_route,
+    remove_exclusions, remove_group, remove_service, remove_source, remove_sources,
+    set_route_table, GroupAdded, GroupRemoved, NewGroup,
 };
 pub use group::{
     free_table, mark_text, table_allowed, Group, Mark, Part, Provenance, Route, Selected,

@@ -68,10 +68,7 @@ fn steps(db: &mut Db, paths: &Paths) -> Result<(), StoreError> {
                 compacted = true;
             }
             4 => tx.execute_batch(super::trust::SCHEMA_V4)?,
-            // Reserved for the step another branch adds this round (the lead
-            // renumbers at merge); nothing to do here.
-            5 => {}
-            6 => tx.execute_batch(super::names::SCHEMA_NAMES)?,
+            5 => tx.execute_batch(super::names::SCHEMA_NAMES)?,
             _ => unreachable_step(next)?,
         }
         tx.pragma_update(None, "user_version", next)?;

@@ -51,7 +51,7 @@ pub use write::{MergeStats, WriteTx};
 static LEGACY_WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The schema version this binary writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Page cache per connection, in KiB: small, because a router has little memory (a
 /// connection kept by a [`Pool`] releases its cache between uses).

@@ -24,11 +24,11 @@ pub use dnsmasq::{
 };
 pub use exclude::{subtract, Exclusions};
 pub use names::{check_name, mark_chains, NFT_KEYWORDS, NFT_KEYWORDS_NEWER};
-pub use routeros::{routeros_page, RouterosPage, ROUTEROS_PAGE_MAX};
+pub use routeros::{routeros_page, routeros_page_of, RouterosPage, ROUTEROS_PAGE_MAX};
 pub use values::{parse_value, prepare, union, Collector, Entry, Prepared};
 pub use write::{
-    ipset_maxelem, needs_aggregate, render, render_prepared, IPSET_MAXELEM, IPSET_TMP_SUFFIX,
-    NFT_CHUNK,
+    ipset_maxelem, needs_aggregate, render, render_prepared, size_bound, IPSET_MAXELEM,
+    IPSET_TMP_SUFFIX, NFT_CHUNK,
 };
 
 use std::fmt;
@@ -250,6 +250,8 @@ impl Default for RenderOptions {
     }
 }
 
+#[cfg(test)]
+mod size_tests;
 #[cfg(test)]
 mod stacks_tests;
 #[cfg(test)]

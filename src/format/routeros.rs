@@ -27,32 +27,157 @@ fn tag(set: &str) -> String {
 
 /// One family of the script.
 pub(super) fn family<N: Net>(out: &mut Vec<u8>, set: &str, entries: &[Entry<N>]) {
-    let (menu, tag) = (N::ROUTEROS_MENU, tag(set));
-    out.extend_from_slice(menu.as_bytes());
-    out.extend_from_slice(b" firewall address-list\n");
-    out.extend_from_slice(
-        format!(
-            ":foreach i in=[find list=\"{set}\" comment=\"{tag}\"] do={{set $i comment=\"{tag}:old\"}}\n"
-        )
-        .as_bytes(),
-    );
-    // The three fixed pieces of an entry's line, made once: the address goes
-    // between them twice.
-    let add = format!(":do {{add list=\"{set}\" comment=\"{tag}\" address=");
-    let retag = format!("}} on-error={{set [find list=\"{set}\" comment=\"{tag}:old\" address=");
-    let end = format!("] comment=\"{tag}\"}}\n");
-    for e in entries {
-        out.extend_from_slice(add.as_bytes());
-        let at = out.len();
-        address(e, out);
-        let addr = at..out.len();
-        out.extend_from_slice(retag.as_bytes());
-        out.extend_from_within(addr);
-        out.extend_from_slice(end.as_bytes());
+    let lines = Lines::new(set);
+    lines.head::<N>(out);
+    lines.entries(out, entries);
+    lines.tail(out);
+}
+
+/// The fixed pieces of a family's lines, made once.
+struct Lines {
+    set: String,
+    tag: String,
+    /// An entry's line: the address goes between these, twice.
+    add: String,
+    retag: String,
+    end: String,
+}
+
+impl Lines {
+    fn new(set: &str) -> Lines {
+        let tag = tag(set);
+        Lines {
+            add: format!(":do {{add list=\"{set}\" comment=\"{tag}\" address="),
+            retag: format!("}} on-error={{set [find list=\"{set}\" comment=\"{tag}:old\" address="),
+            end: format!("] comment=\"{tag}\"}}\n"),
+            set: set.to_string(),
+            tag,
+        }
     }
-    out.extend_from_slice(
-        format!("remove [find list=\"{set}\" comment=\"{tag}:old\"]\n").as_bytes(),
-    );
+
+    /// The menu and the re-tagging of our entries.
+    fn head<N: Net>(&self, out: &mut Vec<u8>) {
+        let (set, tag) = (&self.set, &self.tag);
+        out.extend_from_slice(N::ROUTEROS_MENU.as_bytes());
+        out.extend_from_slice(b" firewall address-list\n");
+        out.extend_from_slice(
+            format!(
+                ":foreach i in=[find list=\"{set}\" comment=\"{tag}\"] do={{set $i comment=\"{tag}:old\"}}\n"
+            )
+            .as_bytes(),
+        );
+    }
+
+    fn entries<N: Net>(&self, out: &mut Vec<u8>, entries: &[Entry<N>]) {
+        for e in entries {
+            out.extend_from_slice(self.add.as_bytes());
+            let at = out.len();
+            address(e, out);
+            let addr = at..out.len();
+            out.extend_from_slice(self.retag.as_bytes());
+            out.extend_from_within(addr);
+            out.extend_from_slice(self.end.as_bytes());
+        }
+    }
+
+    /// The removal of the entries no longer listed.
+    fn tail(&self, out: &mut Vec<u8>) {
+        let (set, tag) = (&self.set, &self.tag);
+        out.extend_from_slice(
+            format!("remove [find list=\"{set}\" comment=\"{tag}:old\"]\n").as_bytes(),
+        );
+    }
+}
+
+/// The page `page` (from 1) of the script of `p` ([`routeros_page`] of the whole),
+/// made without the whole: the script is written a few hundred lines at a time and
+/// only the page's lines are kept, so that a script of any size costs one page (and
+/// the values). `None` when there is no such page.
+pub fn routeros_page_of(
+    p: &super::Prepared,
+    set: &str,
+    (v4, v6): (bool, bool),
+    page: usize,
+) -> Option<RouterosPage> {
+    let lines = Lines::new(set);
+    let mut pager = Pager {
+        want: page,
+        page: 1,
+        len: 0,
+        menu: Vec::new(),
+        out: Vec::new(),
+    };
+    let mut buf = Vec::new();
+    let mut feed = |buf: &mut Vec<u8>| {
+        buf.split_inclusive(|&b| b == b'\n')
+            .for_each(|l| pager.line(l));
+        buf.clear();
+    };
+    if v4 {
+        lines.head::<ipnet::Ipv4Net>(&mut buf);
+        feed(&mut buf);
+        for chunk in p.v4.chunks(256) {
+            lines.entries(&mut buf, chunk);
+            feed(&mut buf);
+        }
+        lines.tail(&mut buf);
+        feed(&mut buf);
+    }
+    if v6 {
+        lines.head::<ipnet::Ipv6Net>(&mut buf);
+        feed(&mut buf);
+        for chunk in p.v6.chunks(256) {
+            lines.entries(&mut buf, chunk);
+            feed(&mut buf);
+        }
+        lines.tail(&mut buf);
+        feed(&mut buf);
+    }
+    pager.finish()
+}
+
+/// The cutting of [`cuts`], a line at a time, keeping one page.
+struct Pager {
+    want: usize,
+    /// The page being cut (from 1), and its bytes so far.
+    page: usize,
+    len: usize,
+    /// The last menu line.
+    menu: Vec<u8>,
+    /// The page wanted.
+    out: Vec<u8>,
+}
+
+impl Pager {
+    fn line(&mut self, l: &[u8]) {
+        if self.len + l.len() + PAGE_HEAD > ROUTEROS_PAGE_MAX && self.len > 0 {
+            self.page += 1;
+            self.len = 0;
+            if self.page == self.want && l.first() != Some(&b'/') {
+                self.out.extend_from_slice(&self.menu);
+            }
+        }
+        if l.first() == Some(&b'/') {
+            self.menu = l.to_vec();
+        }
+        if self.page == self.want {
+            self.out.extend_from_slice(l);
+        }
+        self.len += l.len();
+    }
+
+    fn finish(self) -> Option<RouterosPage> {
+        let pages = self.page;
+        if self.want == 0 || self.want > pages {
+            return None;
+        }
+        let mut body = match self.want {
+            1 => format!("# pages: {pages}\n").into_bytes(),
+            _ => Vec::new(),
+        };
+        body.extend_from_slice(&self.out);
+        Some(RouterosPage { body, pages })
+    }
 }
 
 /// An address as RouterOS shows it, so that `find address=` matches: an IPv4 host

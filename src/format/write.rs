@@ -91,13 +91,8 @@ pub fn needs_aggregate(opts: &RenderOptions) -> bool {
 pub fn render_prepared(p: &Prepared, opts: &RenderOptions) -> Vec<u8> {
     let v4 = opts.family != Some(Family::V6);
     let v6 = opts.family != Some(Family::V4);
-    // About the longest line per entry, so that the buffer is allocated once.
-    let per_entry = match opts.format {
-        Format::Routeros => 200 + 4 * opts.set.len(),
-        Format::Keenetic | Format::Openvpn => 64 + opts.set.len(),
-        _ => 48 + opts.set.len() + opts.via.as_ref().map_or(0, String::len),
-    };
-    let mut out = Vec::with_capacity(p.len() * per_entry + 512);
+    // Allocated once (and never far beyond the body: the bound is tight).
+    let mut out = Vec::with_capacity(size_bound(p, opts));
     // Writing to a Vec cannot fail: the `let _ = write!` below ignore nothing real.
     match opts.format {
         Format::Text => {
@@ -155,6 +150,49 @@ pub fn render_prepared(p: &Prepared, opts: &RenderOptions) -> Vec<u8> {
         _ => super::stacks::render(&mut out, p, opts, v4, v6),
     }
     out
+}
+
+/// The most bytes [`render_prepared`] writes for `p` in `opts.format`: the longest
+/// line of each family's entry (an address of 15 or 39 characters, with its length
+/// 18 or 43), times the entries, plus the fixed parts. Known before the body is
+/// written, so that a server can refuse one that would not fit its memory; close to
+/// the real size (the tests hold it within a quarter of a render of long addresses).
+pub fn size_bound(p: &Prepared, opts: &RenderOptions) -> usize {
+    let n4 = if opts.family == Some(Family::V6) {
+        0
+    } else {
+        p.v4.len()
+    };
+    // Keenetic's routes are IPv4 only.
+    let no_v6 = opts.family == Some(Family::V4) || opts.format == Format::Keenetic;
+    let n6 = if no_v6 { 0 } else { p.v6.len() };
+    let (set, table) = (opts.set.len(), opts.table.len());
+    let len = |o: &Option<String>| o.as_ref().map_or(0, String::len);
+    let (via, comment) = (len(&opts.via), len(&opts.comment).max(set));
+    // Bytes of an entry besides its address (v4, v6): the line's fixed text.
+    let (f4, f6) = match opts.format {
+        Format::Text | Format::Mihomo | Format::Nft | Format::Wireguard => (2, 2),
+        Format::Json | Format::Singbox => (3, 3),
+        Format::MihomoYaml => (7, 7),
+        Format::Ipset => (13 + set, 13 + set),
+        // `:do {add ...} on-error={set [find ...] ...}`, the address twice.
+        Format::Routeros => (133 + 5 * set + 18, 133 + 5 * set + 43),
+        // `route P via "IFACE" { bgp_community.add(...); };`
+        Format::Bird => {
+            let community = opts
+                .community
+                .as_ref()
+                .map_or(0, |c| c.bird_add().len() + 5);
+            (21 + via + community, 21 + via + community)
+        }
+        // `ip route NET MASK IFACE auto !COMMENT`: the mask's 15 more (IPv4 only).
+        Format::Keenetic => (31 + via + comment, 0),
+        Format::Openvpn => (30, 19),
+    };
+    let names: usize = p.names.iter().map(|n| n.len() + 3).sum();
+    // Headers (nft's statement every NFT_CHUNK entries, menus, sets, removals).
+    let fixed = 1024 + 8 * (set + table) + (n4 + n6) / NFT_CHUNK * (40 + set + table);
+    n4 * (18 + f4) + n6 * (43 + f6) + names + fixed
 }
 
 /// One line per entry, each `prefix` then the entry.

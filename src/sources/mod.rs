@@ -10,6 +10,7 @@ use crate::db::{self, StoreError};
 use crate::source::{self, Kind};
 
 pub mod listed;
+pub mod route;
 pub mod services;
 
 pub use confirm::{confirm, parse_any};

@@ -353,3 +353,39 @@ pub fn cannot_run(why: &str) {
     }
     eprintln!("skipped: {why}");
 }
+
+/// A connection to `to` from the loopback address `from` (127.0.0.2, ...: the whole
+/// of 127/8 reaches the loopback), as a second client host would make it.
+pub fn connect_from(from: [u8; 4], to: SocketAddr) -> std::io::Result<TcpStream> {
+    use std::os::fd::FromRawFd;
+    let port = to.port();
+    let SocketAddr::V4(v4) = to else {
+        return Err(std::io::Error::other("IPv4 only"));
+    };
+    let sin = |ip: [u8; 4], port: u16| libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: port.to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from_ne_bytes(ip),
+        },
+        sin_zero: [0; 8],
+    };
+    let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    // SAFETY: a new socket, owned by the TcpStream at once.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd is the socket just made; nothing else owns it.
+    let stream = unsafe { TcpStream::from_raw_fd(fd) };
+    let (src, dst) = (sin(from, 0), sin(v4.ip().octets(), port));
+    // SAFETY: both point at sockaddr_in values of the length given.
+    let ok = unsafe {
+        libc::bind(fd, (&src as *const libc::sockaddr_in).cast(), len) == 0
+            && libc::connect(fd, (&dst as *const libc::sockaddr_in).cast(), len) == 0
+    };
+    match ok {
+        true => Ok(stream),
+        false => Err(std::io::Error::last_os_error()),
+    }
+}

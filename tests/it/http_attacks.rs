@@ -321,3 +321,49 @@ fn bodies_being_read_keep_memory_bounded() {
     );
     assert_eq!(status(&answer), 201, "{answer}");
 }
+
+/// Issue 39, S2: 600 slowloris connections (more than the 512 the server holds), each
+/// sending its head a byte every 300 ms: `/health` still answers, within the
+/// contract's second (before: 8.5 s and 9.9 s, waiting in the backlog until the
+/// slowloris heads reached their 10 s deadline). At the cap, the connection whose
+/// head has been arriving longest (over a second) is closed to make room.
+#[test]
+fn health_answers_under_600_slowloris_connections() {
+    let t = TestDir::new();
+    let (_p, a) = t.spawn_listening(&["serve"]);
+    let started = Instant::now();
+    let mut slow: Vec<TcpStream> = (0..600)
+        .filter_map(|_| {
+            let mut s = TcpStream::connect(a).ok()?;
+            s.write_all(b"GET /health HTTP/1.1\r\nX-Slow: ").ok()?;
+            Some(s)
+        })
+        .collect();
+    assert!(slow.len() >= 590, "{} connected", slow.len());
+    let keep_slow = thread::spawn(move || {
+        // Within their 10 s head deadline, and moving (the 2 s idle timeout under
+        // pressure never closes them).
+        while started.elapsed() < Duration::from_secs(9) {
+            for s in &mut slow {
+                let _ = s.write_all(b"z");
+            }
+            thread::sleep(Duration::from_millis(300));
+        }
+        slow
+    });
+    thread::sleep(Duration::from_secs(2));
+    let mut took = Vec::new();
+    for _ in 0..3 {
+        let (code, t) = timed_health(a);
+        assert_eq!(code, 200);
+        took.push(t);
+        thread::sleep(Duration::from_millis(500));
+    }
+    eprintln!("/health under 600 slowloris connections: {took:?}");
+    for t in &took {
+        // The contract says within a second; milliseconds here normally. The bound
+        // is several times a loaded machine's figure, well below the bug's 8.5 s.
+        assert!(*t < Duration::from_secs(3), "/health took {took:?}");
+    }
+    drop(keep_slow.join());
+}

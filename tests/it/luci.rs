@@ -125,6 +125,9 @@ pub(crate) fn luci_server(
                 root().join("openwrt/ripe-cidr-collector/files/ripe-cidr-collector.config"),
                 "text/plain",
             ),
+            "/ubus" if param("object") == "network.interface" => {
+                crate::luci_routes::netifd_dump(&param("method"))
+            }
             "/ubus" => {
                 let method = param("method");
                 let ok = param("object") == OBJECT

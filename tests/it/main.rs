@@ -46,6 +46,7 @@ mod formats_stacks;
 mod group_marks;
 #[cfg(all(feature = "api", feature = "routes", target_os = "linux"))]
 mod group_routes;
+mod group_unroute;
 #[cfg(all(feature = "api", feature = "collect"))]
 mod groups;
 mod healthcheck;
@@ -58,6 +59,8 @@ mod http_limits;
 mod kernel_sets;
 #[cfg(feature = "collect")]
 mod kinds;
+#[cfg(feature = "api")]
+mod listing_gzip;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci;
 #[cfg(all(feature = "api", feature = "collect", unix))]
@@ -69,6 +72,8 @@ mod luci_names;
 mod luci_plugin;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci_plugin_run;
+#[cfg(all(feature = "api", feature = "collect", unix))]
+mod luci_routes;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod luci_services;
 #[cfg(all(feature = "api", feature = "collect", unix))]
@@ -111,6 +116,8 @@ mod upstream;
 mod web;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod web_names;
+#[cfg(all(feature = "api", feature = "collect", unix))]
+mod web_routes;
 #[cfg(all(feature = "api", feature = "collect", target_os = "linux"))]
 mod write_failures;
 #[cfg(all(feature = "api", feature = "collect"))]

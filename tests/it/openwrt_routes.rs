@@ -140,3 +140,38 @@ fn netifd_sections_appear_change_and_go_with_the_group() {
         "network.lan=interface\nnetwork.lan.proto='static'\nnetwork.mine=rule\nnetwork.mine.mark='0x100'\n"
     );
 }
+
+/// What LuCI's "Route via" runs (`group add vpn --via wg0`, then "none": `group
+/// unroute vpn`): netifd's sections follow each, and the group's mark stays.
+#[test]
+fn netifd_sections_follow_route_via_and_unroute() {
+    let r = Router::new();
+    r.t.config(&serde_json::json!({"groups": {"vpn": {"asns": ["62041"]}}}));
+    let ok = |args: &[&str]| {
+        let o = r.t.run(args);
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    ok(&["group", "add", "vpn", "--via", "wg0"]);
+    r.routes();
+    let net = r.network();
+    assert!(
+        net.contains("network.rcc_vpn_route.interface='wg0'\n"),
+        "{net}"
+    );
+    ok(&["group", "unroute", "vpn"]);
+    let log = r.routes();
+    assert!(log.contains("reload_config"), "{log}");
+    assert_eq!(
+        r.network(),
+        "network.lan=interface\nnetwork.lan.proto='static'\nnetwork.mine=rule\nnetwork.mine.mark='0x100'\n"
+    );
+    let cfg = std::fs::read_to_string(r.t.file("config.json")).unwrap();
+    assert!(
+        cfg.contains("\"mark\": \"0x100\"") && !cfg.contains("\"route\""),
+        "{cfg}"
+    );
+}

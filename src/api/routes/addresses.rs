@@ -14,7 +14,7 @@ use crate::api::answers::{listing_estimate, Listing};
 use crate::api::error::ApiError;
 use crate::api::headers::{etag, none_match};
 use crate::api::query::{parse_bool, parse_query};
-use crate::format::{routeros_page, Format, RenderOptions};
+use crate::format::{routeros_page, size_bound, Format, RenderOptions};
 
 /// The query parameters of `GET /addresses`.
 pub(crate) const ADDRESS_PARAMS: &[&str] = &[
@@ -103,13 +103,23 @@ pub(super) fn addresses(
     req: &RequestInfo,
     ctx: &Context,
 ) -> Result<Reply, ApiError> {
-    let (mut body, mut tag) = listing(opts, details, &req.target, ctx)?;
     let mut headers = Vec::new();
-    if opts.format == Format::Routeros {
-        let pages;
-        ((body, tag), pages) = routeros(body, tag, page)?;
-        headers.push(("X-Pages", pages.to_string()));
-    }
+    let (body, tag) = match (opts.format, page) {
+        (Format::Routeros, _) => {
+            let (listing, pages) = match listing(opts, details, &req.target, ctx) {
+                // A script too large to hold whole: its page made alone.
+                Err(ApiError::TooLarge(_)) if page.is_some() => {
+                    page_alone(opts, page.unwrap_or(1), ctx)?
+                }
+                whole => routeros(whole?, page)?,
+            };
+            headers.push(("X-Pages", pages.to_string()));
+            listing
+        }
+        _ => listing(opts, details, &req.target, ctx)?,
+    };
+    headers.push(("Vary", "Accept-Encoding".into()));
+    let (body, tag) = encoded((body, tag), req, &mut headers, ctx)?;
     headers.insert(0, ("ETag", tag.clone()));
     let content_type = content_type(opts.format);
     if req
@@ -136,13 +146,55 @@ pub(super) fn addresses(
     })
 }
 
+/// The body gzip-compressed when the client accepts it (feature `gzip`), with its
+/// own ETag (the plain one and `-gz`): made once per plain body, within the answer
+/// budget, and shared like it (the key is the plain ETag, which names the content).
+#[cfg(feature = "gzip")]
+fn encoded(
+    (body, tag): Listing,
+    req: &RequestInfo,
+    headers: &mut Vec<(&'static str, String)>,
+    ctx: &Context,
+) -> Result<Listing, ApiError> {
+    let accepted = req
+        .accept_encoding
+        .as_deref()
+        .is_some_and(super::page::accepts_gzip);
+    // Below a few hundred bytes the frame costs more than it saves.
+    if !accepted || body.len() < 512 {
+        return Ok((body, tag));
+    }
+    // Lists of prefixes shrink to a fifth or less; the real size is held once made.
+    let estimate = body.len() / 2 + 1024;
+    let key = format!("gzip {tag}");
+    let made = ctx.answers.render(estimate, Some(key), || {
+        crate::api::gzip::gzip(&body).ok_or(ApiError::Busy)
+    });
+    let gz = match made {
+        Ok((gz, _)) => gz,
+        Err(ApiError::ClientGone) => return Err(ApiError::ClientGone),
+        // No room in the budget, or no thread for the deflate: the plain body,
+        // already made, rather than a 503.
+        Err(_) => return Ok((body, tag)),
+    };
+    headers.push(("Content-Encoding", "gzip".into()));
+    Ok((gz, format!("{}-gz\"", tag.trim_end_matches('"'))))
+}
+
+/// Without the `gzip` feature every answer is plain.
+#[cfg(not(feature = "gzip"))]
+fn encoded(
+    listing: Listing,
+    _: &RequestInfo,
+    _: &mut Vec<(&'static str, String)>,
+    _: &Context,
+) -> Result<Listing, ApiError> {
+    Ok(listing)
+}
+
 /// The number of pages of a RouterOS script, and the page asked for (with its own
 /// ETag) in place of the whole script.
-fn routeros(
-    body: Arc<Vec<u8>>,
-    tag: String,
-    page: Option<usize>,
-) -> Result<(Listing, usize), ApiError> {
+fn routeros((body, tag): Listing, page: Option<usize>) -> Result<(Listing, usize), ApiError> {
     let pages = routeros_page(&body, 1).map_or(1, |p| p.pages);
     let Some(page) = page else {
         return Ok(((body, tag), pages));
@@ -173,12 +225,7 @@ fn listing(
     let mut with_group = opts.clone();
     cfg.bgp_defaults(&mut with_group);
     let opts = &with_group;
-    let (path, query) = super::split_target(target);
-    let kept: Vec<&str> = (query.unwrap_or("").split('&'))
-        .filter(|p| !p.starts_with("page="))
-        .collect();
-    // Shared only when read from files that have settled.
-    let key = super::files::answer_key(ctx, &format!("{path}?{}", kept.join("&")));
+    let key = listing_key(target, ctx);
     if let Some(found) = key.as_deref().and_then(|k| ctx.answers.shared(k)) {
         return Ok(found);
     }
@@ -187,20 +234,83 @@ fn listing(
             .filter(|(k, _)| opts.type_filter.keeps(k.as_str()))
             .map(|(_, n)| n)
             .sum();
-        let estimate = listing_estimate(rows, opts.format, details);
-        ctx.answers.render(estimate, key, || match details {
+        let upper = listing_estimate(rows, opts.format, details);
+        let _turn = ctx.answers.alone(upper)?;
+        if let Some(found) = key.as_deref().and_then(|k| ctx.answers.shared(k)) {
+            return Ok(found);
+        }
+        if details {
             // Capped: a details listing of 400,000 values would be 57 MB.
-            true => crate::inspect::details::render(
+            let reserved = ctx.answers.reserve(upper.min(listing_estimate(
+                DETAILS_MAX as u64,
+                opts.format,
+                true,
+            )))?;
+            let provenance = cfg.provenance();
+            let body = crate::inspect::details::render(
                 db,
                 &selection,
                 opts,
                 Some(DETAILS_MAX),
-                &cfg.provenance(),
-            )
-            .map_err(ApiError::from),
-            false => crate::listing::render_selection(db, &selection, opts).map_err(ApiError::from),
-        })
+                &provenance,
+            )?;
+            return Ok(ctx.answers.hold(reserved, body, key));
+        }
+        // The values first, then room for the body they make (refused when it
+        // could never fit), then the body.
+        let p = crate::listing::prepare(db, &selection, opts)?;
+        let reserved = ctx.answers.reserve(size_bound(&p, opts))?;
+        let body = crate::format::render_prepared(&p, opts);
+        drop(p);
+        Ok(ctx.answers.hold(reserved, body, key))
     })
+}
+
+/// Page `page` of a RouterOS script too large for the answer budget, made alone
+/// (`format::routeros_page_of`): the values and one page in memory, never the
+/// whole script. Not shared: a page is cheap to hold, and its count of pages comes
+/// with it.
+fn page_alone(
+    opts: &RenderOptions,
+    page: usize,
+    ctx: &Context,
+) -> Result<(Listing, usize), ApiError> {
+    let cfg = ctx.config()?;
+    let selection =
+        (cfg.selection(&opts.group)).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let sides = (
+        opts.family != Some(crate::format::Family::V6),
+        opts.family != Some(crate::format::Family::V4),
+    );
+    // The turn of a large render: the values take memory as a whole listing would.
+    let _turn = ctx.answers.alone(crate::api::answers::ANSWER_BUDGET)?;
+    let reserved = ctx
+        .answers
+        .reserve(crate::format::ROUTEROS_PAGE_MAX + 1024)?;
+    let p = ctx
+        .db
+        .with(|db| crate::listing::prepare(db, &selection, opts))?;
+    let found = crate::format::routeros_page_of(&p, &opts.set, sides, page);
+    drop(p);
+    let found = found
+        .ok_or_else(|| ApiError::NotFound(format!("no page {page}: the script has fewer pages")))?;
+    Ok((ctx.answers.hold(reserved, found.body, None), found.pages))
+}
+
+/// The key a listing is shared under: the target without `page` (every page of a
+/// RouterOS script is cut from the same listing) and the files' state; `None` while
+/// the files have not settled.
+fn listing_key(target: &str, ctx: &Context) -> Option<String> {
+    let (path, query) = super::split_target(target);
+    let kept: Vec<&str> = (query.unwrap_or("").split('&'))
+        .filter(|p| !p.starts_with("page="))
+        .collect();
+    super::files::answer_key(ctx, &format!("{path}?{}", kept.join("&")))
+}
+
+/// Whether the listing of `target` is held, rendered for the files as they are.
+pub(super) fn held(target: &str, ctx: &Context) -> bool {
+    listing_key(target, ctx).is_some_and(|k| ctx.answers.shared(&k).is_some())
 }
 
 /// Most values of a `details=1` listing (about 7 MB, within the answer budget; one

@@ -24,6 +24,9 @@ pub(super) fn lookup_query(query: Option<&str>) -> Result<Query, ApiError> {
 /// Bytes a row of the answer takes at most, about (145 measured for IPv4 prefixes).
 const ROW_BYTES: usize = 200;
 
+/// The largest answer, about: `MAX_ROWS` rows (a small render, beside a large one).
+const MAX_BODY: usize = crate::db::MAX_ROWS * ROW_BYTES;
+
 pub(super) fn lookup(q: &Query, target: &str, ctx: &Context) -> Result<Reply, ApiError> {
     if !crate::inspect::ENABLED {
         return Err(ApiError::NotFound(crate::inspect::missing("/lookup")));
@@ -36,7 +39,7 @@ pub(super) fn lookup(q: &Query, target: &str, ctx: &Context) -> Result<Reply, Ap
     }
     // Alone: the rows found (up to `MAX_ROWS`) and their rendering, then the body
     // (1.5 MB at most) held within the answer budget.
-    let _alone = ctx.answers.alone();
+    let _alone = ctx.answers.alone(MAX_BODY)?;
     if let Some(found) = key.as_deref().and_then(|k| ctx.answers.shared(k)) {
         return Ok(Reply::held(found));
     }

@@ -8,6 +8,7 @@ pub(crate) mod addresses;
 mod changes;
 mod explain;
 mod files;
+mod groups;
 mod health;
 mod lookup;
 mod page;
@@ -144,10 +145,10 @@ type KeptConfig = (Option<std::sync::Arc<config::Config>>, Option<String>);
 
 impl Context {
     /// The context of a server whose handlers do database work `active` at a time
-    /// (plus the `/health` lane's one).
+    /// (plus the `/health` lane's one and the quick lane's two).
     pub fn new(paths: Paths, active: usize) -> Context {
         let ctx = Context {
-            db: crate::db::Pool::new(paths.clone(), active + 1),
+            db: crate::db::Pool::new(paths.clone(), active + 3),
             paths,
             active: std::sync::Arc::new(Limit::new(active)),
             answers: Default::default(),
@@ -188,6 +189,16 @@ impl Context {
         }
     }
 
+    /// A unit of [`Context::active`] for a handler of the general lane; none on a
+    /// lane of its own (bounded by its threads), which must not wait for the
+    /// permits that large listings hold while they wait for their render.
+    fn permit(&self) -> Option<super::limit::Permit> {
+        match OWN_LANE.with(std::cell::Cell::get) {
+            true => None,
+            false => Some(self.active.acquire()),
+        }
+    }
+
     fn kept(&self) -> std::sync::MutexGuard<'_, KeptConfig> {
         self.good_config
             .lock()
@@ -198,6 +209,30 @@ impl Context {
     /// is broken).
     fn has_good_config(&self) -> bool {
         self.kept().0.is_some()
+    }
+}
+
+thread_local! {
+    /// This thread handles a lane of its own (`/health`, quick requests).
+    static OWN_LANE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Says whether this handler thread serves a lane of its own (see [`Context::permit`]).
+pub fn on_own_lane(own: bool) {
+    OWN_LANE.with(|c| c.set(own));
+}
+
+/// Whether a request is quick, for a lane that never waits behind large renders: a
+/// listing already rendered for this database state, or a lookup (a small render,
+/// which has its own turn). Cheap: no database work, a few `stat`s.
+pub fn quick(req: &RequestInfo, ctx: &Context) -> bool {
+    if !matches!(req.method.as_str(), "GET" | "HEAD") {
+        return false;
+    }
+    match split_target(&req.target).0 {
+        "/lookup" => true,
+        "/addresses" => addresses::held(&req.target, ctx),
+        _ => false,
     }
 }
 
@@ -214,6 +249,7 @@ enum Route {
     Source(Kind, String),
     Confirm,
     Groups,
+    Interfaces,
     AsnSearch,
     Services,
     Service(String),
@@ -263,7 +299,8 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         ["fqdns"] => (Route::Sources(Kind::Fqdn), "GET, HEAD, POST"),
         ["feeds"] => (Route::Sources(Kind::Feed), "GET, HEAD, POST"),
         ["countries"] => (Route::Sources(Kind::Country), "GET, HEAD, POST"),
-        ["groups"] => (Route::Groups, "GET, HEAD"),
+        ["groups"] => (Route::Groups, "GET, HEAD, POST"),
+        ["interfaces"] => (Route::Interfaces, "GET, HEAD"),
         ["asn-search"] => (Route::AsnSearch, "GET, HEAD"),
         ["services"] => (Route::Services, "GET, HEAD, POST"),
         ["services", s] if !s.is_empty() => (Route::Service(s.to_string()), "DELETE"),
@@ -275,7 +312,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         }
         _ => {
             return Err(ApiError::NotFound(format!(
-            "no such path {}; the API has /, /status, /addresses, /health, /lookup, /explain, /changes, /confirm, /asns, /asn-search, /fqdns, /feeds, /countries, /groups and /services",
+            "no such path {}; the API has /, /interfaces, /status, /addresses, /health, /lookup, /explain, /changes, /confirm, /asns, /asn-search, /fqdns, /feeds, /countries, /groups and /services",
             quoted(path)
         )))
         }
@@ -285,7 +322,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
     // Handlers touch files (database, config.json) only while holding a permit, so
     // that memory and file descriptors stay bounded however many connections there
     // are.
-    let permit = || ctx.active.acquire();
+    let permit = || ctx.permit();
     match (route, req.method.as_str()) {
         (Route::Page, _) if read_only => {
             parse_query(query, &[])?;
@@ -331,6 +368,16 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
             parse_query(query, &[])?;
             let _p = permit();
             groups(ctx)
+        }
+        (Route::Interfaces, _) if read_only => {
+            parse_query(query, &[])?;
+            Ok(groups::interfaces())
+        }
+        (Route::Groups, "POST") => {
+            let _p = permit();
+            authorize(req, ctx)?;
+            parse_query(query, &[])?;
+            groups::set_route(body, ctx)
         }
         (Route::AsnSearch, _) if read_only => {
             // The token first: a client without it learns nothing, not even

@@ -49,7 +49,7 @@ pub(super) fn page(req: &RequestInfo) -> Reply {
 
 /// Whether an `Accept-Encoding` value takes gzip: `gzip`, `x-gzip` or `*`, with a
 /// quality other than 0 (RFC 9110, 12.5.3).
-fn accepts_gzip(value: &str) -> bool {
+pub(super) fn accepts_gzip(value: &str) -> bool {
     value.split(',').any(|item| {
         let mut parts = item.split(';').map(str::trim);
         let coding = parts.next().unwrap_or_default();

@@ -406,3 +406,103 @@ fn database_reads_reuse_one_kept_connection() {
         assert_eq!((t.ctx.db.opened(), t.ctx.db.idle()), (1, 1), "{target}");
     }
 }
+
+#[test]
+fn interfaces_list_the_kernels() {
+    let t = setup();
+    let (r, v) = call(&t, "GET", "/interfaces", "");
+    assert_eq!(r.status, 200, "{v}");
+    let lo = v["interfaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "lo")
+        .unwrap_or_else(|| panic!("no lo in {v}"));
+    assert!(
+        lo["families"].as_array().unwrap().contains(&json!("ipv4")),
+        "{v}"
+    );
+    assert_eq!(call(&t, "POST", "/interfaces", "").0.status, 405);
+    assert_eq!(call(&t, "GET", "/interfaces?x=1", "").0.status, 400);
+}
+
+#[test]
+fn a_group_is_routed_and_unrouted_by_post() {
+    let t = setup();
+    let set = r#"{"group": "vpn", "via": "rcc-none0"}"#;
+    let (r, v) = call(&t, "POST", "/groups", set);
+    assert_eq!(r.status, 201, "{v}");
+    assert_eq!(v["route"]["via"], "rcc-none0", "{v}");
+    assert_eq!(v["route"]["up"], false, "{v}");
+    assert_eq!(v["mark"], "0x100/0xff00", "{v}");
+    let table = v["route"]["table"].as_u64().unwrap();
+    assert!(table >= 100, "{v}");
+    let (_, g) = call(&t, "GET", "/groups", "");
+    let vpn = &g["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["name"] == "vpn")
+        .cloned();
+    assert_eq!(vpn.as_ref().unwrap()["route"]["via"], "rcc-none0", "{g}");
+    // Again: nothing changes. Then cleared: the mark stays, the route goes.
+    let (r, v) = call(&t, "POST", "/groups", set);
+    assert_eq!((r.status, v["changed"].clone()), (200, json!(false)), "{v}");
+    let (r, v) = call(&t, "POST", "/groups", r#"{"group": "vpn", "via": null}"#);
+    assert_eq!(
+        (r.status, v["route"].clone(), v["changed"].clone()),
+        (200, Value::Null, json!(true)),
+        "{v}"
+    );
+    assert_eq!(v["mark"], "0x100/0xff00", "{v}");
+    let cfg = crate::config::load(&t.ctx.paths.config()).unwrap().config;
+    assert!(cfg.group("vpn").unwrap().route.is_none());
+}
+
+#[test]
+fn bad_route_requests_name_the_value_and_change_nothing() {
+    let t = setup();
+    for (body, says) in [
+        (r#"{"group": "vpn", "via": "10.0.0.1"}"#, "10.0.0.1"),
+        (r#"{"group": "vpn", "via": "w g0"}"#, "w g0"),
+        (r#"{"group": "vpn", "via": 5}"#, "via: expected a string"),
+        (r#"{"group": "default", "via": "wg0"}"#, "default"),
+        (r#"{"group": "*", "via": "wg0"}"#, "*"),
+        (r#"{"group": "no/slash", "via": "wg0"}"#, "no/slash"),
+        (r#"{"via": "wg0"}"#, "missing key \"group\""),
+        (r#"{"group": "vpn", "mark": "1"}"#, "mark"),
+        ("[1]", "not a JSON object"),
+    ] {
+        let (r, v) = call(&t, "POST", "/groups", body);
+        assert_eq!(r.status, 400, "{body}: {v}");
+        let e = v["error"].as_str().unwrap();
+        assert!(e.contains(says), "{body}: {e}");
+    }
+    // Clearing the route of a group that does not exist names it.
+    let (r, v) = call(&t, "POST", "/groups", r#"{"group": "nope", "via": null}"#);
+    assert_eq!(r.status, 400, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("nope"), "{v}");
+    assert!(
+        !t.ctx.paths.config().exists()
+            || crate::config::load(&t.ctx.paths.config())
+                .unwrap()
+                .config
+                .groups
+                .is_empty()
+    );
+}
+
+#[test]
+fn route_changes_need_the_token_and_the_same_origin() {
+    let t = setup();
+    std::fs::write(t.ctx.paths.config(), r#"{"api": {"token": "s3cret"}}"#).unwrap();
+    let body = r#"{"group": "vpn", "via": "wg0"}"#;
+    assert_eq!(call(&t, "POST", "/groups", body).0.status, 401);
+    let evil = with_origin("POST", "/groups", Some("http://evil.example"));
+    assert_eq!(call_with(&t, evil, body).0.status, 403);
+    let mut ok = with_origin("POST", "/groups", None);
+    ok.authorization = Some("Bearer s3cret".into());
+    assert_eq!(call_with(&t, ok, body).0.status, 201);
+    // Reading the interfaces needs no token.
+    assert_eq!(call(&t, "GET", "/interfaces", "").0.status, 200);
+}

@@ -11,7 +11,9 @@ use crate::format::DEFAULT_GROUP;
 use crate::util::json::{Map, Value};
 
 mod add;
-pub use add::{add_group, remove_group, set_route_table, GroupAdded, GroupRemoved, NewGroup};
+pub use add::{
+    add_group, clear_route, remove_group, set_route_table, GroupAdded, GroupRemoved, NewGroup,
+};
 
 /// The `exclude` list of `group` (the top level's for `default`, which applies to
 /// every group), created if missing.

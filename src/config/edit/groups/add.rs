@@ -206,6 +206,20 @@ pub fn set_route_table(path: &Path, group: &str, table: u32) -> Result<(), Confi
     })
 }
 
+/// Takes the route out of group `name` (its mark and `load` output stay: the sets
+/// still mark its traffic, which then takes the main table). Returns whether it had
+/// one; an unknown group is refused, naming it.
+pub fn clear_route(path: &Path, name: &str) -> Result<bool, ConfigError> {
+    update(path, |root, before| {
+        let g = before.group(name).ok_or_else(|| unknown(before, name))?;
+        let had = g.route.is_some();
+        if had {
+            group_obj(root, name).remove("route");
+        }
+        Ok((had, had))
+    })
+}
+
 /// The services a group object names (`"services"`, the services catalog's key).
 fn services_of(root: &Map, name: &str) -> Vec<String> {
     let list = root

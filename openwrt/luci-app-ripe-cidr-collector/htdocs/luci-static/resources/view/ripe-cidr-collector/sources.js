@@ -65,6 +65,46 @@ var callServiceRemove = rpc.declare({
 	reject: true
 });
 
+// "Route via" per group: the groups' routes (`group list --json`), netifd's
+// interfaces (ubus network.interface dump, as LuCI's network.js reads them), and the
+// change through the CLI's `group add NAME --via IFACE` / `group unroute NAME`, which
+// has the init script rewrite netifd's `config rule`/`config route` sections.
+var callGroups = rpc.declare({
+	object: 'luci.ripe-cidr-collector',
+	method: 'groups',
+	expect: { '': {} },
+	reject: true
+});
+
+var callInterfaces = rpc.declare({
+	object: 'network.interface',
+	method: 'dump',
+	expect: { 'interface': [] },
+	reject: true
+});
+
+var callGroupRoute = rpc.declare({
+	object: 'luci.ripe-cidr-collector',
+	method: 'group_route',
+	params: [ 'group', 'via' ],
+	expect: { '': {} },
+	reject: true
+});
+
+var callGroupUnroute = rpc.declare({
+	object: 'luci.ripe-cidr-collector',
+	method: 'group_unroute',
+	params: [ 'group' ],
+	expect: { '': {} },
+	reject: true
+});
+
+// The routes of the groups and netifd's interfaces; an empty answer when either
+// cannot be read (the sources are still shown).
+function loadRoutes() {
+	return Promise.all([ callGroups().catch(failed), callInterfaces().catch(function() { return []; }) ]);
+}
+
 var KINDS = {
 	asn: [ _('ASN'), 'AS62041' ],
 	fqdn: [ _('Host name'), 'example.com' ],
@@ -95,7 +135,7 @@ function brings(s) {
 
 // Both answers the view shows: the status (sources per group) and the catalog.
 function loadAll() {
-	return Promise.all([ callStatus().catch(failed), callServices().catch(failed) ]);
+	return Promise.all([ callStatus().catch(failed), callServices().catch(failed), loadRoutes() ]);
 }
 
 // Shows the plugin's answer; true when the change was made.
@@ -153,6 +193,49 @@ return view.extend({
 			E('h4', {}, [ _('Services') ]),
 			E('div', { 'class': 'cbi-section-descr' }, [ _('Route a service by its name: the catalog brings its ASNs, its own address lists and its host names into this group.') ]),
 			E('table', { 'class': 'table' }, catalog.map(L.bind(function(s) { return this.serviceRow(s, group); }, this)))
+		]);
+	},
+
+	// A group's route: what it is now, and a choice of netifd's interfaces ("none"
+	// takes it away). Not for `default`, which is never routed.
+	routeBox: function(routes, group) {
+		if (group === 'default')
+			return '';
+		var g = (((routes || [])[0] || {}).groups || []).filter(function(x) { return x.name === group; })[0] || {};
+		var ifaces = ((routes || [])[1] || []).filter(function(i) { return i.interface !== 'loopback'; });
+		var cur = g.route ? g.route.via : '';
+		var state = function(n) {
+			var i = ifaces.filter(function(x) { return x.interface === n; })[0];
+			return i ? (i.up ? '' : ' (' + _('down') + ')') : ' (' + _('not present') + ')';
+		};
+		var names = ifaces.map(function(i) { return i.interface; });
+		if (cur && names.indexOf(cur) < 0)
+			names.push(cur);
+		var sel = E('select', { 'class': 'cbi-input-select', 'name': 'via' }, [ E('option', { 'value': '' }, [ _('none') ]) ].concat(names.map(function(n) {
+			return E('option', { 'value': n }, [ n + state(n) ]);
+		})));
+		sel.value = cur;
+		var now = g.route
+			? _('Routed via %s (table %s)').format(cur, String(g.route.table)) + state(cur)
+			: _('Not routed: its traffic takes the main table');
+		return E('div', { 'class': 'cbi-value rcc-route', 'data-group': group }, [
+			E('label', { 'class': 'cbi-value-title' }, [ _('Route via') ]),
+			E('div', { 'class': 'cbi-value-field' }, [
+				sel, ' ',
+				E('button', {
+					'class': 'btn cbi-button cbi-button-apply',
+					'click': L.bind(function() {
+						var via = sel.value;
+						var call = via ? callGroupRoute(group, via) : callGroupUnroute(group);
+						var done = via ? _('Group %s is routed via %s.').format(group, via) : _('Group %s is no longer routed.').format(group);
+						return call.catch(failed).then(L.bind(function(res) {
+							if (report(res, done))
+								return this.rerender();
+						}, this));
+					}, this)
+				}, [ _('Save') ]),
+				E('div', { 'class': 'cbi-value-description rcc-route-now' }, [ now ])
+			])
 		]);
 	},
 
@@ -268,6 +351,7 @@ return view.extend({
 			var rows = g.sources.map(L.bind(function(s) { return this.sourceRow(s, g.name, catalog); }, this));
 			return E('div', { 'class': 'cbi-section', 'data-group': g.name }, [
 				E('h3', {}, [ groups.length > 1 ? _('Group %s').format(g.name === 'default' ? _('default') : g.name) : _('Sources') ]),
+				this.routeBox(both[2], g.name),
 				this.serviceTable(catalog, g.name),
 				E('table', { 'class': 'table' }, [
 					E('tr', { 'class': 'tr table-titles' }, [
