@@ -28,6 +28,8 @@ pub struct Fetched {
     /// A feed answered 304: nothing changed since the validators sent; the stored
     /// values count as seen again.
     pub not_modified: bool,
+    /// The share of the values answers may hold at once that these values count in.
+    pub(crate) lease: super::budget::Lease,
 }
 
 impl Fetched {
@@ -42,6 +44,7 @@ impl Fetched {
             upstream: None,
             validators: None,
             not_modified: false,
+            lease: super::budget::Lease::default(),
         }
     }
 
@@ -282,6 +285,7 @@ pub(crate) struct Keep {
     values: Vec<IpNet>,
     skipped: usize,
     context: String,
+    lease: super::budget::Lease,
 }
 
 impl Keep {
@@ -291,6 +295,7 @@ impl Keep {
             values: Vec::new(),
             skipped: 0,
             context,
+            lease: super::budget::Lease::default(),
         }
     }
 
@@ -302,6 +307,10 @@ impl Keep {
                 Err(SourceError::TooMany { limit: MAX_VALUES })
             }
             Ok(v) => {
+                // Counted before it is kept: a large answer waits while another is.
+                if self.values.len() % super::budget::CHUNK == 0 {
+                    self.lease.grow();
+                }
                 self.values.push(v);
                 Ok(())
             }
@@ -324,7 +333,10 @@ impl Keep {
                 self.skipped - LOGGED_INVALID
             );
         }
-        Fetched::new(self.values, self.skipped)
+        self.lease.read();
+        let mut f = Fetched::new(self.values, self.skipped);
+        f.lease = self.lease;
+        f
     }
 }
 

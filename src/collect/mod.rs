@@ -3,6 +3,7 @@
 
 pub mod asn;
 pub mod bgptools;
+mod budget;
 pub(crate) mod client;
 mod command;
 pub mod country;

@@ -248,6 +248,7 @@ pub fn collect(
     phase: &AtomicU8,
 ) -> Result<RunReport, RunError> {
     let started = util::unix_now();
+    super::budget::one_heap();
     let wanted: Vec<(Kind, String)> = match only {
         Some(list) => list.to_vec(),
         None => Kind::ALL

@@ -116,6 +116,8 @@ impl<'a> Store<'a> {
             let at = s.binary_search_by(|x| x.source.as_str().cmp(name)).ok()?;
             Some(s[at].count)
         };
+        // The pages read for the counts are not kept beside the first answer.
+        self.db.idle();
         Ok(wanted
             .iter()
             .map(|w| count(w).unwrap_or(0).max(1))
@@ -154,7 +156,7 @@ impl<'a> Store<'a> {
             log::info!("{name}: removed from the configuration during the run; not stored");
             return Ok(());
         }
-        let f = match result {
+        let mut f = match result {
             Ok(f) => f,
             Err(e) => {
                 self.entries.push((i, failed(kind, source, e)));
@@ -168,7 +170,10 @@ impl<'a> Store<'a> {
         // The source goes into the store's compact form, its answer dropped first: a
         // big source is held once, never as text. A feed's 304 (bgp.tools between
         // downloads): the stored values, seen again now.
+        // Its share of what answers may hold stays counted until it is stored: the
+        // next large answer waits for the merge too (`collect::budget`).
         let (skipped, upstream) = (f.skipped, f.upstream);
+        let lease = std::mem::take(&mut f.lease);
         let mut values = if f.not_modified {
             super::feed_state::stored_values(&self.db, kind, source)?
         } else {
@@ -186,6 +191,10 @@ impl<'a> Store<'a> {
             tx.commit().map(|()| m)
         })();
         phase.store(PHASE_FETCHING, Ordering::SeqCst);
+        // Its page cache (2 MiB) is not kept beside the next answer: a large one
+        // and its compact copy are all a run holds at its peak.
+        self.db.idle();
+        drop(lease);
         let m = merged?;
         self.stored += 1;
         if m.held() && kind == Kind::Asn {
