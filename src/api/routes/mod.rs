@@ -400,13 +400,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         (Route::Source(kind, source), "DELETE") => {
             let _p = permit();
             authorize(req, ctx)?;
-            let (mut purge, mut group) = (false, None);
-            for (k, v) in parse_query(query, &["purge", "group"])? {
-                match k.as_str() {
-                    "group" => group = Some(v),
-                    _ => purge = parse_bool(&k, &v)?,
-                }
-            }
+            let (purge, group) = purge_and_group(query)?;
             remove(kind, &source, purge, group.as_deref(), ctx)
         }
         (Route::Services, _) if read_only => {
@@ -423,13 +417,7 @@ fn route(req: &RequestInfo, body: &[u8], ctx: &Context) -> Result<Reply, ApiErro
         (Route::Service(name), "DELETE") => {
             let _p = permit();
             authorize(req, ctx)?;
-            let (mut purge, mut group) = (false, None);
-            for (k, v) in parse_query(query, &["purge", "group"])? {
-                match k.as_str() {
-                    "group" => group = Some(v),
-                    _ => purge = parse_bool(&k, &v)?,
-                }
-            }
+            let (purge, group) = purge_and_group(query)?;
             services::remove(&name, purge, group.as_deref(), ctx)
         }
         (Route::Confirm, "POST") => {
@@ -458,6 +446,19 @@ fn asn_search(query: Option<&str>, ctx: &Context) -> Result<Reply, ApiError> {
             "/asn-search needs a build with the collect feature".into(),
         ))
     }
+}
+
+/// `purge=` and `group=` of a DELETE of a source or a service: the same two
+/// parameters with the same rules for both.
+fn purge_and_group(query: Option<&str>) -> Result<(bool, Option<String>), ApiError> {
+    let (mut purge, mut group) = (false, None);
+    for (k, v) in parse_query(query, &["purge", "group"])? {
+        match k.as_str() {
+            "group" => group = Some(v),
+            _ => purge = parse_bool(&k, &v)?,
+        }
+    }
+    Ok((purge, group))
 }
 
 /// The value of `group=` among parsed query parameters (the only one allowed).
