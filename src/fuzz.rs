@@ -164,6 +164,24 @@ pub fn ripestat(data: &[u8]) {
     crate::collect::ripe::fuzz_answer(data);
 }
 
+/// The RIPEstat answers `asn search` and holder names read: `as-overview` and
+/// `searchcomplete` (the first byte picks which, and the suggestion limit).
+#[cfg(feature = "collect")]
+pub fn names(data: &[u8]) {
+    crate::collect::ripe::names::fuzz_answer(data);
+}
+
+/// A services catalog file (`services.json`): what parses has unique, valid names,
+/// each found by its name.
+pub fn catalog(text: &str) {
+    if let Ok(c) = crate::catalog::Catalog::parse(text) {
+        for s in &c.services {
+            assert!(crate::catalog::check_name(&s.name).is_ok());
+            assert!(std::ptr::eq(c.get(&s.name).expect("listed"), s));
+        }
+    }
+}
+
 /// A DoH JSON answer, read as it streams.
 #[cfg(feature = "collect")]
 pub fn doh(data: &[u8]) {

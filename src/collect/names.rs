@@ -379,6 +379,39 @@ fn asns_of(suggested: Vec<(String, String)>) -> Result<Vec<(String, String)>, So
         .collect()
 }
 
+/// For `fuzz::names`: `data` as an answer of `as-overview` (first byte even) or of
+/// `searchcomplete`, read and judged as a request's answer is.
+#[cfg(fuzzing)]
+pub(crate) fn fuzz_answer(data: &[u8]) {
+    let Some((&first, mut body)) = data.split_first() else {
+        return;
+    };
+    let limit = usize::from(first >> 1) % 12 + 1;
+    if first % 2 == 0 {
+        let mut out = Overview {
+            holder: None,
+            announced: false,
+        };
+        let mut seen = false;
+        let read = read_data(&mut body, &mut |sc| overview_data(sc, &mut out, &mut seen));
+        if judge_call(200, read, "as-overview").is_ok() {
+            assert!(out.holder.as_ref().map_or(0, String::len) <= MAX_HOLDER);
+        }
+    } else {
+        let mut out = Vec::new();
+        let read = read_data(&mut body, &mut |sc| suggest_data(sc, &mut out, limit));
+        if judge_call(200, read, "searchcomplete").is_ok() {
+            assert!(out.len() <= limit);
+            if let Ok(asns) = asns_of(out) {
+                for (a, d) in &asns {
+                    assert!(crate::source::normalize_asn(a).as_deref() == Ok(a.as_str()));
+                    assert!(d.len() <= MAX_HOLDER);
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 #[path = "names_tests.rs"]
 mod tests;
