@@ -237,6 +237,30 @@ fn fetch_all(
     });
 }
 
+/// The upstream URLs that collecting `wanted` reaches (for the transport: the CA
+/// bundle is read only when one of them needs https).
+fn urls_of<'a>(cfg: &'a Config, wanted: &'a [(Kind, String)]) -> Vec<&'a str> {
+    let mut urls = Vec::new();
+    if wanted.iter().any(|(k, _)| *k == Kind::Asn) {
+        urls.extend(AsnClient::urls(cfg));
+        // Holder names come from RIPEstat whatever the ASN upstreams.
+        urls.push(cfg.ripe.url.as_str());
+    }
+    if wanted.iter().any(|(k, _)| *k == Kind::Country) {
+        urls.push(cfg.ripe.url.as_str());
+    }
+    urls.extend(
+        wanted
+            .iter()
+            .filter(|(k, _)| *k == Kind::Feed)
+            .map(|(_, s)| s.as_str()),
+    );
+    if cfg.dns.resolver == config::Resolver::Doh && wanted.iter().any(|(k, _)| *k == Kind::Fqdn) {
+        urls.push(cfg.dns.doh_url.as_str());
+    }
+    urls
+}
+
 /// Collects the sources of `cfg` (all of them, or only those in `only`) and stores
 /// the results. `stop` ends the fetching early (nothing is stored then); `phase`
 /// tells observers whether a commit is under way.
@@ -261,24 +285,7 @@ pub fn collect(
     let stamp = bgptools_stamp(paths, cfg, &db::open(paths)?)?;
     phase.store(PHASE_FETCHING, Ordering::SeqCst);
     // The CA bundle is read only when a source that is collected needs https.
-    let mut urls = Vec::new();
-    if wanted.iter().any(|(k, _)| *k == Kind::Asn) {
-        urls.extend(AsnClient::urls(cfg));
-        // Holder names come from RIPEstat whatever the ASN upstreams.
-        urls.push(cfg.ripe.url.as_str());
-    }
-    if wanted.iter().any(|(k, _)| *k == Kind::Country) {
-        urls.push(cfg.ripe.url.as_str());
-    }
-    urls.extend(
-        wanted
-            .iter()
-            .filter(|(k, _)| *k == Kind::Feed)
-            .map(|(_, s)| s.as_str()),
-    );
-    if cfg.dns.resolver == config::Resolver::Doh && wanted.iter().any(|(k, _)| *k == Kind::Fqdn) {
-        urls.push(cfg.dns.doh_url.as_str());
-    }
+    let urls = urls_of(cfg, &wanted);
     let transport = Transport::new(&cfg.fetch, &urls);
     let mut ripe = RipeClient::new(&cfg.ripe, &transport);
     ripe.min_prefix = cfg.min_prefix;
@@ -351,15 +358,21 @@ pub fn collect(
         other => other.map(|(report, _)| report),
     };
     if stored.is_ok() && !stop.load(Ordering::SeqCst) {
-        let asns: Vec<String> = wanted
-            .iter()
-            .filter(|(k, _)| *k == Kind::Asn)
-            .map(|(_, s)| s.clone())
-            .collect();
-        super::ripe::names::refresh(paths, cfg, &transport, &asns);
+        refresh_names(paths, cfg, &transport, &wanted);
     }
     phase.store(PHASE_IDLE, Ordering::SeqCst);
     stored
+}
+
+/// Fetches the holder names of the collected ASNs that have none or an old one
+/// (after the run's values are stored: a name never holds up or fails a source).
+fn refresh_names(paths: &Paths, cfg: &Config, transport: &Transport, wanted: &[(Kind, String)]) {
+    let asns: Vec<String> = wanted
+        .iter()
+        .filter(|(k, _)| *k == Kind::Asn)
+        .map(|(_, s)| s.clone())
+        .collect();
+    super::ripe::names::refresh(paths, cfg, transport, &asns);
 }
 
 /// Asks for a second opinion on each held ASN (network work, outside any
