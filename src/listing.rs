@@ -74,7 +74,7 @@ fn host_names(db: &Db, selection: &Selection) -> Result<Vec<String>, StoreError>
         .map(|s| s.source)
         .filter(|n| matchers.iter().any(|m| m.names(Kind::Fqdn, n)))
         .collect();
-    names.sort_unstable();
+    crate::util::sort::sort(&mut names);
     names.dedup();
     Ok(names)
 }

@@ -8,6 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 pub mod json;
 pub mod map;
+pub mod sort;
 pub mod spell;
 
 /// Seconds since the Unix epoch, now.
@@ -205,12 +206,12 @@ pub fn read_text_capped(path: &Path, limit: u64) -> io::Result<Option<String>> {
 }
 
 /// For each item, whether an equal item comes before it: the repeats of a list, found
-/// in O(n log n) through a stable sort of positions rather than a hash set (no hash
+/// in O(n log n) through a sort of positions rather than a hash set (no hash
 /// table code on flash). `repeats(&["a", "b", "a"]) == [false, false, true]`.
 pub fn repeats<T: Ord>(items: &[T]) -> Vec<bool> {
     let mut order: Vec<usize> = (0..items.len()).collect();
-    // Stable: among equal items the first position comes first.
-    order.sort_by(|&a, &b| items[a].cmp(&items[b]));
+    // Positions break ties: among equal items the first position comes first.
+    crate::util::sort::sort_by(&mut order, |&a, &b| (&items[a], a) < (&items[b], b));
     let mut out = vec![false; items.len()];
     for w in order.windows(2) {
         if items[w[0]] == items[w[1]] {

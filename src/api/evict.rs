@@ -25,7 +25,7 @@ impl Poller {
                 stalled.then_some((s.progress, i))
             })
             .collect();
-        unread.sort_unstable();
+        crate::util::sort::sort(&mut unread);
         for (_, i) in unread {
             log::debug!("api: closed a client that stopped reading, to make room");
             self.close(i);

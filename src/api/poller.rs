@@ -469,7 +469,7 @@ impl Poller {
                 _ => None,
             })
             .collect();
-        waiting.sort_unstable();
+        crate::util::sort::sort(&mut waiting);
         for (_, i) in waiting {
             self.read_body(i);
         }

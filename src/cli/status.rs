@@ -111,7 +111,7 @@ fn stored_per_source(db: &db::Db) -> Result<Vec<StoredRows>, db::StoreError> {
             out.push(((kind, s.source), s.count));
         }
     }
-    out.sort_unstable();
+    crate::util::sort::sort(&mut out);
     Ok(out)
 }
 

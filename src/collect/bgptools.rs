@@ -65,7 +65,7 @@ fn after_key<'a>(line: &'a str, key: &str) -> Option<&'a str> {
 /// The configured ASNs as numbers, sorted, each once.
 fn sorted_asns(asns: &[String]) -> Vec<u32> {
     let mut v: Vec<u32> = asns.iter().filter_map(|a| a.parse().ok()).collect();
-    v.sort_unstable();
+    crate::util::sort::sort(&mut v);
     v.dedup();
     v
 }

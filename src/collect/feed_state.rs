@@ -80,7 +80,7 @@ pub(crate) fn load(
         .into_iter()
         .map(|s| s.source)
         .collect();
-    stored.sort_unstable();
+    crate::util::sort::sort(&mut stored);
     Ok(read(paths)
         .into_iter()
         .filter(|(url, _)| stored.binary_search(url).is_ok() && wanted.contains(&url.as_str()))

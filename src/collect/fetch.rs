@@ -35,7 +35,7 @@ pub struct Fetched {
 impl Fetched {
     /// Sorts and deduplicates `values`.
     pub(crate) fn new(mut values: Vec<IpNet>, skipped: usize) -> Fetched {
-        values.sort_unstable();
+        crate::util::sort::sort(&mut values);
         values.dedup();
         values.shrink_to_fit();
         Fetched {

@@ -184,7 +184,7 @@ impl RipeClient {
             });
         }
         // Stable: the upstream's order within each half.
-        found.sort_by_key(|f| !f.announced);
+        crate::util::sort::sort_stable_by(&mut found, |a, b| b.announced.cmp(&a.announced));
         Ok(found)
     }
 

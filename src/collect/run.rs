@@ -458,7 +458,7 @@ fn bgptools_stamp(
         .iter()
         .filter_map(|s| s.source.parse().ok())
         .collect();
-    held.sort_unstable();
+    crate::util::sort::sort(&mut held);
     Ok(Some(super::bgptools::Stamp {
         path: paths.data_dir.join("bgptools.stamp"),
         held,

@@ -107,7 +107,7 @@ impl<'a> Store<'a> {
         for kind in Kind::ALL {
             if wanted.iter().any(|w| w.0 == kind) {
                 let mut s = self.db.sources(kind)?;
-                s.sort_unstable_by(|a, b| a.source.cmp(&b.source));
+                crate::util::sort::sort_by(&mut s, |a, b| a.source < b.source);
                 stored.push((kind, s));
             }
         }
@@ -238,7 +238,7 @@ impl<'a> Store<'a> {
             tx.commit()?;
         }
         super::feed_state::save(self.paths, self.validators, cfg.sources(Kind::Feed));
-        self.entries.sort_by_key(|e| e.0);
+        crate::util::sort::sort_by_key(&mut self.entries, |e| e.0);
         let at = |i: usize| self.entries.iter().position(|e| e.0 == i);
         let pending = self
             .held

@@ -228,7 +228,7 @@ impl Selected {
         };
         let sorted = pairs.map(|p| {
             let mut v = p.clone();
-            v.sort_unstable();
+            crate::util::sort::sort(&mut v);
             v
         });
         SourceMatch { sorted, listed }
@@ -340,7 +340,7 @@ impl Config {
                 .flat_map(pairs)
                 .filter(|(k, s)| !default.has(*k, s))
                 .collect();
-            others.sort_unstable();
+            crate::util::sort::sort(&mut others);
             others.dedup();
             return Ok(Selected::AllBut(others));
         }
@@ -405,7 +405,7 @@ impl Config {
                     .map(|(k, src)| (k, src.to_string(), s.name.clone())),
             );
         }
-        v.sort_unstable();
+        crate::util::sort::sort(&mut v);
         Provenance(v)
     }
 

@@ -342,7 +342,7 @@ impl Schedule {
         // Only from a store that holds something: an empty one (a fresh database, one
         // just moved aside) would flush live sets, so its outputs wait for the run.
         self.render_first = !stored.is_empty();
-        stored.sort_unstable();
+        crate::util::sort::sort(&mut stored);
         if !failed {
             let never = |(k, s): &Source| {
                 stored

@@ -118,7 +118,7 @@ impl Db {
     pub fn get_values(&self, filter: TypeFilter) -> Result<Vec<String>, StoreError> {
         let mut values = Vec::new();
         self.for_each_value(filter, |v| values.push(v.with_text(str::to_string)))?;
-        values.sort_unstable();
+        crate::util::sort::sort(&mut values);
         values.dedup();
         Ok(values)
     }
@@ -224,7 +224,7 @@ impl Db {
         })?;
         // All of one source: ordered by value. The same comparison as `all_rows`,
         // so the sort code is linked once (docs/size.md).
-        rows.sort_by(row_order);
+        crate::util::sort::sort_by(&mut rows, row_before);
         Ok(rows)
     }
 
@@ -235,7 +235,7 @@ impl Db {
             let rows = st.query_map([], Row::from_row)?;
             rows.collect::<rusqlite::Result<Vec<Row>>>()
         })?;
-        rows.sort_by(row_order);
+        crate::util::sort::sort_by(&mut rows, row_before);
         Ok(rows)
     }
 
@@ -254,6 +254,6 @@ impl Db {
 }
 
 /// Rows by kind, source and value.
-fn row_order(a: &Row, b: &Row) -> std::cmp::Ordering {
-    (a.kind, &a.source, &a.value).cmp(&(b.kind, &b.source, &b.value))
+fn row_before(a: &Row, b: &Row) -> bool {
+    (a.kind, &a.source, &a.value) < (b.kind, &b.source, &b.value)
 }

@@ -38,9 +38,9 @@ impl Values {
     /// Sorts in the order of the `entries` key (IPv4 numerically, then text) and drops
     /// duplicates.
     pub(super) fn finish(&mut self) {
-        self.v4.sort_unstable();
+        crate::util::sort::sort(&mut self.v4);
         self.v4.dedup();
-        self.text.sort_unstable();
+        crate::util::sort::sort(&mut self.text);
         self.text.dedup();
     }
 

@@ -76,7 +76,7 @@ pub fn render_dnsmasq(
     opts: DnsmasqOptions,
 ) -> Result<String, DnsmasqLineTooLong> {
     let mut targets: Vec<&DnsTarget> = groups.iter().map(|g| &g.0).collect();
-    targets.sort_unstable();
+    crate::util::sort::sort(&mut targets);
     targets.dedup();
     let index = |t: &DnsTarget| targets.iter().position(|x| *x == t).unwrap_or(0);
     // The sets of a name as the sorted indexes of their targets in `targets`.
@@ -116,7 +116,7 @@ fn needs_line(name: &str, sets: &[usize], own: &SortedMap<&str, Vec<usize>>) -> 
         if let Some(p) = own.get(&name[at + 1..]) {
             let all = parents.get_or_insert_with(Vec::new);
             all.extend_from_slice(p);
-            all.sort_unstable();
+            crate::util::sort::sort(all);
             all.dedup();
         }
     }
@@ -124,7 +124,7 @@ fn needs_line(name: &str, sets: &[usize], own: &SortedMap<&str, Vec<usize>>) -> 
         Some(p) if sets.iter().all(|i| p.binary_search(i).is_ok()) => None,
         Some(mut p) => {
             p.extend_from_slice(sets);
-            p.sort_unstable();
+            crate::util::sort::sort(&mut p);
             p.dedup();
             Some(p)
         }

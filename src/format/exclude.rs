@@ -73,7 +73,7 @@ impl Exclusions {
 
 /// Sorts and merges overlapping and adjacent ranges.
 fn merge(mut ranges: Ranges) -> Ranges {
-    ranges.sort_unstable();
+    crate::util::sort::sort(&mut ranges);
     let mut out: Ranges = Vec::with_capacity(ranges.len());
     for (a, b) in ranges {
         match out.last_mut() {

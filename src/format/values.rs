@@ -327,7 +327,7 @@ impl Collector {
     /// adjacent prefixes.
     pub fn finish(self, aggregate: bool) -> Prepared {
         let mut v4 = self.v4;
-        v4.sort_unstable();
+        crate::util::sort::sort(&mut v4);
         // Keys differing only in the `bare` bit are the same network: keep the first,
         // the prefix form.
         v4.dedup_by_key(|k| *k >> 1);
@@ -381,7 +381,7 @@ pub fn union(parts: Vec<Prepared>, aggregate: bool) -> Prepared {
         out.v6.extend(p.v6);
         out.names.extend(p.names);
     }
-    out.names.sort_unstable();
+    crate::util::sort::sort(&mut out.names);
     out.names.dedup();
     if aggregate {
         aggregate_family(&mut out.v4);
@@ -414,7 +414,7 @@ fn aggregate_family<N: Net>(entries: &mut Vec<Entry<N>>) {
 /// The one sort of entry lists: each `sort_*_by_key` closure is its own copy of the
 /// sort code (4-5 KB each, docs/size.md).
 pub(super) fn sort_dedup<N: Net>(entries: &mut Vec<Entry<N>>) {
-    entries.sort_unstable_by_key(|e| (e.net.key(), e.bare));
+    crate::util::sort::sort_by_key(entries, |e| (e.net.key(), e.bare));
     entries.dedup_by(|later, first| later.net == first.net);
 }
 

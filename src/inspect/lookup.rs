@@ -127,7 +127,7 @@ pub fn find(db: &Db, q: &Query) -> Result<Found, StoreError> {
         .iter()
         .map(|r| (r.kind.as_str(), r.source.as_str(), r.kind))
         .collect();
-    sources.sort_unstable();
+    crate::util::sort::sort(&mut sources);
     sources.dedup();
     for (_, s, k) in sources.into_iter().take(MAX_UPSTREAMS) {
         if let Some(u) = db.last_upstream(k, s)? {

@@ -75,7 +75,7 @@ fn order<'a>(values: impl Iterator<Item = &'a str>) -> Vec<u32> {
         .enumerate()
         .map(|(i, v)| (crate::format::parse_value(v), i as u32))
         .collect();
-    keyed.sort_unstable();
+    crate::util::sort::sort(&mut keyed);
     // A new vector: collecting `keyed.into_iter()` would reuse (and keep) its
     // allocation, seven times the size of the indexes.
     let mut order = Vec::with_capacity(keyed.len());

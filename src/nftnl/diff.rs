@@ -33,12 +33,12 @@ impl Held {
     }
 
     /// Sorts both lists (the kernel's tree gives them highest first).
-    pub fn sort(&mut self) {
+    pub fn order(&mut self) {
         for v in [&mut self.starts, &mut self.ends] {
             if v.windows(2).all(|w| w[0] >= w[1]) {
                 v.reverse();
             } else {
-                v.sort_unstable();
+                crate::util::sort::sort(v);
             }
         }
     }

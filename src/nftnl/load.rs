@@ -178,7 +178,7 @@ fn plan<'a>(
         Some(Some(true)) => {
             let mut held = Held::default();
             read::elements(s, table, &name, &mut |k, end| held.push(k, end)).map_err(reading)?;
-            held.sort();
+            held.order();
             plan.by_difference(Was::Read(held));
         }
     }

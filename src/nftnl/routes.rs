@@ -178,7 +178,7 @@ pub fn tables_in_use() -> io::Result<Vec<u32>> {
     for fam in [AF_INET, AF_INET6] {
         t.extend(routes(fam)?.into_iter().map(|r| r.2.table));
     }
-    t.sort_unstable();
+    crate::util::sort::sort(&mut t);
     t.dedup();
     Ok(t)
 }

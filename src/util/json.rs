@@ -164,9 +164,9 @@ impl Map {
     }
 
     /// Members sorted by key, the last of each repeated key kept.
-    fn sort(&mut self) {
+    fn sort_members(&mut self) {
         // Stable: of equal keys the one written last stays last.
-        self.members.sort_by(|a, b| a.0.cmp(&b.0));
+        crate::util::sort::sort_stable_by(&mut self.members, |a, b| a.0.cmp(&b.0));
         let mut out: Vec<(String, Value)> = Vec::with_capacity(self.members.len());
         for m in self.members.drain(..) {
             match out.last_mut() {
@@ -284,7 +284,7 @@ impl Value {
     pub fn sort_keys(&mut self) {
         match self {
             Value::Object(o) => {
-                o.sort();
+                o.sort_members();
                 o.members.iter_mut().for_each(|(_, v)| v.sort_keys());
             }
             Value::Array(a) => a.iter_mut().for_each(Value::sort_keys),

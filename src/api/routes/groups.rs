@@ -68,7 +68,7 @@ fn interfaces_now() -> std::io::Result<Vec<Iface>> {
     }
     // SAFETY: the list getifaddrs made, not used after this.
     unsafe { libc::freeifaddrs(head) };
-    out.sort_by(|a, b| a.name.cmp(&b.name));
+    crate::util::sort::sort_by(&mut out, |a, b| a.name < b.name);
     Ok(out)
 }
 

@@ -13,7 +13,7 @@ fn held_of(ranges: &[(u128, u128)]) -> Held {
     for (k, end) in all {
         h.push(k, end);
     }
-    h.sort();
+    h.order();
     h
 }
 
@@ -104,7 +104,7 @@ fn foreign_shapes_are_read_as_their_elements() {
     for (k, e) in [(40, true), (20, false), (0, true)] {
         h.push(k, e);
     }
-    h.sort();
+    h.order();
     let sides: Vec<Side> = diff(h.units(TOP), wanted([(20, 29), (30, 39)].into_iter())).collect();
     assert_eq!(
         sides,
@@ -121,7 +121,7 @@ fn foreign_shapes_are_read_as_their_elements() {
     for (k, e) in [(5, false), (8, false), (12, true), (30, true)] {
         h.push(k, e);
     }
-    h.sort();
+    h.order();
     let units: Vec<Unit> = h.units(TOP).collect();
     assert_eq!(units, vec![(5, 1, TOP), (8, 1, 11), (30, 0, 0)]);
     assert_eq!(units.iter().map(|u| size(*u, TOP)).sum::<usize>(), 4);

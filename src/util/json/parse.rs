@@ -181,7 +181,7 @@ pub(super) fn tree(r: &mut Scanner, mut repeats: Option<&mut Repeat>) -> Result<
 fn note_repeat(first: &mut Repeat, members: &[(String, Value)], starts: &[u64]) {
     let mut keys: Vec<(&str, usize)> = members.iter().map(|m| m.0.as_str()).zip(0..).collect();
     // Of equal keys, the earlier comes first, so each pair's second is a repetition.
-    keys.sort_unstable();
+    crate::util::sort::sort(&mut keys);
     let again = keys.windows(2).filter(|w| w[0].0 == w[1].0);
     let Some(i) = again.map(|w| w[1].1).min() else {
         return;
