@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Cross-builds the router binary without Docker, through zig as the C compiler and
-# linker (`pip install ziglang cargo-zigbuild`).
+# linker (`pip install cargo-zigbuild`; zig 0.14.1 is installed by cross/zig.sh).
 #
 # Every target is built with a recent nightly toolchain and rust-src (std is rebuilt
 # for size; MIPS is tier 3 and has no prebuilt std anyway):
@@ -44,6 +44,8 @@ case "$target" in
 esac
 export "CFLAGS_${target//-/_}=$cflags"
 rustup component add rust-src --toolchain nightly >/dev/null
+. cross/zig.sh
+rcc_zig_fresh "target/$target"
 RUSTFLAGS="$flags" cargo +nightly zigbuild --release --target "$target" \
   -Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size "$@"
 bin="target/$target/release/ripe-cidr-collector"

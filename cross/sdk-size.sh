@@ -20,7 +20,7 @@
 # features, nothing else); other targets use rustup's prebuilt std on stable. Static
 # linking through zig is kept (a dynamic musl link needs the target's libc.so).
 #   cross/sdk-size.sh mipsel-unknown-linux-musl
-# Needs `pip install ziglang cargo-zigbuild`; for MIPS also
+# Needs `pip install cargo-zigbuild` (zig itself: cross/zig.sh); for MIPS also
 # `rustup component add rust-src --toolchain nightly`. Prints the size and the xz
 # size (what an .ipk roughly costs on flash, squashfs compresses with xz too).
 set -euo pipefail
@@ -38,6 +38,8 @@ RCC_PKG_RUSTFLAGS=$(sed -n 's/^CARGO_RUSTFLAGS+=//p' "$mk")
 TARGET_CFLAGS=$(sed -n 's/^TARGET_CFLAGS+=//p' "$mk")
 export RCC_PKG_RUSTFLAGS TARGET_CFLAGS RUSTC_WRAPPER="$PWD/cross/sdk-rustc.sh"
 features=(--no-default-features --features "collect api inspect")
+. cross/zig.sh
+rcc_zig_fresh "$CARGO_TARGET_DIR/$target"
 case "$target" in
   mips*)
     rustup component add rust-src --toolchain nightly >/dev/null
@@ -57,6 +59,6 @@ cp "$built" "$bin"
 cross/pkg-strip.sh "$bin"
 size=$(stat -c %s "$bin")
 xzs=$(xz -9e -c "$bin" | wc -c)
-budget=2516582
+budget=2621440
 echo "$built: $(stat -c %s "$built") bytes as cargo leaves it"
-echo "$bin: $size bytes as the package holds it, xz $xzs ($(( size * 100 / budget ))% of the 2.4 MiB SDK budget)"
+echo "$bin: $size bytes as the package holds it, xz $xzs ($(( size * 100 / budget ))% of the 2.5 MiB SDK budget)"
