@@ -1,4 +1,4 @@
-//! The SQLite store. All SQL of the program lives in this module: `mod.rs` opens
+//! The SQLite store. All SQL of the program lives in this module: `db.rs` opens
 //! the database (pragmas, errors, damage), `migrate` brings its schema up to date,
 //! `write` holds merge/sweep/purge, `read` the queries, `history` the `changes` table,
 //! `lookup` the indexed searches by value.

@@ -2,7 +2,7 @@
 //! script, and the lists of other routing stacks (sing-box, mihomo, WireGuard, BIRD,
 //! Keenetic, OpenVPN).
 //!
-//! `mod.rs` holds the options that select and shape a listing, `names` the checks of
+//! `format.rs` holds the options that select and shape a listing, `names` the checks of
 //! table and set names, `values` parsing, ordering and aggregation of stored values,
 //! `write` the firewall writers, `routeros` the gap-free RouterOS script and its pages,
 //! `stacks` the other routing stacks' writers; `dnsmasq` the `nftset=`/`ipset=` lines
