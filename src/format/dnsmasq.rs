@@ -196,5 +196,4 @@ fn flush_line(out: &mut String, key: &str, names: &[&str], spec: &str) {
 }
 
 #[cfg(test)]
-#[path = "dnsmasq_tests.rs"]
 mod tests;
