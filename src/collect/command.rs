@@ -509,5 +509,4 @@ impl Read for Output {
 }
 
 #[cfg(test)]
-#[path = "command_tests.rs"]
 mod tests;

@@ -10,7 +10,7 @@ use super::super::ripe::RipeClient;
 use super::*;
 use crate::config::RipeConfig;
 
-const FULL: &str = include_str!("../../tests/fixtures/ripestat/AS62041.json");
+const FULL: &str = include_str!("../../../tests/fixtures/ripestat/AS62041.json");
 
 fn ripe(url: &str, argv: &[&str], seconds: u64) -> RipeClient {
     let cfg = RipeConfig {
