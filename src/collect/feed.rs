@@ -249,5 +249,4 @@ impl FeedClient {
 }
 
 #[cfg(test)]
-#[path = "feed_tests.rs"]
 mod tests;
