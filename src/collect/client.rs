@@ -580,9 +580,7 @@ pub(crate) fn fuzz_response(data: &[u8]) {
     }
 }
 
-#[path = "body.rs"]
 mod body;
 
 #[cfg(test)]
-#[path = "client_tests.rs"]
 mod tests;
