@@ -511,12 +511,9 @@ pub(crate) fn fuzz_answer(data: &[u8]) {
     let _ = read_answer(&mut &data[..], &mut sink);
 }
 
-#[path = "ripe_envelope.rs"]
 mod envelope;
 
-#[path = "names.rs"]
 pub mod names;
 
 #[cfg(test)]
-#[path = "ripe_tests.rs"]
 mod tests;

@@ -413,5 +413,4 @@ pub(crate) fn fuzz_answer(data: &[u8]) {
 }
 
 #[cfg(test)]
-#[path = "names_tests.rs"]
 mod tests;

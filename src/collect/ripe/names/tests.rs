@@ -7,8 +7,8 @@ use super::*;
 use crate::collect::Transport;
 use crate::config::RipeConfig;
 
-const OVERVIEW: &str = include_str!("../../tests/fixtures/ripestat/as-overview.json");
-const SUGGEST: &str = include_str!("../../tests/fixtures/ripestat/searchcomplete.json");
+const OVERVIEW: &str = include_str!("../../../../tests/fixtures/ripestat/as-overview.json");
+const SUGGEST: &str = include_str!("../../../../tests/fixtures/ripestat/searchcomplete.json");
 
 fn client(server: &FakeServer) -> RipeClient {
     let cfg = RipeConfig {

@@ -5,9 +5,9 @@ use std::time::Instant;
 use super::super::fetch::fake::{FakeServer, Reply};
 use super::*;
 
-const FULL: &str = include_str!("../../tests/fixtures/ripestat/AS62041.json");
-const EMPTY: &str = include_str!("../../tests/fixtures/ripestat/empty.json");
-const ERROR: &str = include_str!("../../tests/fixtures/ripestat/error.json");
+const FULL: &str = include_str!("../../../tests/fixtures/ripestat/AS62041.json");
+const EMPTY: &str = include_str!("../../../tests/fixtures/ripestat/empty.json");
+const ERROR: &str = include_str!("../../../tests/fixtures/ripestat/error.json");
 
 fn client(server: &FakeServer, path: &str, retries: u32) -> RipeClient {
     let cfg = RipeConfig {
