@@ -604,5 +604,4 @@ fn names(sources: &[Source]) -> String {
 }
 
 #[cfg(test)]
-#[path = "tests/mod.rs"]
 mod tests;
