@@ -336,12 +336,12 @@ fn listed_values_are_numbers_for_ipv4_codes_and_text_otherwise() {
 fn copy_legacy(paths: &Paths) {
     fs::write(
         paths.legacy(Kind::Asn).unwrap(),
-        include_str!("../../../tests/fixtures/legacy/data.json"),
+        include_str!("../../tests/fixtures/legacy/data.json"),
     )
     .unwrap();
     fs::write(
         paths.legacy(Kind::Fqdn).unwrap(),
-        include_str!("../../../tests/fixtures/legacy/fqdn_data.json"),
+        include_str!("../../tests/fixtures/legacy/fqdn_data.json"),
     )
     .unwrap();
 }
