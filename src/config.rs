@@ -10,8 +10,6 @@ use std::path::{Path, PathBuf};
 use crate::format::{Family, Format, RenderOptions, TypeFilter};
 use crate::source::Kind;
 
-#[cfg(test)]
-mod bgp_tests;
 mod check;
 mod edit;
 mod group;

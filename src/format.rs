@@ -251,8 +251,4 @@ impl Default for RenderOptions {
 }
 
 #[cfg(test)]
-mod size_tests;
-#[cfg(test)]
-mod stacks_tests;
-#[cfg(test)]
 mod tests;

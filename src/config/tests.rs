@@ -4,6 +4,8 @@ use serde_json::Value;
 use std::fs;
 use std::path::Path;
 
+mod bgp;
+
 fn p() -> &'static Path {
     Path::new("config.json")
 }

@@ -3,6 +3,9 @@ use super::values::parse_ipv4_fast;
 use super::*;
 use std::net::Ipv4Addr;
 
+mod size;
+mod stacks;
+
 /// Both families, unsorted, with duplicates, an FQDN address inside an ASN prefix
 /// (91.108.4.5 in 91.108.4.0/22, 2001:67c:4e8::1 in 2001:67c:4e8::/48), adjacent
 /// prefixes that merge (91.108.8.0/22 + 91.108.12.0/22, 2001:b28:f23c::/48 +

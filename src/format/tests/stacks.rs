@@ -1,5 +1,5 @@
 //! Tests of the RouterOS script and the other routing stacks' formats.
-use super::tests::{opts, run, sample};
+use super::{opts, run, sample};
 use super::*;
 
 fn with(format: Format, f: impl FnOnce(&mut RenderOptions)) -> RenderOptions {
