@@ -123,3 +123,36 @@ fn no_64_bit_atomics_in_the_sources() {
         found.join("\n")
     );
 }
+
+/// One module-file style and one test-file style (docs/development.md, "One way to
+/// write each thing"): no `mod.rs`, no `foo_tests.rs`, and no `#[path]` but the one
+/// that lets `collect::fetch`'s unit tests share the black-box tests' fake upstream.
+#[test]
+fn one_module_file_style_in_the_sources() {
+    fn scan(dir: &Path, found: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                scan(&path, found);
+            } else if name == "mod.rs" || name.ends_with("_tests.rs") {
+                found.push(format!("{}: a file named {name}", path.display()));
+            } else if name.ends_with(".rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                for (i, line) in text.lines().enumerate() {
+                    let shared = line == "#[path = \"../../tests/it/upstream.rs\"]";
+                    if line.trim_start().starts_with("#[path") && !shared {
+                        found.push(format!("{}:{}: {line}", path.display(), i + 1));
+                    }
+                }
+            }
+        }
+    }
+    let mut found = Vec::new();
+    scan(&root().join("src"), &mut found);
+    assert!(
+        found.is_empty(),
+        "module files off the style:\n{}",
+        found.join("\n")
+    );
+}

@@ -1,6 +1,6 @@
 //! Tests of the RouterOS script and the other routing stacks' formats.
-use super::{opts, run, sample};
 use super::*;
+use super::{opts, run, sample};
 
 fn with(format: Format, f: impl FnOnce(&mut RenderOptions)) -> RenderOptions {
     let mut o = opts(format);
