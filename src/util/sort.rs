@@ -132,7 +132,7 @@ mod tests {
             let keys = numbers(n, 5, 4);
             let mut got: Vec<(u64, usize)> = keys.iter().copied().zip(0..).collect();
             let mut want = got.clone();
-            want.sort_by(|a, b| a.0.cmp(&b.0));
+            want.sort_by_key(|a| a.0);
             sort_stable_by(&mut got, |a, b| a.0.cmp(&b.0));
             assert_eq!(got, want, "n={n}");
         }
