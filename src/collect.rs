@@ -14,7 +14,6 @@ pub mod fetch;
 mod fetcher;
 mod followed;
 mod ipverse;
-mod json;
 pub mod ripe;
 pub mod run;
 mod slow;
@@ -22,6 +21,7 @@ mod store;
 #[cfg(feature = "tls")]
 mod tls;
 pub mod trust;
+mod upstream_json;
 mod url;
 #[cfg(feature = "verify")]
 pub mod verify;

@@ -8,7 +8,7 @@ use std::net::IpAddr;
 use ipnet::{IpNet, Ipv4Subnets, Ipv6Subnets};
 
 use super::fetch::{Fetched, Keep, SourceError};
-use super::json::{Next, ScanError, Scanner};
+use super::upstream_json::{Next, ScanError, Scanner};
 use crate::config::MinPrefix;
 
 /// Most prefixes one range may split into: an `a-b` range of IPv4 addresses needs
@@ -103,7 +103,7 @@ pub(crate) fn data(sc: &mut Scanner, keep: &mut Keep, min: MinPrefix) -> Result<
                         Err("value is not a string")
                     }
                 };
-                one(item, keep, min).map_err(super::json::failed)?;
+                one(item, keep, min).map_err(super::upstream_json::failed)?;
             }
         }
     }

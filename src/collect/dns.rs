@@ -18,7 +18,7 @@ use ipnet::IpNet;
 
 use super::fetch::{Fetched, Keep, SourceError};
 use super::fetcher::{Fetcher, Request, Transport};
-use super::json::{bad_body, Next, ScanError, Scanner};
+use super::upstream_json::{bad_body, Next, ScanError, Scanner};
 use crate::config::{DnsConfig, Resolver};
 
 /// Default cap on the size of a DoH answer; real ones are well under 10 KiB.
@@ -178,7 +178,7 @@ fn record(sc: &mut Scanner, keep: &mut Keep) -> Result<(), ScanError> {
     };
     if matches!(rtype, 1 | 28) {
         let address = data.map_err(String::from).and_then(|d| address(&d));
-        keep.push(address).map_err(super::json::failed)?;
+        keep.push(address).map_err(super::upstream_json::failed)?;
     }
     Ok(())
 }

@@ -15,7 +15,7 @@ use ipnet::IpNet;
 
 use super::fetch::{Fetched, Keep, SourceError};
 use super::fetcher::{Fetcher, Request, Transport};
-use super::json::{bad_body, Next, ScanError, Scanner};
+use super::upstream_json::{bad_body, Next, ScanError, Scanner};
 use crate::config::{MinPrefix, RipeConfig};
 
 /// Default cap on the size of an answer. The largest networks announce some ten
@@ -425,10 +425,10 @@ fn entry(
                 Err("prefix is missing or not a string")
             }
         };
-        sink(item).map_err(super::json::failed)?;
+        sink(item).map_err(super::upstream_json::failed)?;
     }
     if !seen {
-        sink(Err("prefix is missing or not a string")).map_err(super::json::failed)?;
+        sink(Err("prefix is missing or not a string")).map_err(super::upstream_json::failed)?;
     }
     Ok(())
 }

@@ -7,8 +7,8 @@ use std::cell::Cell;
 
 use super::asn::AsnClient;
 use super::fetch::{Fetched, SourceError};
-use super::json::{Next, ScanError, Scanner};
 use super::ripe::RipeClient;
+use super::upstream_json::{Next, ScanError, Scanner};
 use crate::config::upstreams::AsnUpstream;
 use crate::config::Config;
 

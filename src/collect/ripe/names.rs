@@ -14,7 +14,7 @@ use std::sync::Mutex;
 
 use super::super::fetch::SourceError;
 use super::super::fetcher::Request;
-use super::super::json::{Next, ScanError, Scanner};
+use super::super::upstream_json::{Next, ScanError, Scanner};
 use super::{read_data, Head, RipeClient};
 
 pub use crate::source::{check_search_text as check_text, parse_search_limit as parse_limit};
