@@ -27,6 +27,8 @@ struct Import<'t> {
     /// An entry's values with their times (`?1` the default `first_seen`, `?2` now).
     timed: Statement<'t>,
     store: Statement<'t>,
+    /// Widens the times of a value stored before in the same source.
+    again: Statement<'t>,
     now: String,
     /// Values stored (a value listed twice counts twice).
     count: usize,
@@ -44,12 +46,16 @@ pub(super) fn legacy(tx: &Transaction<'_>, paths: &Paths) -> Result<Vec<PathBuf>
             "SELECT v.value, coalesce(s.first, ?1), coalesce(s.last, ?2)
              FROM legacy_values v LEFT JOIN legacy_seen s ON s.raw = v.raw",
         )?,
-        // A value listed twice keeps its earliest `first_seen` and latest `last_seen`.
         store: tx.prepare(
-            "INSERT INTO entries (source, value, first_seen, last_seen) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT (source, value) DO UPDATE SET
-               first_seen = min(first_seen, excluded.first_seen),
-               last_seen = max(last_seen, excluded.last_seen)",
+            "INSERT OR IGNORE INTO entries (source, value, first_seen, last_seen)
+             VALUES (?1, ?2, ?3, ?4)",
+        )?,
+        // A value listed twice keeps its earliest `first_seen` and latest `last_seen`.
+        // Two statements, not an upsert: this SQLite is built without `ON CONFLICT
+        // DO UPDATE` (SQLITE_OMIT_UPSERT, 3,856 bytes on mipsel; docs/size.md).
+        again: tx.prepare(
+            "UPDATE entries SET first_seen = min(first_seen, ?3),
+               last_seen = max(last_seen, ?4) WHERE source = ?1 AND value = ?2",
         )?,
         now: util::iso(util::unix_now()),
         count: 0,
@@ -114,12 +120,15 @@ impl Import<'_> {
                 None => *sid.insert(source_id(self.tx, kind, source)?),
             };
             let text = |i| r.get_ref(i).and_then(|v| Ok(v.as_str()?));
-            self.store.execute(params![
+            let row = params![
                 id,
                 Stored::of(text(0)?),
                 time_of(text(1)?),
                 time_of(text(2)?)
-            ])?;
+            ];
+            if self.store.execute(row)? == 0 {
+                self.again.execute(row)?;
+            }
             self.count += 1;
         }
         self.tx

@@ -395,6 +395,51 @@ fn legacy_import_once() {
     assert!(paths.legacy(Kind::Asn).unwrap().exists());
 }
 
+/// A value that a legacy entry lists twice (two spellings of one prefix, each with its
+/// own `seen` times) is stored once, with the earlier `first_seen` and the later
+/// `last_seen` of the two, whichever comes first in the file.
+#[test]
+fn legacy_value_listed_twice_keeps_the_widest_times() {
+    let (_d, paths) = setup();
+    fs::write(
+        paths.legacy(Kind::Asn).unwrap(),
+        r#"{"64500": {"prefixes": ["10.0.0.0/8", "10.0.0.1/8"],
+            "last_updated": "2026-10-01T12:00:00",
+            "seen": {
+              "10.0.0.0/8": {"first_seen": "2026-09-05T00:00:00", "last_seen": "2026-09-30T00:00:00"},
+              "10.0.0.1/8": {"first_seen": "2026-09-01T00:00:00", "last_seen": "2026-09-20T00:00:00"}
+            }},
+           "64501": {"prefixes": ["10.0.0.1/8", "10.0.0.0/8"],
+            "last_updated": "2026-10-01T12:00:00",
+            "seen": {
+              "10.0.0.0/8": {"first_seen": "2026-09-05T00:00:00", "last_seen": "2026-09-30T00:00:00"},
+              "10.0.0.1/8": {"first_seen": "2026-09-01T00:00:00", "last_seen": "2026-09-20T00:00:00"}
+            }}}"#,
+    )
+    .unwrap();
+    let db = open(&paths).unwrap();
+    let rows = db.all_rows().unwrap();
+    let times: Vec<_> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.source.as_str(),
+                r.value.as_str(),
+                r.first_seen.as_str(),
+                r.last_seen.as_str(),
+            )
+        })
+        .collect();
+    let want = ("10.0.0.0/8", "2026-09-01T00:00:00", "2026-09-30T00:00:00");
+    assert_eq!(
+        times,
+        [
+            ("64500", want.0, want.1, want.2),
+            ("64501", want.0, want.1, want.2)
+        ]
+    );
+}
+
 #[test]
 fn broken_legacy_file_blocks_and_keeps_everything() {
     let (_d, paths) = setup();
