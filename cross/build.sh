@@ -29,10 +29,11 @@
 # of the .ipk). The C library that zig links is still abicalls code; lld says so
 # ("linking non-abicalls code with abicalls code") and puts an LA25 stub, which sets
 # $t9 as that code expects, before each of its functions that our code calls.
-# SQLite is compiled with LLVM's inliner threshold at 0 (`-mllvm -inline-threshold=0`):
-# a function is inlined only where that costs no code. clang's -Oz still inlines
-# SQLite's many small static helpers into their callers, over and over; with 0 the
-# mipsel package binary is 54,848 bytes smaller (docs/size.md, "Fifth session").
+# SQLite is compiled with LLVM's inliner threshold below 0 (`-mllvm
+# -inline-threshold=-20`): a function is inlined only where that saves code. clang's
+# -Oz still inlines SQLite's many small static helpers into their callers, over and
+# over; with 0 the mipsel package binary is 54,848 bytes smaller, with -20 another
+# 4,304 (docs/size.md, "Fifth session" and "Sixth session").
 # What it costs in speed is not yet measured on a router (more calls, same work).
 set -euo pipefail
 target=${1:?usage: cross/build.sh TARGET [cargo args...]}
@@ -40,7 +41,7 @@ shift
 cd "$(dirname "$0")/.."
 flags="-C link-self-contained=no -Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none -Zfmt-debug=shallow -C force-unwind-tables=no"
 # cc-rs reads CFLAGS_<target with underscores> for the C it compiles (SQLite).
-cflags="-fno-asynchronous-unwind-tables -fno-unwind-tables -mllvm -inline-threshold=0"
+cflags="-fno-asynchronous-unwind-tables -fno-unwind-tables -mllvm -inline-threshold=-20"
 case "$target" in
   mips*)
     flags="$flags -C target-feature=+crt-static,+noabicalls -C relocation-model=static"
