@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub mod json;
+pub mod lean_libc;
 pub mod map;
 pub mod sort;
 pub mod spell;
