@@ -1,6 +1,7 @@
 //! Tests of the store.
 use super::*;
 
+mod held;
 mod history;
 mod pool;
 use crate::format::TypeFilter;

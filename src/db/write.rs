@@ -101,7 +101,50 @@ impl Join {
     }
 }
 
+impl Join {
+    /// Leaves in `values` (the answer this joins) only those not stored yet.
+    pub(super) fn keep_new(&self, values: &mut Values) {
+        // `known` follows the values in their order: IPv4 codes, then text.
+        let mut states = self.known.iter();
+        values.v4.retain(|_| states.next() == Some(&NEW));
+        values.text.retain(|_| states.next() == Some(&NEW));
+        // Kept until the run's end: the answer's room is given back now.
+        values.v4.shrink_to_fit();
+        values.text.shrink_to_fit();
+    }
+}
+
 impl WriteTx<'_> {
+    /// Adds to `values` the stored values of a source that a held answer merged at
+    /// `at` contained (those it moved `last_seen` of to `at`): with what
+    /// [`WriteTx::merge_answer`] left in `values`, the whole answer again.
+    pub fn held_answer(
+        &self,
+        kind: Kind,
+        source: &str,
+        at: i64,
+        values: &mut Values,
+    ) -> Result<(), StoreError> {
+        let mut run = || -> rusqlite::Result<()> {
+            let Some(id) = self.source_id(kind, source)? else {
+                return Ok(());
+            };
+            let mut st = self
+                .tx
+                .prepare("SELECT value FROM entries WHERE source = ?1 AND last_seen = ?2")?;
+            let mut rows = st.query(rusqlite::params![id, at])?;
+            while let Some(r) = rows.next()? {
+                match r.get_ref(0)? {
+                    ValueRef::Integer(c) => values.v4.push(c),
+                    ValueRef::Text(t) => values.text.push(String::from_utf8_lossy(t).into()),
+                    _ => {}
+                }
+            }
+            Ok(())
+        };
+        run().map_err(|e| self.fail_sql(e))
+    }
+
     pub(super) fn fail_sql(&self, e: rusqlite::Error) -> StoreError {
         fail(self.path, e)
     }
