@@ -189,7 +189,7 @@ impl<'a> Store<'a> {
         let mut values = if f.not_modified {
             super::feed_state::stored_values(&self.db, kind, source)?
         } else {
-            f.to_values(kind)
+            f.take_values(kind)
         };
         drop(f);
         let fetched = values.len();
