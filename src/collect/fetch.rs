@@ -54,19 +54,26 @@ impl Fetched {
         self.values.iter().map(|v| text(kind, v)).collect()
     }
 
-    /// The values for the store, one at a time through one text buffer: nothing of
-    /// the source is held as text.
-    pub fn to_values(&self, kind: Kind) -> crate::db::Values {
+    /// Moves the values into the store's compact form through one text buffer,
+    /// giving back the parsed ones a chunk at a time: never held whole twice (4.5 MB
+    /// parsed beside 2 MB compact for 250,000; issue 38, item 15).
+    pub fn take_values(&mut self, kind: Kind) -> crate::db::Values {
         use std::fmt::Write;
-        let mut values = crate::db::Values::new();
+        const CHUNK: usize = 16_384;
+        let v4 = self.values.iter().filter(|v| v.addr().is_ipv4()).count();
+        let mut values = crate::db::Values::with_capacity(v4, self.values.len() - v4);
         let mut buf = String::with_capacity(48);
-        for v in &self.values {
-            buf.clear();
-            let _ = match kind {
-                Kind::Fqdn => write!(buf, "{}", v.addr()),
-                Kind::Asn | Kind::Feed | Kind::Country => write!(buf, "{v}"),
-            };
-            values.push(&buf);
+        while !self.values.is_empty() {
+            let from = self.values.len().saturating_sub(CHUNK);
+            for v in self.values.drain(from..) {
+                buf.clear();
+                let _ = match kind {
+                    Kind::Fqdn => write!(buf, "{}", v.addr()),
+                    Kind::Asn | Kind::Feed | Kind::Country => write!(buf, "{v}"),
+                };
+                values.push(&buf);
+            }
+            self.values.shrink_to_fit(); // mapped (`budget::one_heap`): given back
         }
         values
     }

@@ -96,9 +96,10 @@ pub(super) fn upstream_of(
     }
 }
 
-/// A held ASN answer kept for a second opinion: its index in the report, and its
-/// values.
-pub(super) type Pending = (usize, db::Values);
+/// A held ASN answer kept for a second opinion: its index in the report, the values
+/// it had that the store lacks, and when it was merged (the stored values it had are
+/// those seen then: `db::WriteTx::held_answer`).
+pub(super) type Pending = (usize, db::Values, i64);
 
 /// What a run did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -411,7 +412,7 @@ fn confirm_held(
         );
         agrees.then_some(word)
     };
-    let asked: Vec<Option<&str>> = pending.iter().map(|(i, _)| ask(*i)).collect();
+    let asked: Vec<Option<&str>> = pending.iter().map(|(i, ..)| ask(*i)).collect();
     phase.store(PHASE_WRITING, Ordering::SeqCst);
     if stop.load(Ordering::SeqCst) || asked.iter().all(Option::is_none) {
         return Ok(report);
@@ -420,9 +421,10 @@ fn confirm_held(
     db.set_history_days(cfg.history_days);
     let tx = db.write()?;
     let now = util::unix_now();
-    for ((i, mut values), word) in pending.into_iter().zip(asked) {
+    for ((i, mut values, at), word) in pending.into_iter().zip(asked) {
         let Some(word) = word else { continue };
         let s = &mut report.sources[i];
+        tx.held_answer(Kind::Asn, &s.source, at, &mut values)?;
         let m = tx.merge_answer(
             Kind::Asn,
             &s.source,

@@ -27,6 +27,14 @@ const CONFIG_FRESH: Duration = Duration::from_secs(1);
 /// for it (its last answer) until its answer is there, then as the answer's.
 const IN_FLIGHT_VALUES: u64 = 100_000;
 
+/// Values of held answers a run keeps for second opinions after its last answer
+/// (8 bytes each for IPv4, 0.8 MB): only what the store lacks of each answer is kept,
+/// none when it only shrank, but a run of sources all answering new values (a
+/// renumbering, or an upstream gone wrong) would otherwise keep the run's answers
+/// (issue 38, item 15). A held answer past it stays held (nothing of it is lost: its
+/// stored values were seen, and the next run asks again).
+const HELD_VALUES: usize = 100_000;
+
 /// The values in flight, shared by the fetching threads and the writer.
 #[derive(Default)]
 pub(super) struct Budget {
@@ -76,8 +84,11 @@ pub(super) struct Store<'a> {
     warned: bool,
     /// The report's entries, by their index in the run's list of sources.
     entries: Vec<(usize, SourceReport)>,
-    /// Held ASN answers kept for a second opinion, by the same index.
-    held: Vec<(usize, db::Values)>,
+    /// Held ASN answers kept for a second opinion, by the same index (what the
+    /// store lacks of each, and when it was merged).
+    held: Vec<Pending>,
+    /// The values those hold together.
+    held_values: usize,
     validators: Vec<(String, Option<super::Validators>)>,
     /// Answers merged so far.
     pub(super) stored: usize,
@@ -95,6 +106,7 @@ impl<'a> Store<'a> {
             warned: false,
             entries: Vec::new(),
             held: Vec::new(),
+            held_values: 0,
             validators: Vec::new(),
             stored: 0,
         })
@@ -177,16 +189,16 @@ impl<'a> Store<'a> {
         let mut values = if f.not_modified {
             super::feed_state::stored_values(&self.db, kind, source)?
         } else {
-            f.to_values(kind)
+            f.take_values(kind)
         };
         drop(f);
         let fetched = values.len();
         let up = upstream_of(&cfg, kind, upstream);
         let g = gate(&cfg, kind);
         phase.store(PHASE_WRITING, Ordering::SeqCst);
+        let when = (util::unix_now(), cfg.ttl_days);
         let merged = (|| {
             let tx = self.db.write()?;
-            let when = (util::unix_now(), cfg.ttl_days);
             let m = tx.merge_answer(kind, source, &mut values, when, Some(up), &g, None)?;
             tx.commit().map(|()| m)
         })();
@@ -198,7 +210,7 @@ impl<'a> Store<'a> {
         let m = merged?;
         self.stored += 1;
         if m.held() && kind == Kind::Asn {
-            self.held.push((i, values));
+            self.hold(i, &name, values, when.0);
         }
         let report = SourceReport {
             kind,
@@ -211,6 +223,20 @@ impl<'a> Store<'a> {
         };
         self.entries.push((i, report));
         Ok(())
+    }
+
+    /// Keeps a held answer (what the store lacks of it) for a second opinion after
+    /// the run, while those kept hold at most [`HELD_VALUES`] values together.
+    fn hold(&mut self, i: usize, name: &str, values: db::Values, at: i64) {
+        if self.held_values + values.len() > HELD_VALUES {
+            log::info!(
+                "{name}: held; too many held values in this run to keep its answer for a \
+                 second opinion now (at most {HELD_VALUES}): a later run asks"
+            );
+            return;
+        }
+        self.held_values += values.len();
+        self.held.push((i, values, at));
     }
 
     /// After the last answer: sweeps unconfigured sources (a run of every source),
@@ -243,7 +269,7 @@ impl<'a> Store<'a> {
         let pending = self
             .held
             .into_iter()
-            .filter_map(|(i, v)| Some((at(i)?, v)))
+            .filter_map(|(i, v, t)| Some((at(i)?, v, t)))
             .collect();
         report.sources = self.entries.into_iter().map(|e| e.1).collect();
         report.finished = util::now_iso();

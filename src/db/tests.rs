@@ -1,6 +1,7 @@
 //! Tests of the store.
 use super::*;
 
+mod held;
 mod history;
 mod pool;
 use crate::format::TypeFilter;
@@ -197,6 +198,44 @@ fn many_values_partial_overlap() {
     assert_eq!(last("10.0.0.0/16"), util::iso(T0 + 2 * DAY));
     assert_eq!(last("10.100.0.0/16"), util::iso(T0 + DAY));
     assert_eq!(last("10.199.0.0/16"), util::iso(T0));
+}
+
+/// A refresh updates ranges of the key between the stored rows an answer lacks
+/// (`WriteTx::refresh`): rows seen again, interleaved with unseen and new ones,
+/// IPv4 codes and text alike, each get the new time, the unseen keep theirs.
+#[test]
+fn a_refresh_leaves_every_unseen_row_between_seen_ones() {
+    let (_d, paths) = setup();
+    let mut db = open(&paths).unwrap();
+    let stored = ["10.0.0.0/8", "11.0.0.0/8", "12.0.0.0/8", "13.0.0.0/8"];
+    let stored6 = ["2001:db8::/32", "2001:db9::/32", "2001:dba::/32"];
+    let all: Vec<String> = stored
+        .iter()
+        .chain(&stored6)
+        .map(|s| s.to_string())
+        .collect();
+    db.merge_source(Kind::Asn, "1", &all, T0, 7).unwrap();
+    let answer = vals(&["11.0.0.0/8", "11.1.0.0/16", "12.0.0.0/8", "2001:db8::/32"]);
+    let answer = [answer, vals(&["2001:db9:1::/48", "2001:dba::/32"])].concat();
+    let s = db
+        .merge_source(Kind::Asn, "1", &answer, T0 + DAY, 7)
+        .unwrap();
+    assert_eq!((s.added, s.refreshed, s.removed), (2, 4, 0));
+    let seen: Vec<(String, String)> = db
+        .rows(Kind::Asn, "1")
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.value, r.last_seen))
+        .collect();
+    let at = |v: &str, t: i64| (v.to_string(), util::iso(t));
+    let mut want = vec![at("10.0.0.0/8", T0), at("11.0.0.0/8", T0 + DAY)];
+    want.extend([at("11.1.0.0/16", T0 + DAY), at("12.0.0.0/8", T0 + DAY)]);
+    want.extend([at("13.0.0.0/8", T0), at("2001:db8::/32", T0 + DAY)]);
+    want.extend([at("2001:db9::/32", T0), at("2001:db9:1::/48", T0 + DAY)]);
+    want.push(at("2001:dba::/32", T0 + DAY));
+    // Rows come ordered by their text here, not the key's order.
+    want.sort();
+    assert_eq!(seen, want);
 }
 
 #[test]

@@ -198,7 +198,9 @@ impl WriteTx<'_> {
     }
 
     /// Merges one answer through the gate and records it. A held answer only moves
-    /// `last_seen` of the stored values it contains: nothing is added or removed.
+    /// `last_seen` of the stored values it contains: nothing is added or removed,
+    /// and `values` keeps only those the store lacks (the others are found again by
+    /// [`WriteTx::held_answer`], so that a run keeps no copy of what is stored).
     /// `confirm` applies it whatever the gate says, naming what confirmed it.
     #[allow(clippy::too_many_arguments)]
     pub fn merge_answer(
@@ -213,7 +215,7 @@ impl WriteTx<'_> {
     ) -> Result<Merged, StoreError> {
         values.finish();
         self.at_time(now);
-        let run = || -> rusqlite::Result<Merged> {
+        let mut run = || -> rusqlite::Result<Merged> {
             let id = self.ensure_source(kind, source)?;
             let last = self.last_fetch(id)?;
             let base = self.base(id, last.as_ref())?;
@@ -237,6 +239,7 @@ impl WriteTx<'_> {
                 gate.decide(last_fetch, why, (counts.2, upstream), now, confirm);
             let stats = if state == HELD {
                 self.refresh(id, values, &join, now)?;
+                join.keep_new(values);
                 MergeStats {
                     refreshed: join.seen,
                     ..MergeStats::default()

@@ -17,6 +17,15 @@ impl Values {
         Values::default()
     }
 
+    /// No values, with room for `v4` IPv4 values and `text` others (a collector
+    /// that knows how many are coming holds no slack).
+    pub fn with_capacity(v4: usize, text: usize) -> Values {
+        Values {
+            v4: Vec::with_capacity(v4),
+            text: Vec::with_capacity(text),
+        }
+    }
+
     /// Adds one value (already normalised).
     pub fn push(&mut self, value: &str) {
         match v4_code(value) {

@@ -5,12 +5,13 @@
 use std::cell::Cell;
 use std::path::Path;
 
-use rusqlite::types::{Value, ValueRef};
+use rusqlite::types::ValueRef;
 use rusqlite::{OptionalExtension, ToSql};
 
 use crate::source::Kind;
 use crate::util;
 
+use super::codec::Stored;
 use super::gate::Space;
 use super::history::{delete_recorded, Change};
 use super::values::Values;
@@ -51,14 +52,25 @@ pub struct WriteTx<'a> {
     pub(super) changed: Cell<bool>,
 }
 
+/// A value of the answer not stored yet ([`Join::known`]).
+const NEW: u8 = 0;
+/// A value stored already, the stored row before it (if any) in the answer too.
+const SEEN: u8 = 1;
+/// A value stored already, after a stored row the answer lacks.
+const SEEN_AFTER_GAP: u8 = 2;
+
 /// How the stored rows of a source compare with an answer (see [`WriteTx::join`]).
 pub(super) struct Join {
-    /// For each value of the answer, in order: stored already.
-    known: Vec<bool>,
-    /// How many are.
+    /// For each value of the answer, in order: [`NEW`], [`SEEN`] or
+    /// [`SEEN_AFTER_GAP`]. The gaps split the stored values seen again into ranges
+    /// of the key that hold no other row, so that they are refreshed without a list
+    /// of the rows the answer lacks (issue 38, item 15: 48 MB for a source of
+    /// 1,000,000 stored values answered with 1,000).
+    known: Vec<u8>,
+    /// How many are stored already.
     pub(super) seen: usize,
-    /// The stored rows not in the answer: value and `last_seen`.
-    unseen: Vec<(Value, Value)>,
+    /// How many stored rows the answer lacks.
+    unseen: usize,
     /// Stored rows seen at or after the base time (see `trust`), and how many of
     /// them the answer has.
     pub(super) base_total: usize,
@@ -75,13 +87,13 @@ impl Join {
         let n4 = values.v4.len();
         for (i, c) in values.v4.iter().enumerate() {
             all.add_v4(*c);
-            if !self.known[i] {
+            if self.known[i] == NEW {
                 new.add_v4(*c);
             }
         }
         for (i, t) in values.text.iter().enumerate() {
             all.add_text(t);
-            if !self.known[n4 + i] {
+            if self.known[n4 + i] == NEW {
                 new.add_text(t);
             }
         }
@@ -89,7 +101,50 @@ impl Join {
     }
 }
 
+impl Join {
+    /// Leaves in `values` (the answer this joins) only those not stored yet.
+    pub(super) fn keep_new(&self, values: &mut Values) {
+        // `known` follows the values in their order: IPv4 codes, then text.
+        let mut states = self.known.iter();
+        values.v4.retain(|_| states.next() == Some(&NEW));
+        values.text.retain(|_| states.next() == Some(&NEW));
+        // Kept until the run's end: the answer's room is given back now.
+        values.v4.shrink_to_fit();
+        values.text.shrink_to_fit();
+    }
+}
+
 impl WriteTx<'_> {
+    /// Adds to `values` the stored values of a source that a held answer merged at
+    /// `at` contained (those it moved `last_seen` of to `at`): with what
+    /// [`WriteTx::merge_answer`] left in `values`, the whole answer again.
+    pub fn held_answer(
+        &self,
+        kind: Kind,
+        source: &str,
+        at: i64,
+        values: &mut Values,
+    ) -> Result<(), StoreError> {
+        let mut run = || -> rusqlite::Result<()> {
+            let Some(id) = self.source_id(kind, source)? else {
+                return Ok(());
+            };
+            let mut st = self
+                .tx
+                .prepare("SELECT value FROM entries WHERE source = ?1 AND last_seen = ?2")?;
+            let mut rows = st.query(rusqlite::params![id, at])?;
+            while let Some(r) = rows.next()? {
+                match r.get_ref(0)? {
+                    ValueRef::Integer(c) => values.v4.push(c),
+                    ValueRef::Text(t) => values.text.push(String::from_utf8_lossy(t).into()),
+                    _ => {}
+                }
+            }
+            Ok(())
+        };
+        run().map_err(|e| self.fail_sql(e))
+    }
+
     pub(super) fn fail_sql(&self, e: rusqlite::Error) -> StoreError {
         fail(self.path, e)
     }
@@ -175,7 +230,7 @@ impl WriteTx<'_> {
         self.refresh(id, values, join, now)?;
         let added = self.insert_fresh(id, values, &join.known, now)?;
         // Only values known before this merge can have expired: new ones are `now`.
-        let removed = if join.unseen.is_empty() {
+        let removed = if join.unseen == 0 {
             0
         } else {
             self.expire(id, now, ttl_days)?
@@ -201,14 +256,14 @@ impl WriteTx<'_> {
     }
 
     /// Reads the source's rows in key order beside the sorted answer: which values are
-    /// known, and the stored rows the answer lacks. The stored rows are never all in
-    /// memory at once.
+    /// known, and where stored rows the answer lacks lie between them. The stored
+    /// rows are never in memory, whatever their number: only the answer's are.
     pub(super) fn join(&self, id: i64, values: &Values, base: i64) -> rusqlite::Result<Join> {
         let (v4, text) = (&values.v4, &values.text);
         let mut join = Join {
-            known: vec![false; values.len()],
+            known: vec![NEW; values.len()],
             seen: 0,
-            unseen: Vec::new(),
+            unseen: 0,
             base_total: 0,
             base_seen: 0,
             space: Default::default(),
@@ -217,7 +272,7 @@ impl WriteTx<'_> {
             .tx
             .prepare("SELECT value, last_seen FROM entries WHERE source = ?1")?;
         let mut rows = st.query([id])?;
-        let mut i = 0;
+        let (mut i, mut gap) = (0, false);
         while let Some(r) = rows.next()? {
             let found = match r.get_ref(0)? {
                 ValueRef::Integer(x) => {
@@ -246,18 +301,21 @@ impl WriteTx<'_> {
                 }
             }
             if found {
-                join.known[i] = true;
+                join.known[i] = if gap { SEEN_AFTER_GAP } else { SEEN };
                 join.seen += 1;
                 join.base_seen += usize::from(in_base);
                 i += 1;
             } else {
-                join.unseen.push((r.get(0)?, r.get(1)?));
+                join.unseen += 1;
             }
+            gap = !found;
         }
         Ok(join)
     }
 
-    /// Moves `last_seen` of the values seen again to `now`.
+    /// Moves `last_seen` of the values seen again to `now`: one UPDATE per range of
+    /// the key that holds only rows the answer has (the whole source when it has
+    /// them all, one per value at worst), the rows it lacks untouched.
     pub(super) fn refresh(
         &self,
         id: i64,
@@ -268,29 +326,36 @@ impl WriteTx<'_> {
         if join.seen == 0 {
             return Ok(());
         }
-        let mut one = self
-            .tx
-            .prepare("UPDATE entries SET last_seen = ?3 WHERE source = ?1 AND value = ?2")?;
-        if join.unseen.len() < join.seen {
-            // Most of the source was seen again (the usual case): one UPDATE of the
-            // whole source and a restore of the few unseen values beats one UPDATE
-            // per value. OR FAIL (it cannot fail: the time is never NULL) spares the
-            // statement journal an ABORT needs, a copy of every page it changes
-            // (2.7 MB in RAM for 100,000 values, most of `run`'s peak).
-            self.tx
-                .prepare("UPDATE OR FAIL entries SET last_seen = ?2 WHERE source = ?1")?
-                .execute(rusqlite::params![id, now])?;
-            for (v, last) in &join.unseen {
-                one.execute(rusqlite::params![id, v, last])?;
-            }
-        } else {
-            for (v, known) in values.stored().zip(&join.known) {
-                if *known {
-                    one.execute(rusqlite::params![id, v, now])?;
+        // OR FAIL (it cannot fail: the time is never NULL) spares the statement
+        // journal an ABORT needs, a copy of every page a statement changes (2.7 MB
+        // in RAM for 100,000 values, most of `run`'s peak).
+        let mut range = self.tx.prepare(
+            "UPDATE OR FAIL entries SET last_seen = ?2 \
+             WHERE source = ?1 AND value >= ?3 AND value <= ?4",
+        )?;
+        range.raw_bind_parameter(1, id)?;
+        range.raw_bind_parameter(2, now)?;
+        let mut update = |lo: &Stored, hi: &Stored| -> rusqlite::Result<()> {
+            range.raw_bind_parameter(3, lo)?;
+            range.raw_bind_parameter(4, hi)?;
+            range.raw_execute().map(drop)
+        };
+        let mut run: Option<(Stored, Stored)> = None;
+        for (v, state) in values.stored().zip(&join.known) {
+            match (*state, &mut run) {
+                (NEW, _) => {}
+                (SEEN, Some((_, hi))) => *hi = v,
+                _ => {
+                    if let Some((lo, hi)) = run.replace((v.clone(), v)) {
+                        update(&lo, &hi)?;
+                    }
                 }
             }
         }
-        Ok(())
+        match run {
+            Some((lo, hi)) => update(&lo, &hi),
+            None => Ok(()),
+        }
     }
 
     /// Inserts the values not stored yet; returns how many. Their `added` mark records
@@ -299,16 +364,16 @@ impl WriteTx<'_> {
         &self,
         id: i64,
         values: &Values,
-        known: &[bool],
+        known: &[u8],
         now: i64,
     ) -> rusqlite::Result<usize> {
         // Streamed from the answer, never collected: a list of 100,000 `Stored`
         // took 3 MB, the largest part of a first `run`'s peak.
-        let count = known.iter().filter(|k| !**k).count();
+        let count = known.iter().filter(|k| **k == NEW).count();
         let mut fresh = values
             .stored()
             .zip(known)
-            .filter(|(_, k)| !**k)
+            .filter(|(_, k)| **k == NEW)
             .map(|(v, _)| v);
         // Rows go in BATCH at a time through one multi-row statement (a large first
         // merge spends most of its time stepping statements, one per row otherwise),

@@ -100,6 +100,8 @@ mod redirects;
 #[cfg(unix)]
 mod release;
 mod review;
+#[cfg(all(feature = "collect", target_os = "linux"))]
+mod run_memory;
 #[cfg(all(feature = "api", feature = "collect", unix))]
 mod service_user;
 #[cfg(feature = "verify")]
