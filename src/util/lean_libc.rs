@@ -91,7 +91,11 @@ impl Out<'_> {
     }
 }
 
-#[cfg(all(target_os = "linux", target_env = "musl", target_feature = "crt-static"))]
+#[cfg(all(
+    target_os = "linux",
+    target_env = "musl",
+    target_feature = "crt-static"
+))]
 mod exported {
     use std::ffi::{c_char, c_int, CStr};
 
@@ -173,15 +177,27 @@ mod tests {
         let at = |f| run(f, &t, 64);
         assert_eq!(at("%H:%M:%S").as_deref(), Some("09:05:07"));
         assert_eq!(at("%Y-%m-%d").as_deref(), Some("2026-12-06"));
-        assert_eq!(at("%Y-%m-%d %H:%M:%S").as_deref(), Some("2026-12-06 09:05:07"));
-        assert_eq!(at("%F %T 100%%").as_deref(), Some("2026-12-06 09:05:07 100%"));
+        assert_eq!(
+            at("%Y-%m-%d %H:%M:%S").as_deref(),
+            Some("2026-12-06 09:05:07")
+        );
+        assert_eq!(
+            at("%F %T 100%%").as_deref(),
+            Some("2026-12-06 09:05:07 100%")
+        );
     }
 
     #[test]
     fn years_are_padded_and_signed() {
         assert_eq!(run("%Y", &[7, 1, 1, 0, 0, 0], 8).as_deref(), Some("0007"));
-        assert_eq!(run("%Y", &[12345, 1, 1, 0, 0, 0], 8).as_deref(), Some("12345"));
-        assert_eq!(run("%Y", &[-44, 1, 1, 0, 0, 0], 8).as_deref(), Some("-0044"));
+        assert_eq!(
+            run("%Y", &[12345, 1, 1, 0, 0, 0], 8).as_deref(),
+            Some("12345")
+        );
+        assert_eq!(
+            run("%Y", &[-44, 1, 1, 0, 0, 0], 8).as_deref(),
+            Some("-0044")
+        );
     }
 
     /// What `strftime` answers 0 for: no room for the text and its NUL. Any other

@@ -349,3 +349,58 @@ fn feed_and_country_rows_keep_their_kind() {
     kinds.sort();
     assert_eq!(kinds, [Kind::Feed, Kind::Country]);
 }
+
+/// Expiry deletes a chunk of the key at a time (`history::DELETE_CHUNK`): across
+/// chunks, and across IPv4 values (stored as numbers) and IPv6 ones (as text), every
+/// expired row goes and is recorded once, in the order of the key, and no row the
+/// answer had goes with them.
+#[test]
+fn mass_expiry_deletes_and_records_every_expired_row_once() {
+    let (_d, paths) = setup();
+    let mut db = open(&paths).unwrap();
+    db.set_history_days(30);
+    let t0 = util::unix_now() - 10 * DAY;
+    let all: Vec<String> = (0u32..24_000)
+        .map(|i| format!("{}/32", std::net::Ipv4Addr::from(0x0b00_0000 + i * 2)))
+        .chain((0u32..6_000).map(|i| format!("2001:db8:{i:04x}::/48")))
+        .collect();
+    db.merge_source(Kind::Asn, "1", &all, t0, 7).unwrap();
+    let added = db.all_changes().unwrap().len();
+    // Every third value is still announced; the other two thirds expire.
+    let kept: Vec<String> = all.iter().step_by(3).cloned().collect();
+    db.merge_source(Kind::Asn, "1", &kept, t0 + 9 * DAY, 7)
+        .unwrap();
+    let mut left: Vec<String> = db
+        .all_rows()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.value)
+        .collect();
+    left.sort();
+    let mut want = kept.clone();
+    want.sort();
+    assert!(
+        left == want,
+        "{} left, {} announced",
+        left.len(),
+        want.len()
+    );
+    let expired: Vec<String> = db.all_changes().unwrap()[added..]
+        .iter()
+        .map(|c| {
+            assert_eq!(c.change, Change::Expired);
+            c.value.clone()
+        })
+        .collect();
+    let gone: Vec<String> = all
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % 3 != 0)
+        .map(|(_, v)| v.clone())
+        .collect();
+    assert_eq!(expired.len(), 20_000);
+    // IPv4 values as numbers, then the others as text (zero-padded here, so that
+    // their text order is the order they were made in).
+    let first_wrong = expired.iter().zip(&gone).position(|(a, b)| a != b);
+    assert_eq!(first_wrong, None, "once each, in the order of the key");
+}
