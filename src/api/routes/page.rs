@@ -212,7 +212,13 @@ mod tests {
         for (i, line) in page.lines().enumerate() {
             assert!(!line.ends_with('\\'), "line {}: {line}", i + 1);
         }
-        for bad in ["`", "<pre", "<textarea", "white-space:pre", "white-space: pre"] {
+        for bad in [
+            "`",
+            "<pre",
+            "<textarea",
+            "white-space:pre",
+            "white-space: pre",
+        ] {
             assert!(!page.contains(bad), "{bad}");
         }
         assert_eq!(page.matches("<script>").count(), 1);
