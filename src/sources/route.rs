@@ -27,12 +27,20 @@ pub struct Routed {
 
 /// Whether interface `name` exists now (a VPN's may come up later); asked of the
 /// kernel, not of /sys, which shows the namespace it was mounted in.
+#[cfg(unix)]
 pub fn interface_exists(name: &str) -> bool {
     let Ok(c) = std::ffi::CString::new(name) else {
         return false;
     };
     // SAFETY: a NUL-terminated string that outlives the call.
     unsafe { libc::if_nametoindex(c.as_ptr()) != 0 }
+}
+
+/// Without network interfaces to ask about (the offline core on WASI): none exists
+/// now, which only turns a route's "exists" into "may come up later".
+#[cfg(not(unix))]
+pub fn interface_exists(_name: &str) -> bool {
+    false
 }
 
 /// Where the OpenWrt package keeps the netifd sections of the routed groups
