@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Builds the offline core (no network features) for wasm32-wasip1 and runs a few
-# commands under Node's WASI. Needs: rustup target wasm32-wasip1, `pip install ziglang
-# cargo-zigbuild`, node >= 20. Not part of CI (the downloads may be unavailable).
+# commands under Node's WASI. Needs: rustup target wasm32-wasip1, `pip install
+# cargo-zigbuild`, node >= 20; zig is the one cross/zig.sh pins. .ci/run runs it where
+# those can be had.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. cross/zig.sh
+rcc_zig_fresh target/wasm32-wasip1
 cargo zigbuild --release --target wasm32-wasip1 --no-default-features
 wasm=target/wasm32-wasip1/release/ripe-cidr-collector.wasm
 dir=$(mktemp -d)
