@@ -129,7 +129,12 @@ mod exported {
             i64::from(tm.tm_min),
             i64::from(tm.tm_sec),
         ];
-        super::format_tm(out, fmt, &t).unwrap_or(0)
+        // On failure the buffer holds an empty string, never an unterminated part
+        // (SQLite reads it back as a C string whatever strftime returned).
+        super::format_tm(out, fmt, &t).unwrap_or_else(|| {
+            out[0] = 0;
+            0
+        })
     }
 
     /// `pthread_setname_np(3)` for the calling thread; see the module's comment.
