@@ -23,16 +23,17 @@ pub fn run(paths: &Paths) -> Result<Outcome, CliError> {
         return Ok(Outcome::Success);
     }
     let n = checked.problems.len();
-    let mut text = format!(
-        "{}: {n} problem{}:",
-        path.display(),
-        if n == 1 { "" } else { "s" }
-    );
+    let own = format!("{}: ", path.display());
+    // The header names config.json only when a problem is its own: one of the
+    // catalog (services.json) names its file on its line, and is not config.json's.
+    let whose = match checked.problems.iter().any(|p| p.starts_with(&own)) {
+        true => own.clone(),
+        false => String::new(),
+    };
+    let mut text = format!("{whose}{n} problem{}:", if n == 1 { "" } else { "s" });
     for p in &checked.problems {
-        // The file is named once, above.
-        let p = p
-            .strip_prefix(&format!("{}: ", path.display()))
-            .unwrap_or(p);
+        // config.json is named once, above.
+        let p = p.strip_prefix(&own).unwrap_or(p);
         let _ = write!(text, "\n  {p}");
     }
     Err(CliError::Other(text))

@@ -400,8 +400,8 @@ pub(super) static FLAGS: &[Flag] = &[
             Ok(())
         }),
         help: "the group listed or changed (default: default;\n\
-               '*' lists every group); explain follows it\n\
-               (default: the first group listing ADDR)",
+               '*' lists every group); for explain, the group\n\
+               followed (default: the first group listing ADDR)",
     },
     Flag {
         long: "details",

@@ -173,7 +173,8 @@ static TEXTS: &[Text] = &[
                  RIPEstat (searchcomplete, then as-overview per ASN) for the ASNs\n\
                  whose holder matches TEXT, announced ones first: one line each,\n\
                  AS<TAB>holder<TAB>announced|not announced. Exit 1 when none is\n\
-                 found, 3 when RIPEstat failed.",
+                 found, 3 when RIPEstat failed.\n\
+                 list: ASN, stored values, newest last_seen (or -), holder (or -).",
     },
     Text {
         cmd: Cmd::Fqdn,
@@ -181,7 +182,8 @@ static TEXTS: &[Text] = &[
         synopsis: "list [--json] | add FQDN... | remove FQDN... [--purge] [--group NAME]",
         summary: "manage host-name sources",
         about: "Edits the \"fqdns\" list of config.json (locked, atomic rewrite). Names\n\
-                 are lower-cased; IP literals and invalid names are refused.",
+                 are lower-cased; IP literals and invalid names are refused.\n\
+                 list: name, stored values, newest last_seen (or -).",
     },
     Text {
         cmd: Cmd::Feed,
@@ -192,7 +194,8 @@ static TEXTS: &[Text] = &[
         about: "Edits the \"feeds\" list of config.json (locked, atomic rewrite). Only\n\
                  http:// and https:// URLs are taken. A feed is one value per line (the\n\
                  first token; '#' and ';' start comments); other lines are skipped and\n\
-                 counted. A body over feed.max_bytes fails the feed.",
+                 counted. A body over feed.max_bytes fails the feed.\n\
+                 list: URL, stored values, newest last_seen (or -).",
     },
     Text {
         cmd: Cmd::Country,
@@ -201,7 +204,8 @@ static TEXTS: &[Text] = &[
         summary: "manage country sources (NL: the prefixes RIPEstat\n\
                  lists for the country)",
         about: "Edits the \"countries\" list of config.json (locked, atomic rewrite).\n\
-                 Codes are two letters (ISO 3166 alpha-2), upper-cased.",
+                 Codes are two letters (ISO 3166 alpha-2), upper-cased.\n\
+                 list: code, stored values, newest last_seen (or -).",
     },
     Text {
         cmd: Cmd::Completions,

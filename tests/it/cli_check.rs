@@ -136,3 +136,20 @@ fn slips_on_the_command_line_name_what_was_meant() {
         );
     }
 }
+
+/// A broken catalog (`services.json` in the data directory) is a problem of its own
+/// file: `check` names that file on the problem's line and does not say config.json
+/// has problems when config.json has none.
+#[test]
+fn a_broken_catalog_is_named_as_its_own_file() {
+    let t = TestDir::new();
+    t.config(&serde_json::json!({"asns": ["62041"]}));
+    std::fs::write(t.file("services.json"), r#"{"services": [{"name": "x"}]}"#).unwrap();
+    let r = t.run(&["check"]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{r:?}");
+    let catalog = t.file("services.json").display().to_string();
+    let config = t.file("config.json").display().to_string();
+    assert!(err.contains(&format!("\n  {catalog}: ")), "{err}");
+    assert!(!err.contains(&config), "{err}");
+}
