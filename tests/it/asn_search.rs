@@ -309,3 +309,35 @@ fn get_with_token(addr: SocketAddr, target: &str, token: &str) -> u16 {
         .and_then(|s| s.parse().ok())
         .unwrap_or(0)
 }
+
+/// A sound `searchcomplete` followed by garbage from `as-overview` (an HTML page, a
+/// 500, an answer without the ASN's data, a cut-off body): a failure of the upstream,
+/// as garbage from `searchcomplete` is, never a list without holders.
+#[test]
+fn garbage_from_as_overview_is_a_failure_too() {
+    let suggestions = r#"{"status":"ok","data":{"categories":[{"category":"ASNs","suggestions":[{"value":"AS1","description":"ONE"},{"value":"AS2","description":"TWO"}]}]}}"#;
+    let garbage = [
+        (200, "<html>maintenance</html>"),
+        (500, r#"{"status":"error"}"#),
+        (200, r#"{"status":"ok","data":{}}"#),
+        (200, r#"{"status":"ok","data":{"holder":"ONE","announ"#),
+    ];
+    for (status, body) in garbage {
+        let up = FakeServer::start(move |rq| {
+            if rq.url.starts_with("/data/searchcomplete/") {
+                Reply::json(200, suggestions)
+            } else {
+                Reply::json(status, body)
+            }
+        });
+        let t = setup(&up, json!({}));
+        let out = t.run(&["asn", "search", "telegram"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{body}: {err}");
+        assert!(out.stdout.is_empty(), "{body}");
+        assert!(up.requests().iter().any(|r| r.url.contains("as-overview")));
+        let (_p, addr) = t.spawn_listening(&["serve"]);
+        let (s, b) = http_get(addr, "/asn-search?q=telegram");
+        assert_eq!(s, 502, "{body}: {b}");
+    }
+}
