@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use rusqlite::{params, ToSql, Transaction};
+use rusqlite::{params, OptionalExtension, ToSql, Transaction};
 
 use super::codec::{sql_value_text, time_text, value_text};
 use super::write::WriteTx;
@@ -106,78 +106,65 @@ const DELETE_CHUNK: usize = 8_192;
 
 /// Deletes the rows of `entries` matching `cond` (SQL over `source` and `last_seen`
 /// whose first term is `source = ?1`, with the parameters `?1`.. bound to `args`),
-/// first recording each as a change of `reason` at `time` when `record` is set, in
-/// the order of the key. Returns how many were deleted.
+/// first recording each as a change (`record`: its reason and time), in the order of
+/// the key. `at_most` is how many rows can match, when the caller knows (a merge: the
+/// stored rows its answer lacked), else `usize::MAX`. Returns how many were deleted.
 ///
 /// [`DELETE_CHUNK`] rows at a time, in the order of the key: each chunk ends at the
 /// value found that many rows on, so that memory does not grow with the rows
-/// deleted. Each chunk's copy is one `INSERT ... SELECT` over the same key range as
-/// its `DELETE`: no value passes through Rust, which keeps expiry fast. The order of
-/// the key (not that of the values' text, as version 2 listed them) lets SQLite
-/// number the rows as it reads them, without sorting them first.
+/// deleted; when no more than a chunk can match, one statement, without that look
+/// ahead (a merge's usual case: a few values dropped). Each chunk's copy is one
+/// `INSERT ... SELECT` over the same key range as its `DELETE`: no value passes
+/// through Rust, which keeps expiry fast. The order of the key (not that of the
+/// values' text, as version 2 listed them) lets SQLite number the rows as it reads
+/// them, without sorting them first.
 pub(super) fn delete_recorded(
     tx: &Transaction<'_>,
     cond: &str,
     args: &[&dyn ToSql],
-    reason: Change,
-    time: i64,
-    record: bool,
+    record: Option<(Change, i64)>,
+    at_most: usize,
 ) -> rusqlite::Result<usize> {
+    // `?{n+1}` is a chunk's last value; the time and the reason come after it.
     let n = args.len();
-    // `?{n+1}` is a chunk's last value; the time and the reason follow it.
     let upto = format!("{cond} AND value <= ?{}", n + 1);
-    let copy = |range: &str, at: usize| {
-        format!(
-            "INSERT INTO history (time, seq, source, value, change, first_seen)
-             SELECT ?{at}, (SELECT coalesce(max(seq), 0) FROM history WHERE time = ?{at})
-                 + row_number() OVER (ORDER BY source, value),
-                 source, value, ?{}, CASE added WHEN 1 THEN first_seen END
-             FROM entries WHERE {range}",
-            at + 1
-        )
-    };
-    let prepare = |sql: &str| -> rusqlite::Result<rusqlite::Statement<'_>> {
-        let mut st = tx.prepare(sql)?;
-        for (i, a) in args.iter().enumerate() {
-            st.raw_bind_parameter(i + 1, a)?;
-        }
-        Ok(st)
-    };
-    let mut next = prepare(&format!(
+    let next = format!(
         "SELECT value FROM entries WHERE {cond} ORDER BY value LIMIT 1 OFFSET {}",
         DELETE_CHUNK - 1
-    ))?;
-    // (copy, delete) of a chunk up to a value, then of the rest.
-    let mut chunk = (
-        prepare(&copy(&upto, n + 2))?,
-        prepare(&format!("DELETE FROM entries WHERE {upto}"))?,
     );
-    let mut rest = (
-        prepare(&copy(cond, n + 1))?,
-        prepare(&format!("DELETE FROM entries WHERE {cond}"))?,
-    );
-    for (st, at) in [(&mut chunk.0, n + 2), (&mut rest.0, n + 1)] {
-        st.raw_bind_parameter(at, time)?;
-        st.raw_bind_parameter(at + 1, reason.code())?;
-    }
+    let run = |sql: &str, extra: &[&dyn ToSql]| -> rusqlite::Result<usize> {
+        let mut st = tx.prepare(sql)?;
+        for (i, a) in args.iter().chain(extra).enumerate() {
+            st.raw_bind_parameter(i + 1, a)?;
+        }
+        st.raw_execute()
+    };
     let mut deleted = 0;
     loop {
-        let bound: Option<rusqlite::types::Value> = {
-            let mut rows = next.raw_query();
-            rows.next()?.map(|row| row.get(0)).transpose()?
+        let bound: Option<rusqlite::types::Value> = match at_most > DELETE_CHUNK {
+            true => tx.query_row(&next, args, |row| row.get(0)).optional()?,
+            false => None,
         };
-        let (copy, delete) = match &bound {
-            Some(v) => {
-                chunk.0.raw_bind_parameter(n + 1, v)?;
-                chunk.1.raw_bind_parameter(n + 1, v)?;
-                (&mut chunk.0, &mut chunk.1)
-            }
-            None => (&mut rest.0, &mut rest.1),
+        // The last chunk: what is left, fewer rows than a chunk.
+        let (range, b): (&str, Vec<&dyn ToSql>) = match &bound {
+            Some(v) => (&upto, vec![v]),
+            None => (cond, Vec::new()),
         };
-        if record {
-            copy.raw_execute()?;
+        if let Some((reason, time)) = record {
+            let (t, r) = (n + b.len() + 1, n + b.len() + 2);
+            let copy = format!(
+                "INSERT INTO history (time, seq, source, value, change, first_seen)
+                 SELECT ?{t}, (SELECT coalesce(max(seq), 0) FROM history WHERE time = ?{t})
+                     + row_number() OVER (ORDER BY source, value),
+                     source, value, ?{r}, CASE added WHEN 1 THEN first_seen END
+                 FROM entries WHERE {range}"
+            );
+            let code = reason.code();
+            let mut with = b.clone();
+            with.extend([&time as &dyn ToSql, &code]);
+            run(&copy, &with)?;
         }
-        deleted += delete.raw_execute()?;
+        deleted += run(&format!("DELETE FROM entries WHERE {range}"), &b)?;
         if bound.is_none() {
             return Ok(deleted);
         }

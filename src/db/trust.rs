@@ -282,7 +282,7 @@ impl WriteTx<'_> {
             let Some(last) = self.last_fetch(id)?.filter(|l| l.fetch.state == HELD) else {
                 return Ok(None);
             };
-            let removed = self.expire(id, now, ttl_days)?;
+            let removed = self.expire(id, now, ttl_days, usize::MAX)?;
             let fetch = Fetch {
                 time: now,
                 added: 0,

@@ -233,7 +233,8 @@ impl WriteTx<'_> {
         let removed = if join.unseen == 0 {
             0
         } else {
-            self.expire(id, now, ttl_days)?
+            // Only the rows the answer lacked can expire.
+            self.expire(id, now, ttl_days, join.unseen)?
         };
         // A refresh alone (last_seen moved) is not worth a snapshot on flash: the
         // next run after a restore refreshes again.
@@ -247,10 +248,17 @@ impl WriteTx<'_> {
         })
     }
 
-    /// Deletes the values of source `id` not seen for `ttl_days`; how many.
-    pub(super) fn expire(&self, id: i64, now: i64, ttl_days: u32) -> rusqlite::Result<usize> {
+    /// Deletes the values of source `id` not seen for `ttl_days`, of which there are
+    /// at most `at_most` (`usize::MAX`: unknown); how many.
+    pub(super) fn expire(
+        &self,
+        id: i64,
+        now: i64,
+        ttl_days: u32,
+        at_most: usize,
+    ) -> rusqlite::Result<usize> {
         match cutoff(now, ttl_days) {
-            Some(cut) => self.remove(id, Some(cut), Change::Expired, now),
+            Some(cut) => self.remove(id, Some(cut), (Change::Expired, now), at_most),
             None => Ok(0),
         }
     }
@@ -415,21 +423,23 @@ impl WriteTx<'_> {
     }
 
     /// Deletes the rows of source `id` (only those expired before `cut`, when given),
-    /// recording each as `reason` at `now`. Returns how many.
+    /// recording each as `reason` at `now`; at most `at_most` can be (`usize::MAX`:
+    /// unknown). Returns how many.
     fn remove(
         &self,
         id: i64,
         cut: Option<i64>,
-        reason: Change,
-        now: i64,
+        (reason, now): (Change, i64),
+        at_most: usize,
     ) -> rusqlite::Result<usize> {
+        let record = self.records().then_some((reason, now));
         let n = match cut {
             Some(cut) => {
                 let text = util::iso(cut);
                 let args: [&dyn ToSql; 3] = [&id, &cut, &text];
-                delete_recorded(&self.tx, EXPIRED, &args, reason, now, self.records())?
+                delete_recorded(&self.tx, EXPIRED, &args, record, at_most)?
             }
-            None => delete_recorded(&self.tx, "source = ?1", &[&id], reason, now, self.records())?,
+            None => delete_recorded(&self.tx, "source = ?1", &[&id], record, at_most)?,
         };
         if n > 0 {
             self.changed.set(true);
@@ -460,7 +470,7 @@ impl WriteTx<'_> {
             };
             let mut n = 0;
             for (id, _) in stored.iter().filter(|(_, s)| !configured.contains(s)) {
-                n += self.remove(*id, Some(cut), Change::Swept, now)?;
+                n += self.remove(*id, Some(cut), (Change::Swept, now), usize::MAX)?;
                 self.forget_fetches(*id, true)?;
             }
             Ok(n)
@@ -476,7 +486,7 @@ impl WriteTx<'_> {
             match self.source_id(kind, source)? {
                 Some(id) => {
                     self.forget_fetches(id, false)?;
-                    self.remove(id, None, Change::Purged, now)
+                    self.remove(id, None, (Change::Purged, now), usize::MAX)
                 }
                 None => Ok(0),
             }
